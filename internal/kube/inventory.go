@@ -1,0 +1,202 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+)
+
+// GPUNode is what the inventory knows about one node with NVIDIA GPUs.
+type GPUNode struct {
+	Name              string
+	InstanceType      string
+	Product           string
+	Family            string
+	Count             int64 // capacity of nvidia.com/gpu
+	Allocatable       int64
+	Allocated         int64 // requests of the node's non-terminated pods
+	Free              int64 // Allocatable - Allocated, never below zero
+	MemoryMiB         int64 // per GPU, as GFD reports it
+	ComputeCapability string
+	DriverVersion     string
+	CUDAVersion       string
+	MIGStrategy       string
+	Ready             bool
+	Schedulable       bool
+	Labels            map[string]string
+}
+
+// Totals sums the nodes of an inventory.
+type Totals struct {
+	Nodes       int64
+	GPUs        int64
+	Allocatable int64
+	Allocated   int64
+	Free        int64
+}
+
+// Inventory is the GPU nodes of a cluster, sorted by name.
+type Inventory struct {
+	Nodes []GPUNode
+}
+
+// Totals adds up the inventory's nodes.
+func (inv Inventory) Totals() Totals {
+	t := Totals{Nodes: int64(len(inv.Nodes))}
+	for _, n := range inv.Nodes {
+		t.GPUs += n.Count
+		t.Allocatable += n.Allocatable
+		t.Allocated += n.Allocated
+		t.Free += n.Free
+	}
+	return t
+}
+
+// InventoryOptions narrow what ListInventory asks the API server for.
+type InventoryOptions struct {
+	// LabelSelector is passed to the node LIST, so the server filters.
+	LabelSelector string
+	// PageSize is the LIST page size; zero means DefaultPageSize.
+	PageSize int64
+}
+
+// DefaultPageSize keeps a 5,000-node cluster to five node pages.
+const DefaultPageSize = 1000
+
+// nonTerminatedBoundPods selects pods that hold resources on a node: bound to
+// one and neither Succeeded nor Failed. It is the selector kubectl describe
+// node uses for "Allocated resources".
+const nonTerminatedBoundPods = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+
+// ListInventory reads the cluster's GPU nodes with one paginated LIST of
+// nodes and one of pods, whatever the cluster's size: it never makes a call
+// per node.
+func ListInventory(ctx context.Context, client kubernetes.Interface, opts InventoryOptions) (Inventory, error) {
+	pageSize := opts.PageSize
+	if pageSize <= 0 {
+		pageSize = DefaultPageSize
+	}
+	nodesByName := map[string]*GPUNode{}
+	var names []string
+	err := listPages(ctx, pageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
+		lo.LabelSelector = opts.LabelSelector
+		list, err := client.CoreV1().Nodes().List(ctx, lo)
+		if err != nil {
+			return "", fmt.Errorf("listing nodes: %w", err)
+		}
+		for i := range list.Items {
+			if n, ok := gpuNodeFrom(&list.Items[i]); ok {
+				nodesByName[n.Name] = &n
+				names = append(names, n.Name)
+			}
+		}
+		return list.Continue, nil
+	})
+	if err != nil {
+		return Inventory{}, err
+	}
+	if len(names) > 0 {
+		err = listPages(ctx, pageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
+			lo.FieldSelector = nonTerminatedBoundPods
+			list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, lo)
+			if err != nil {
+				return "", fmt.Errorf("listing pods: %w", err)
+			}
+			for i := range list.Items {
+				pod := &list.Items[i]
+				if n := nodesByName[pod.Spec.NodeName]; n != nil {
+					n.Allocated += podGPURequest(pod)
+				}
+			}
+			return list.Continue, nil
+		})
+		if err != nil {
+			return Inventory{}, err
+		}
+	}
+	sort.Strings(names)
+	inv := Inventory{Nodes: make([]GPUNode, 0, len(names))}
+	for _, name := range names {
+		n := nodesByName[name]
+		n.Free = max(n.Allocatable-n.Allocated, 0)
+		inv.Nodes = append(inv.Nodes, *n)
+	}
+	return inv, nil
+}
+
+// listPages calls list until the server says there is no more.
+func listPages(ctx context.Context, pageSize int64, list func(context.Context, metav1.ListOptions) (string, error)) error {
+	opts := metav1.ListOptions{Limit: pageSize}
+	for {
+		next, err := list(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
+		opts.Continue = next
+	}
+}
+
+// gpuNodeFrom reads a node's GPU facts; ok is false for a node without
+// NVIDIA GPUs (neither nvidia.com/gpu capacity nor a GFD/NFD presence label).
+func gpuNodeFrom(node *corev1.Node) (GPUNode, bool) {
+	labels := node.Labels
+	capacity := quantity(node.Status.Capacity, ResourceGPU)
+	present := labels[gpulabels.Present] == "true" || labels[gpulabels.NFDPCIPresent] == "true"
+	if capacity == 0 && !present {
+		return GPUNode{}, false
+	}
+	n := GPUNode{
+		Name:          node.Name,
+		InstanceType:  labels[gpulabels.InstanceType],
+		Product:       labels[gpulabels.Product],
+		Family:        labels[gpulabels.Family],
+		Count:         capacity,
+		Allocatable:   quantity(node.Status.Allocatable, ResourceGPU),
+		MemoryMiB:     labelInt(labels, gpulabels.Memory),
+		DriverVersion: labels[gpulabels.DriverVersionFull],
+		CUDAVersion:   labels[gpulabels.RuntimeVersionFull],
+		MIGStrategy:   labels[gpulabels.MIGStrategy],
+		Ready:         nodeReady(node),
+		Schedulable:   !node.Spec.Unschedulable,
+		Labels:        labels,
+	}
+	if major, minor := labels[gpulabels.ComputeMajor], labels[gpulabels.ComputeMinor]; major != "" && minor != "" {
+		n.ComputeCapability = major + "." + minor
+	}
+	return n, true
+}
+
+func quantity(list corev1.ResourceList, name corev1.ResourceName) int64 {
+	q, ok := list[name]
+	if !ok {
+		return 0
+	}
+	return q.Value()
+}
+
+func labelInt(labels map[string]string, key string) int64 {
+	v, err := strconv.ParseInt(labels[key], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package provider
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// proxmoxBlockModel is the provider's `proxmox` block.
+type proxmoxBlockModel struct {
+	Endpoint       types.String `tfsdk:"endpoint"`
+	APITokenID     types.String `tfsdk:"api_token_id"`
+	APITokenSecret types.String `tfsdk:"api_token_secret"`
+	Username       types.String `tfsdk:"username"`
+	Password       types.String `tfsdk:"password"`
+	InsecureTLS    types.Bool   `tfsdk:"insecure_tls"`
+}
+
+// proxmoxSettings is the `proxmox` block before the PM_* environment
+// variables fill what it leaves unset.
+type proxmoxSettings struct {
+	Endpoint                   string
+	APITokenID, APITokenSecret string
+	Username, Password         string
+	InsecureTLS                bool
+}
+
+var (
+	// proxmoxTokenIDPattern is USER@REALM!TOKENID, e.g. terraform@pve!gpu.
+	proxmoxTokenIDPattern = regexp.MustCompile(`^[^@!\s]+@[^@!\s]+![A-Za-z][A-Za-z0-9._-]*$`)
+	// proxmoxUserPattern is USER@REALM, e.g. root@pam.
+	proxmoxUserPattern = regexp.MustCompile(`^[^@!\s]+@[^@!\s]+$`)
+)
+
+func proxmoxBlockSchema() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
+		MarkdownDescription: "Proxmox VE settings for `gpu_passthrough_vm` and `gpu_inventory` (`source = \"proxmox\"`). " +
+			"Authenticate with an API token, or with a username and password, or both: Proxmox lets only `root@pam` " +
+			"pass raw (unmapped) PCI devices through, which a token cannot do. Unset attributes fall back to the environment " +
+			"variables the Telmate provider reads: `PM_API_URL`, `PM_API_TOKEN_ID`, `PM_API_TOKEN_SECRET`, `PM_USER`, `PM_PASS`, `PM_TLS_INSECURE`.",
+		Attributes: map[string]schema.Attribute{
+			"endpoint": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "API URL, e.g. `https://pve.example.com:8006/api2/json` (`/api2/json` is added when the path is empty). Environment: `PM_API_URL`.",
+			},
+			"api_token_id": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "API token ID as `USER@REALM!TOKENID`, e.g. `terraform@pve!gpu`. Needs `api_token_secret`. Environment: `PM_API_TOKEN_ID`.",
+			},
+			"api_token_secret": schema.StringAttribute{
+				Optional:            true,
+				Sensitive:           true,
+				MarkdownDescription: "Secret (UUID) of the API token. Environment: `PM_API_TOKEN_SECRET`.",
+			},
+			"username": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "User as `USER@REALM`, e.g. `root@pam`. Needs `password`. Environment: `PM_USER`.",
+			},
+			"password": schema.StringAttribute{
+				Optional:            true,
+				Sensitive:           true,
+				MarkdownDescription: "Password of `username`. Environment: `PM_PASS`.",
+			},
+			"insecure_tls": schema.BoolAttribute{
+				Optional:            true,
+				MarkdownDescription: "Skip verification of the API's TLS certificate (Proxmox installs a self-signed one). Off by default. Environment: `PM_TLS_INSECURE`.",
+			},
+		},
+	}
+}
+
+func (m *proxmoxBlockModel) settings() proxmoxSettings {
+	if m == nil {
+		return proxmoxSettings{}
+	}
+	return proxmoxSettings{
+		Endpoint:       m.Endpoint.ValueString(),
+		APITokenID:     m.APITokenID.ValueString(),
+		APITokenSecret: m.APITokenSecret.ValueString(),
+		Username:       m.Username.ValueString(),
+		Password:       m.Password.ValueString(),
+		InsecureTLS:    m.InsecureTLS.ValueBool(),
+	}
+}
+
+func (m *proxmoxBlockModel) validate() diag.Diagnostics {
+	var diags diag.Diagnostics
+	if m == nil {
+		return diags
+	}
+	for _, v := range []types.String{m.Endpoint, m.APITokenID, m.APITokenSecret, m.Username, m.Password} {
+		if v.IsUnknown() {
+			return diags
+		}
+	}
+	for _, problem := range m.settings().problems() {
+		diags.AddAttributeError(path.Root("proxmox").AtName(problem.attribute), "Invalid proxmox provider configuration", problem.text)
+	}
+	return diags
+}
+
+type settingProblem struct{ attribute, text string }
+
+// problems lists settings that can never work, naming the attribute and the fix.
+func (s proxmoxSettings) problems() []settingProblem {
+	var out []settingProblem
+	add := func(attr, text string) { out = append(out, settingProblem{attr, text}) }
+	if s.Endpoint != "" {
+		if problem := checkHTTPURL(s.Endpoint); problem != "" {
+			add("endpoint", "proxmox.endpoint "+problem+": write it as https://HOST:8006/api2/json")
+		} else if u, _ := url.Parse(s.Endpoint); !proxmoxAPIPath(u.Path) {
+			add("endpoint", "proxmox.endpoint path "+quote(u.Path)+" is not the Proxmox API root: end it with /api2/json, e.g. https://pve.example.com:8006/api2/json")
+		}
+	}
+	if s.APITokenID != "" && !proxmoxTokenIDPattern.MatchString(s.APITokenID) {
+		add("api_token_id", "proxmox.api_token_id "+quote(s.APITokenID)+" is not USER@REALM!TOKENID: write it like terraform@pve!gpu")
+	}
+	if s.APITokenID != "" && s.APITokenSecret == "" {
+		add("api_token_secret", "proxmox.api_token_id is set without proxmox.api_token_secret: set both, or neither")
+	}
+	if s.APITokenSecret != "" && s.APITokenID == "" {
+		add("api_token_id", "proxmox.api_token_secret is set without proxmox.api_token_id: set both, or neither")
+	}
+	if s.Username != "" && !proxmoxUserPattern.MatchString(s.Username) {
+		add("username", "proxmox.username "+quote(s.Username)+" is not USER@REALM: write it like root@pam")
+	}
+	if s.Username != "" && s.Password == "" {
+		add("password", "proxmox.username is set without proxmox.password: set both, or neither")
+	}
+	if s.Password != "" && s.Username == "" {
+		add("username", "proxmox.password is set without proxmox.username: set both, or neither")
+	}
+	return out
+}
+
+func proxmoxAPIPath(p string) bool {
+	p = strings.TrimSuffix(p, "/")
+	return p == "" || strings.HasSuffix(p, "/api2/json")
+}

@@ -1,0 +1,76 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// testAccProtoV6ProviderFactories serves the provider in-process to the real
+// Terraform CLI that terraform-plugin-testing drives.
+var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"gpu": providerserver.NewProtocol6WithError(New("test")()),
+}
+
+// cluster is this package's testbed: a real kube-apiserver, scheduler and
+// controllers with kwok GPU nodes. It is nil when TF_ACC is unset.
+var cluster *testbed.Testbed
+
+// testNodes is the fleet every acceptance test in this package sees.
+var testNodes = []struct{ name, instanceType string }{
+	{"gpu-p5-0", "p5.48xlarge"},
+	{"gpu-p4d-0", "p4d.24xlarge"},
+	{"gpu-g5-0", "g5.xlarge"},
+	{"gpu-g5-1", "g5.xlarge"},
+	{"gpu-g4dn-0", "g4dn.xlarge"},
+	{"cpu-0", "m5.xlarge"},
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("TF_ACC") == "" {
+		// Acceptance tests skip themselves without TF_ACC; unit tests need no cluster.
+		os.Exit(m.Run())
+	}
+	if os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
+		if bins, err := testbed.Binaries(); err == nil {
+			os.Setenv("TF_ACC_TERRAFORM_PATH", bins.Terraform)
+			os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "gpuinfra")
+		}
+	}
+	var nodes []testbed.NodeSpec
+	for _, n := range testNodes {
+		profile, ok := testbed.ProfileByInstanceType(n.instanceType)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no testbed profile for %s\n", n.instanceType)
+			os.Exit(1)
+		}
+		nodes = append(nodes, testbed.NodeSpec{Name: n.name, Profile: profile})
+	}
+	os.Exit(testbed.Main(m, testbed.Options{Nodes: nodes}, func(tb *testbed.Testbed) { cluster = tb }))
+}
+
+// providerConfig points the provider at this package's testbed.
+func providerConfig() string {
+	return fmt.Sprintf(`
+provider "gpu" {
+  kubernetes {
+    config_path = %q
+  }
+}
+`, cluster.KubeconfigPath())
+}
+
+// testAccPreCheck skips an acceptance test when TF_ACC is unset, as
+// resource.Test itself does, before the test touches the cluster. `make test`
+// sets TF_ACC, and there a missing testbed fails TestMain instead.
+func testAccPreCheck(t *testing.T) {
+	t.Helper()
+	if cluster == nil {
+		t.Skip("acceptance test: set TF_ACC=1 (make test runs it)")
+	}
+}

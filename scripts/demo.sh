@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make demo: build the provider, start the local GPU testbed, run
+# `terraform init` + `apply` on examples/quickstart through a dev_overrides CLI
+# config, print the GPU inventory, then destroy and stop the testbed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/gpu-demo.XXXXXX")"
+go build -o "$work/gpu-testbed" ./cmd/gpu-testbed
+testbed=("$work/gpu-testbed")
+
+cleanup() {
+  status=$?
+  if [[ -n "${tf:-}" && -d "$work/quickstart/.terraform" ]]; then
+    "$tf" -chdir="$work/quickstart" destroy -auto-approve -no-color >/dev/null 2>&1 || true
+  fi
+  "${testbed[@]}" down --dir "$work/testbed" || true
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT INT TERM
+
+echo "==> building the provider"
+go build -o "$work/plugins/terraform-provider-gpu" .
+
+echo "==> starting the testbed (etcd, kube-apiserver, controller-manager, scheduler, kwok GPU nodes)"
+"${testbed[@]}" up --dir "$work/testbed"
+eval "$("${testbed[@]}" env --dir "$work/testbed")"
+tf="$("${testbed[@]}" env --terraform-path)"
+
+cat >"$work/terraformrc" <<RC
+provider_installation {
+  dev_overrides {
+    "gpuinfra/gpu" = "$work/plugins"
+  }
+  direct {}
+}
+RC
+export TF_CLI_CONFIG_FILE="$work/terraformrc"
+export TF_IN_AUTOMATION=1
+
+# Work on a copy so the example directory stays clean.
+cp -r examples/quickstart "$work/quickstart"
+
+echo "==> terraform init"
+"$tf" -chdir="$work/quickstart" init -input=false -no-color >/dev/null
+echo "==> terraform apply"
+"$tf" -chdir="$work/quickstart" apply -input=false -auto-approve -no-color | grep -v '^Warning\|dev_overrides\|^ *-\|^ *$\|^│\|^╷\|^╵' || true
+echo
+echo "==> GPU inventory of the testbed"
+"$tf" -chdir="$work/quickstart" output -no-color
+echo
+echo "==> terraform destroy"
+"$tf" -chdir="$work/quickstart" destroy -input=false -auto-approve -no-color >/dev/null
+echo "demo finished: the testbed is stopped on exit"
