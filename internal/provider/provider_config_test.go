@@ -107,7 +107,7 @@ provider "gpu" {
   proxmox {
     endpoint = "%s/json"
   }
-}`, srv.URL), `(?s)end it with /api2/json`),
+}`, srv.URL), `(?s)end it with\s+/api2/json`),
 		},
 	})
 	require.Zero(t, hits.Load(), "a bad configuration must be rejected before anything is contacted")

@@ -1,0 +1,79 @@
+package kube
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestListInventoryOnRealAPIServer checks what only a real API server can
+// show: the field selector keeps bound, non-terminated pods; the label
+// selector is applied server-side; pagination is followed; and the cost is
+// one list of nodes and one of pods per page.
+func TestListInventoryOnRealAPIServer(t *testing.T) {
+	requireCluster(t)
+	ctx := context.Background()
+	admin := cluster.Client()
+
+	for _, n := range []*corev1.Node{
+		plainGPUNode("inv-a100-0", "NVIDIA-A100-SXM4-40GB", 8, 40960, nil),
+		plainGPUNode("inv-a100-1", "NVIDIA-A100-SXM4-40GB", 8, 40960, nil),
+		plainGPUNode("inv-h100-0", "NVIDIA-H100-80GB-HBM3", 8, 81559, map[string]string{"pool": "h100"}),
+		{ObjectMeta: metav1.ObjectMeta{Name: "inv-cpu-0"}},
+	} {
+		require.NoError(t, createNode(ctx, admin, n))
+	}
+	ns := "inventory"
+	_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	pods := admin.CoreV1().Pods(ns)
+	create := func(pod *corev1.Pod, phase corev1.PodPhase) {
+		created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+		require.NoError(t, err)
+		if phase != "" {
+			created.Status.Phase = phase
+			_, err = pods.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+			require.NoError(t, err)
+		}
+	}
+	create(boundGPUPod("running-3", "inv-a100-0", 3), corev1.PodRunning)
+	create(boundGPUPod("pending-2", "inv-a100-0", 2), "") // bound, not started yet: holds its GPUs
+	create(boundGPUPod("done-4", "inv-a100-0", 4), corev1.PodSucceeded)
+	create(boundGPUPod("failed-4", "inv-a100-1", 4), corev1.PodFailed)
+	create(boundGPUPod("h100-8", "inv-h100-0", 8), corev1.PodRunning)
+	unbound := boundGPUPod("unbound-1", "", 1)
+	unbound.Spec.NodeSelector = map[string]string{"no-such-label": "x"}
+	create(unbound, "")
+
+	client, requests := countingClient(t, true)
+	inv, err := ListInventory(ctx, client, InventoryOptions{PageSize: 2})
+	require.NoError(t, err)
+	// 3 GPU nodes + 1 CPU node in pages of 2: 2 node pages; 6 pods (5 are
+	// bound, 3 non-terminated) in pages of 2: 2 pod pages.
+	require.Equal(t, int64(4), requests.Load(), "LIST requests for 4 nodes and 3 pods in pages of 2")
+
+	byName := map[string]GPUNode{}
+	for _, n := range inv.Nodes {
+		byName[n.Name] = n
+	}
+	require.Len(t, inv.Nodes, 3, "the CPU node is not a GPU node")
+	require.Equal(t, int64(5), byName["inv-a100-0"].Allocated, "running and pending pods count, the succeeded one does not")
+	require.Equal(t, int64(3), byName["inv-a100-0"].Free)
+	require.Equal(t, int64(0), byName["inv-a100-1"].Allocated, "a failed pod holds nothing")
+	require.Equal(t, int64(0), byName["inv-h100-0"].Free)
+	require.Equal(t, "8.0", byName["inv-h100-0"].ComputeCapability)
+	require.True(t, byName["inv-h100-0"].Ready)
+	require.Equal(t, Totals{Nodes: 3, GPUs: 24, Allocatable: 24, Allocated: 13, Free: 11}, inv.Totals())
+
+	selected, err := ListInventory(ctx, client, InventoryOptions{LabelSelector: "pool=h100"})
+	require.NoError(t, err)
+	require.Len(t, selected.Nodes, 1)
+	require.Equal(t, "inv-h100-0", selected.Nodes[0].Name)
+
+	_, err = ListInventory(ctx, client, InventoryOptions{LabelSelector: "pool in (("})
+	require.Error(t, err, "a bad selector is the server's error, returned, not swallowed")
+}
