@@ -91,7 +91,6 @@ func TestConnectionSettingsWithEnvironment(t *testing.T) {
 	}
 }
 
-
 func TestRESTConfigFromKubeconfigContext(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config")

@@ -173,4 +173,3 @@ func (f *inventoryFilterModel) compile() (kube.NodeFilter, kube.InventoryOptions
 	opts.LabelSelector = f.LabelSelector.ValueString()
 	return filter, opts, nil
 }
-
