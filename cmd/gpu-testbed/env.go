@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// runEnv prints `export` lines for a shell's eval. The AWS and Proxmox
+// emulators will add their endpoints here. With --terraform-path it prints
+// only the path of the cached Terraform CLI, running testbed or not.
+func runEnv(_ context.Context, args []string) error {
+	flags := flag.NewFlagSet("env", flag.ContinueOnError)
+	dirArg := dirFlag(flags)
+	terraformPath := flags.Bool("terraform-path", false, "print the path of the cached Terraform CLI and nothing else")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if *terraformPath {
+		bins, err := testbed.Binaries()
+		if err != nil {
+			return err
+		}
+		fmt.Println(bins.Terraform)
+		return nil
+	}
+	state, err := runningTestbed(*dirArg)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("export KUBECONFIG=%s\n", shellQuote(state.Kubeconfig))
+	return nil
+}
+
+// runningTestbed is the state of the live testbed in --dir.
+func runningTestbed(dirArg string) (testbed.State, error) {
+	dir, err := testbedDir(dirArg)
+	if err != nil {
+		return testbed.State{}, err
+	}
+	state, found, err := testbed.ReadState(dir)
+	if err != nil {
+		return testbed.State{}, err
+	}
+	if !found || len(state.Running()) != len(state.Processes) {
+		return testbed.State{}, fmt.Errorf("no testbed running in %s; start one with `gpu-testbed up%s`", dir, dirSuffix(dirArg))
+	}
+	return state, nil
+}
+
+// shellQuote quotes s for POSIX shells.
+func shellQuote(s string) string {
+	quoted := "'"
+	for _, r := range s {
+		if r == '\'' {
+			quoted += `'\''`
+		} else {
+			quoted += string(r)
+		}
+	}
+	return quoted + "'"
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// defaultFleet is what `up` registers: a few nodes of each GPU instance
+// type the demo talks about, and one CPU node.
+var defaultFleet = []struct {
+	instanceType string
+	count        int
+}{
+	{"p5.48xlarge", 2},
+	{"p4d.24xlarge", 2},
+	{"g5.xlarge", 3},
+	{"g4dn.xlarge", 2},
+	{"m5.xlarge", 1},
+}
+
+// fleetNodes names nodes after their family: gpu-p5-0, gpu-g4dn-1, cpu-m5-0.
+func fleetNodes() ([]testbed.NodeSpec, error) {
+	var specs []testbed.NodeSpec
+	for _, group := range defaultFleet {
+		profile, ok := testbed.ProfileByInstanceType(group.instanceType)
+		if !ok {
+			return nil, fmt.Errorf("unknown instance type %s", group.instanceType)
+		}
+		kind := "gpu"
+		if !profile.HasGPU() {
+			kind = "cpu"
+		}
+		family, _, _ := strings.Cut(group.instanceType, ".")
+		for i := range group.count {
+			specs = append(specs, testbed.NodeSpec{Name: fmt.Sprintf("%s-%s-%d", kind, family, i), Profile: profile})
+		}
+	}
+	return specs, nil
+}

@@ -1,0 +1,64 @@
+// Command gpu-testbed builds, starts and stops the local GPU testbed: a real
+// Kubernetes control plane on loopback whose GPU nodes kwok simulates (see
+// internal/testbed). It is for people and `make demo`; tests use the
+// testbed package directly.
+//
+//	gpu-testbed install [--tools-dir tools]   build the binaries into the cache
+//	gpu-testbed up [--dir DIR]                start a testbed with a default GPU fleet, in the background
+//	gpu-testbed env [--dir DIR]               print the shell exports that point clients at it
+//	gpu-testbed nodes [--dir DIR]             list its nodes and their GPUs
+//	gpu-testbed down [--dir DIR]              stop it and remove its files
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+var commands = []command{
+	{"install", "build the testbed binaries into the cache", runInstall},
+	{"up", "start a testbed with a default GPU fleet, in the background", runUp},
+	{"env", "print shell exports pointing clients at the running testbed", runEnv},
+	{"nodes", "list the testbed's nodes and their GPUs", runNodes},
+	{"down", "stop the testbed and remove its files", runDown},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "gpu-testbed: %v\n", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		return nil
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:])
+		}
+	}
+	usage()
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: gpu-testbed <command> [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(os.Stderr, "  %-8s %s\n", c.name, c.summary)
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+)
+
+func runNodes(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("nodes", flag.ContinueOnError)
+	dirArg := dirFlag(flags)
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	state, err := runningTestbed(*dirArg)
+	if err != nil {
+		return err
+	}
+	config, err := clientcmd.BuildConfigFromFlags("", state.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", state.Kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tINSTANCE TYPE\tGPU PRODUCT\tGPUS\tREADY")
+	for _, node := range nodes.Items {
+		product := node.Labels[gpulabels.Product]
+		if product == "" {
+			product = "-"
+		}
+		gpus := node.Status.Allocatable[gpulabels.ResourceName]
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", node.Name, node.Labels[corev1.LabelInstanceTypeStable], product, gpus.String(), readyStatus(&node))
+	}
+	return w.Flush()
+}
+
+func readyStatus(node *corev1.Node) corev1.ConditionStatus {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}

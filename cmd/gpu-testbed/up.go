@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// upTimeout bounds the start; it takes seconds once the binaries exist.
+const upTimeout = 3 * time.Minute
+
+func runUp(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("up", flag.ContinueOnError)
+	dirArg := dirFlag(flags)
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	dir, err := testbedDir(*dirArg)
+	if err != nil {
+		return err
+	}
+	if err := clearStaleTestbed(dir, *dirArg); err != nil {
+		return err
+	}
+	nodes, err := fleetNodes()
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, upTimeout)
+	defer cancel()
+	started := time.Now()
+	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Nodes: nodes, Detached: true})
+	if err != nil {
+		return fmt.Errorf("starting the testbed: %w", err)
+	}
+	state := tb.State()
+	if err := testbed.WriteState(state); err != nil {
+		return fmt.Errorf("%w (stopping the testbed: %v)", err, tb.Stop())
+	}
+
+	fmt.Printf("GPU testbed up in %s: Kubernetes %s at %s\n", time.Since(started).Round(100*time.Millisecond), testbed.KubernetesVersion, state.APIServer)
+	for _, p := range state.Processes {
+		fmt.Printf("  %-24s pid %d\n", p.Name, p.PID)
+	}
+	fmt.Printf("nodes: %s\n", fleetSummary())
+	fmt.Printf("logs:  %s/logs\n\n", dir)
+	fmt.Printf("export KUBECONFIG=%s\n\n", shellQuote(state.Kubeconfig))
+	fmt.Println("Stop it with: gpu-testbed down" + dirSuffix(*dirArg))
+	return nil
+}
+
+// clearStaleTestbed refuses to start over a live testbed and removes the
+// files of a dead one.
+func clearStaleTestbed(dir, dirArg string) error {
+	state, found, err := testbed.ReadState(dir)
+	if err != nil {
+		return err
+	}
+	if found {
+		if running := state.Running(); len(running) > 0 {
+			return fmt.Errorf("a testbed is already running in %s (%s pid %d); stop it with `gpu-testbed down%s`",
+				dir, running[0].Name, running[0].PID, dirSuffix(dirArg))
+		}
+	}
+	return testbed.RemoveFiles(dir)
+}
+
+func fleetSummary() string {
+	var parts []string
+	for _, group := range defaultFleet {
+		parts = append(parts, fmt.Sprintf("%d× %s", group.count, group.instanceType))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func dirSuffix(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return " --dir " + dir
+}

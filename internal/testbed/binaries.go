@@ -1,0 +1,117 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// BinaryPaths are the programs a testbed runs, plus the Terraform CLI the
+// acceptance tests drive.
+type BinaryPaths struct {
+	Etcd                  string
+	KubeAPIServer         string
+	KubeControllerManager string
+	KubeScheduler         string
+	Kwok                  string
+	Terraform             string
+}
+
+// MissingBinariesError lists every binary that was looked for and not found.
+type MissingBinariesError struct {
+	Missing []string // "name (where it was looked for)"
+}
+
+func (e *MissingBinariesError) Error() string {
+	return fmt.Sprintf("testbed binaries missing: %s; run `make testbed` to build them (etcd comes from the Debian package etcd-server)",
+		strings.Join(e.Missing, ", "))
+}
+
+// Binaries resolves the path of every binary: the Kubernetes, kwok and
+// Terraform builds in the cache (see CacheRoot), and etcd from
+// $GPU_TESTBED_ETCD, else PATH, else /usr/bin/etcd. The error, a
+// *MissingBinariesError, names every one that is missing.
+func Binaries() (BinaryPaths, error) {
+	paths, err := locateBinaries()
+	if err != nil {
+		return BinaryPaths{}, err
+	}
+	return paths, paths.check(true)
+}
+
+// clusterBinaries is Binaries without requiring Terraform, which a cluster
+// does not run.
+func clusterBinaries() (BinaryPaths, error) {
+	paths, err := locateBinaries()
+	if err != nil {
+		return BinaryPaths{}, err
+	}
+	return paths, paths.check(false)
+}
+
+func locateBinaries() (BinaryPaths, error) {
+	root, err := CacheRoot()
+	if err != nil {
+		return BinaryPaths{}, err
+	}
+	return BinaryPaths{
+		Etcd:                  locateEtcd(),
+		KubeAPIServer:         filepath.Join(kubeBinDir(root), "kube-apiserver"),
+		KubeControllerManager: filepath.Join(kubeBinDir(root), "kube-controller-manager"),
+		KubeScheduler:         filepath.Join(kubeBinDir(root), "kube-scheduler"),
+		Kwok:                  filepath.Join(kwokBinDir(root), "kwok"),
+		Terraform:             filepath.Join(terraformBinDir(root), "terraform"),
+	}, nil
+}
+
+func locateEtcd() string {
+	if path := os.Getenv("GPU_TESTBED_ETCD"); path != "" {
+		return path
+	}
+	if path, err := exec.LookPath("etcd"); err == nil {
+		return path
+	}
+	return "/usr/bin/etcd"
+}
+
+// check returns a *MissingBinariesError naming every required binary that
+// is not an executable file.
+func (p BinaryPaths) check(withTerraform bool) error {
+	required := []struct{ name, path string }{
+		{"etcd", p.Etcd},
+		{"kube-apiserver", p.KubeAPIServer},
+		{"kube-controller-manager", p.KubeControllerManager},
+		{"kube-scheduler", p.KubeScheduler},
+		{"kwok", p.Kwok},
+	}
+	if withTerraform {
+		required = append(required, struct{ name, path string }{"terraform", p.Terraform})
+	}
+	var missing []string
+	for _, bin := range required {
+		if !isExecutable(bin.path) {
+			missing = append(missing, fmt.Sprintf("%s (%s)", bin.name, bin.path))
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingBinariesError{Missing: missing}
+	}
+	return nil
+}
+
+func isExecutable(path string) bool {
+	if path == "" {
+		return false
+	}
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0
+}
+
+// IsMissingBinaries reports whether err says testbed binaries are missing.
+func IsMissingBinaries(err error) bool {
+	var missing *MissingBinariesError
+	return errors.As(err, &missing)
+}

@@ -1,0 +1,34 @@
+package testbed
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// cacheDirName is the directory under the user's cache directory.
+const cacheDirName = "terraform-provider-gpu"
+
+// CacheRoot returns where built binaries and the default `gpu-testbed up`
+// directory live: $GPU_TESTBED_CACHE if set, else
+// $XDG_CACHE_HOME/terraform-provider-gpu, else ~/.cache/terraform-provider-gpu.
+func CacheRoot() (string, error) {
+	if dir := os.Getenv("GPU_TESTBED_CACHE"); dir != "" {
+		return filepath.Abs(dir)
+	}
+	if dir := os.Getenv("XDG_CACHE_HOME"); dir != "" {
+		return filepath.Join(dir, cacheDirName), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the cache directory: %w", err)
+	}
+	return filepath.Join(home, ".cache", cacheDirName), nil
+}
+
+// binDirs are the version-keyed directories under <root>/bin.
+func kubeBinDir(root string) string { return filepath.Join(root, "bin", "kube-"+KubernetesVersion) }
+func kwokBinDir(root string) string { return filepath.Join(root, "bin", "kwok-"+KwokVersion) }
+func terraformBinDir(root string) string {
+	return filepath.Join(root, "bin", "terraform-"+TerraformVersion)
+}

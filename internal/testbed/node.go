@@ -1,0 +1,142 @@
+package testbed
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+)
+
+// kwok takes over the nodes that carry this annotation; the testbed starts
+// kwok with --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake.
+const (
+	KwokNodeAnnotation      = "kwok.x-k8s.io/node"
+	KwokNodeAnnotationValue = "fake"
+)
+
+// maxPodsPerNode is the kubelet's default --max-pods.
+const maxPodsPerNode = 110
+
+// NodeSpec is one simulated node to register.
+type NodeSpec struct {
+	Name        string
+	Profile     Profile
+	ExtraLabels map[string]string // added last, so they may override the profile's labels
+
+	// WithoutGPUCapacity registers a GPU node without nvidia.com/gpu in its
+	// capacity and allocatable, as a node looks before the NVIDIA device
+	// plugin runs on it. Its labels and taint are those of a GPU node.
+	WithoutGPUCapacity bool
+}
+
+// nodeObject is the Node the testbed creates for spec: the labels GPU
+// Feature Discovery would write, the nvidia.com/gpu taint and capacity,
+// and the status a kubelet would register with. kwok then marks it Ready.
+func nodeObject(spec NodeSpec) (*corev1.Node, error) {
+	if spec.Name == "" {
+		return nil, fmt.Errorf("node spec has no name")
+	}
+	p := spec.Profile
+	if p.InstanceType == "" {
+		return nil, fmt.Errorf("node %s has no profile", spec.Name)
+	}
+	labels := map[string]string{
+		corev1.LabelArchStable: "amd64",
+		corev1.LabelOSStable:   "linux",
+		corev1.LabelHostname:   spec.Name,
+		// A kubelet still sets the beta twins of arch and os; without them
+		// the node lifecycle controller patches every new node to add them.
+		"beta.kubernetes.io/arch":      "amd64",
+		"beta.kubernetes.io/os":        "linux",
+		corev1.LabelInstanceTypeStable: p.InstanceType,
+		"type":                         "kwok",
+	}
+	var taints []corev1.Taint
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse(p.CPU),
+		corev1.ResourceMemory:           *resource.NewQuantity(int64(p.MemoryGi)<<30, resource.BinarySI),
+		corev1.ResourcePods:             *resource.NewQuantity(maxPodsPerNode, resource.DecimalSI),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+	if p.HasGPU() {
+		maps.Copy(labels, gpuFeatureDiscoveryLabels(p))
+		labels[gpulabels.Present] = "true"
+		taints = append(taints, corev1.Taint{Key: gpulabels.TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule})
+		if !spec.WithoutGPUCapacity {
+			capacity[gpulabels.ResourceName] = *resource.NewQuantity(int64(p.GPUCount), resource.DecimalSI)
+		}
+	}
+	maps.Copy(labels, spec.ExtraLabels)
+
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        spec.Name,
+			Labels:      labels,
+			Annotations: map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue},
+		},
+		Spec: corev1.NodeSpec{Taints: taints},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity.DeepCopy(),
+			Addresses: []corev1.NodeAddress{
+				// Loopback: if anything ever dials a "kubelet", it stays on this machine.
+				{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
+				{Type: corev1.NodeHostName, Address: spec.Name},
+			},
+			NodeInfo: corev1.NodeSystemInfo{
+				Architecture:            "amd64",
+				OperatingSystem:         "linux",
+				OSImage:                 "Amazon Linux 2023",
+				KubeletVersion:          KubernetesVersion,
+				ContainerRuntimeVersion: "containerd://1.7.22",
+			},
+		},
+	}, nil
+}
+
+// gpuFeatureDiscoveryLabels are the labels GFD writes for a node with full
+// (non-MIG) GPUs, MIG strategy "none" and no sharing configured.
+func gpuFeatureDiscoveryLabels(p Profile) map[string]string {
+	driverMajor, driverMinor, driverRev := splitVersion3(p.DriverVersion)
+	cudaMajor, cudaMinor, _ := splitVersion3(p.CUDAVersion)
+	return map[string]string{
+		gpulabels.Product:         p.GPUProduct,
+		gpulabels.Count:           strconv.Itoa(p.GPUCount),
+		gpulabels.Memory:          strconv.Itoa(p.GPUMemoryMiB),
+		gpulabels.Family:          p.Family,
+		gpulabels.ComputeMajor:    strconv.Itoa(p.ComputeMajor),
+		gpulabels.ComputeMinor:    strconv.Itoa(p.ComputeMinor),
+		gpulabels.Replicas:        "1",
+		gpulabels.SharingStrategy: "none",
+		gpulabels.Machine:         p.InstanceType,
+		gpulabels.Mode:            "compute",
+		gpulabels.MIGCapable:      strconv.FormatBool(p.MIGCapable),
+		gpulabels.MPSCapable:      "false",
+
+		gpulabels.DriverVersionFull:     p.DriverVersion,
+		gpulabels.DriverVersionMajor:    driverMajor,
+		gpulabels.DriverVersionMinor:    driverMinor,
+		gpulabels.DriverVersionRevision: driverRev,
+		gpulabels.RuntimeVersionFull:    p.CUDAVersion,
+		gpulabels.RuntimeVersionMajor:   cudaMajor,
+		gpulabels.RuntimeVersionMinor:   cudaMinor,
+
+		gpulabels.DeprecatedDriverMajor:  driverMajor,
+		gpulabels.DeprecatedDriverMinor:  driverMinor,
+		gpulabels.DeprecatedDriverRev:    driverRev,
+		gpulabels.DeprecatedRuntimeMajor: cudaMajor,
+		gpulabels.DeprecatedRuntimeMinor: cudaMinor,
+	}
+}
+
+// splitVersion3 splits "550.54.15" into its parts; missing parts are "".
+func splitVersion3(version string) (major, minor, rev string) {
+	parts := append(strings.SplitN(version, ".", 3), "", "", "")
+	return parts[0], parts[1], parts[2]
+}

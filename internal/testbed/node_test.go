@@ -1,0 +1,109 @@
+package testbed
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+)
+
+func TestGPUNodeObjectCarriesWhatGFDAndTheDevicePluginWrite(t *testing.T) {
+	node, err := nodeObject(NodeSpec{Name: "gpu-g5-0", Profile: mustProfile("g5.xlarge")})
+	require.NoError(t, err)
+
+	require.Equal(t, map[string]string{
+		"kubernetes.io/arch":                      "amd64",
+		"kubernetes.io/os":                        "linux",
+		"beta.kubernetes.io/arch":                 "amd64",
+		"beta.kubernetes.io/os":                   "linux",
+		"kubernetes.io/hostname":                  "gpu-g5-0",
+		"node.kubernetes.io/instance-type":        "g5.xlarge",
+		"type":                                    "kwok",
+		"nvidia.com/gpu.present":                  "true",
+		"nvidia.com/gpu.product":                  "NVIDIA-A10G",
+		"nvidia.com/gpu.count":                    "1",
+		"nvidia.com/gpu.memory":                   "23028",
+		"nvidia.com/gpu.family":                   "ampere",
+		"nvidia.com/gpu.compute.major":            "8",
+		"nvidia.com/gpu.compute.minor":            "6",
+		"nvidia.com/gpu.replicas":                 "1",
+		"nvidia.com/gpu.sharing-strategy":         "none",
+		"nvidia.com/gpu.machine":                  "g5.xlarge",
+		"nvidia.com/gpu.mode":                     "compute",
+		"nvidia.com/mig.capable":                  "false",
+		"nvidia.com/mps.capable":                  "false",
+		"nvidia.com/cuda.driver-version.full":     "550.54.15",
+		"nvidia.com/cuda.driver-version.major":    "550",
+		"nvidia.com/cuda.driver-version.minor":    "54",
+		"nvidia.com/cuda.driver-version.revision": "15",
+		"nvidia.com/cuda.runtime-version.full":    "12.4",
+		"nvidia.com/cuda.runtime-version.major":   "12",
+		"nvidia.com/cuda.runtime-version.minor":   "4",
+		"nvidia.com/cuda.driver.major":            "550",
+		"nvidia.com/cuda.driver.minor":            "54",
+		"nvidia.com/cuda.driver.rev":              "15",
+		"nvidia.com/cuda.runtime.major":           "12",
+		"nvidia.com/cuda.runtime.minor":           "4",
+	}, node.Labels)
+	require.Equal(t, map[string]string{"kwok.x-k8s.io/node": "fake"}, node.Annotations)
+	require.Equal(t, []corev1.Taint{{Key: "nvidia.com/gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}}, node.Spec.Taints)
+
+	want := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("4"),
+		corev1.ResourceMemory:           resource.MustParse("16Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+		gpulabels.ResourceName:          resource.MustParse("1"),
+	}
+	requireResources(t, want, node.Status.Capacity)
+	requireResources(t, want, node.Status.Allocatable)
+	require.Contains(t, node.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "127.0.0.1"})
+	require.Equal(t, KubernetesVersion, node.Status.NodeInfo.KubeletVersion)
+}
+
+func TestCPUNodeObjectHasNoGPUTraits(t *testing.T) {
+	node, err := nodeObject(NodeSpec{Name: "cpu-m5-0", Profile: mustProfile("m5.xlarge")})
+	require.NoError(t, err)
+	for key := range node.Labels {
+		require.NotContains(t, key, "nvidia.com/")
+	}
+	require.Empty(t, node.Spec.Taints)
+	require.NotContains(t, node.Status.Capacity, corev1.ResourceName(gpulabels.ResourceName))
+}
+
+func TestNodeObjectOptions(t *testing.T) {
+	t.Run("WithoutGPUCapacity keeps the labels and taint but not the resource", func(t *testing.T) {
+		node, err := nodeObject(NodeSpec{Name: "gpu-p5-0", Profile: mustProfile("p5.48xlarge"), WithoutGPUCapacity: true})
+		require.NoError(t, err)
+		require.Equal(t, "8", node.Labels[gpulabels.Count])
+		require.Len(t, node.Spec.Taints, 1)
+		require.NotContains(t, node.Status.Capacity, corev1.ResourceName(gpulabels.ResourceName))
+		require.NotContains(t, node.Status.Allocatable, corev1.ResourceName(gpulabels.ResourceName))
+	})
+	t.Run("ExtraLabels are added and may override", func(t *testing.T) {
+		node, err := nodeObject(NodeSpec{Name: "n", Profile: mustProfile("g4dn.xlarge"),
+			ExtraLabels: map[string]string{"eks.amazonaws.com/nodegroup": "gpu", "type": "eks"}})
+		require.NoError(t, err)
+		require.Equal(t, "gpu", node.Labels["eks.amazonaws.com/nodegroup"])
+		require.Equal(t, "eks", node.Labels["type"])
+	})
+	t.Run("a spec without a name is refused", func(t *testing.T) {
+		_, err := nodeObject(NodeSpec{Profile: mustProfile("g4dn.xlarge")})
+		require.Error(t, err)
+	})
+	t.Run("a spec without a profile is refused", func(t *testing.T) {
+		_, err := nodeObject(NodeSpec{Name: "n"})
+		require.ErrorContains(t, err, "no profile")
+	})
+}
+
+func requireResources(t *testing.T, want, got corev1.ResourceList) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for name, quantity := range want {
+		requireQuantity(t, quantity.String(), got[name])
+	}
+}

@@ -1,0 +1,147 @@
+package testbed
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"time"
+)
+
+// certificateLifetime is long enough for a demo testbed left running.
+const certificateLifetime = 365 * 24 * time.Hour
+
+// keyPair is a PEM certificate and its PEM private key.
+type keyPair struct {
+	CertPEM []byte
+	KeyPEM  []byte
+}
+
+// authority is a throwaway certificate authority that signs every
+// certificate of one testbed.
+type authority struct {
+	cert *x509.Certificate
+	key  crypto.Signer
+	pair keyPair
+}
+
+func newAuthority(commonName string) (*authority, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating the CA key: %w", err)
+	}
+	template, err := certificateTemplate(commonName)
+	if err != nil {
+		return nil, err
+	}
+	template.IsCA = true
+	template.BasicConstraintsValid = true
+	template.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, template, template, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("self-signing the CA certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the CA certificate: %w", err)
+	}
+	keyPEM, err := privateKeyPEM(key)
+	if err != nil {
+		return nil, err
+	}
+	return &authority{cert: cert, key: key, pair: keyPair{CertPEM: certificatePEM(der), KeyPEM: keyPEM}}, nil
+}
+
+// servingPair issues a TLS server certificate for the given names and
+// addresses. extraUsages adds usages, such as client auth for etcd, whose
+// gRPC gateway presents its serving certificate to etcd itself.
+func (ca *authority) servingPair(commonName string, dnsNames []string, ips []net.IP, extraUsages ...x509.ExtKeyUsage) (keyPair, error) {
+	template, err := certificateTemplate(commonName)
+	if err != nil {
+		return keyPair{}, err
+	}
+	template.DNSNames = dnsNames
+	template.IPAddresses = ips
+	template.ExtKeyUsage = append([]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, extraUsages...)
+	return ca.issue(template)
+}
+
+// clientPair issues a client certificate; Kubernetes takes the common name
+// as the user name and the organizations as its groups.
+func (ca *authority) clientPair(user string, groups ...string) (keyPair, error) {
+	template, err := certificateTemplate(user)
+	if err != nil {
+		return keyPair{}, err
+	}
+	template.Subject.Organization = groups
+	template.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	return ca.issue(template)
+}
+
+func (ca *authority) issue(template *x509.Certificate) (keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return keyPair{}, fmt.Errorf("generating a key for %s: %w", template.Subject.CommonName, err)
+	}
+	template.KeyUsage = x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, key.Public(), ca.key)
+	if err != nil {
+		return keyPair{}, fmt.Errorf("signing the certificate of %s: %w", template.Subject.CommonName, err)
+	}
+	keyPEM, err := privateKeyPEM(key)
+	if err != nil {
+		return keyPair{}, err
+	}
+	return keyPair{CertPEM: certificatePEM(der), KeyPEM: keyPEM}, nil
+}
+
+func certificateTemplate(commonName string) (*x509.Certificate, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, fmt.Errorf("generating a serial number: %w", err)
+	}
+	now := time.Now()
+	return &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: commonName},
+		NotBefore:    now.Add(-time.Hour), // tolerate clock skew
+		NotAfter:     now.Add(certificateLifetime),
+	}, nil
+}
+
+// serviceAccountKeyPair generates the RSA key kube-apiserver signs service
+// account tokens with, returning the private and the public key as PEM.
+func serviceAccountKeyPair() (privatePEM, publicPEM []byte, err error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating the service account key: %w", err)
+	}
+	privatePEM, err = privateKeyPEM(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	publicDER, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return nil, nil, fmt.Errorf("encoding the service account public key: %w", err)
+	}
+	return privatePEM, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: publicDER}), nil
+}
+
+func certificatePEM(der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func privateKeyPEM(key crypto.Signer) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("encoding a private key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
