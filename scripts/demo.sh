@@ -28,12 +28,23 @@ echo "==> starting the testbed (etcd, kube-apiserver, controller-manager, schedu
 eval "$("${testbed[@]}" env --dir "$work/testbed")"
 tf="$("${testbed[@]}" env --terraform-path)"
 
+# dev_overrides runs the provider just built; the filesystem mirror holding
+# the same binary lets `terraform init` finish without a registry.
+platform="$(go env GOOS)_$(go env GOARCH)"
+mkdir -p "$work/mirror/registry.terraform.io/gpuinfra/gpu/0.0.1/$platform"
+cp "$work/plugins/terraform-provider-gpu" "$work/mirror/registry.terraform.io/gpuinfra/gpu/0.0.1/$platform/"
 cat >"$work/terraformrc" <<RC
 provider_installation {
   dev_overrides {
     "gpuinfra/gpu" = "$work/plugins"
   }
-  direct {}
+  filesystem_mirror {
+    path    = "$work/mirror"
+    include = ["registry.terraform.io/gpuinfra/gpu"]
+  }
+  direct {
+    exclude = ["registry.terraform.io/gpuinfra/gpu"]
+  }
 }
 RC
 export TF_CLI_CONFIG_FILE="$work/terraformrc"
@@ -45,7 +56,11 @@ cp -r examples/quickstart "$work/quickstart"
 echo "==> terraform init"
 "$tf" -chdir="$work/quickstart" init -input=false -no-color >/dev/null
 echo "==> terraform apply"
-"$tf" -chdir="$work/quickstart" apply -input=false -auto-approve -no-color | grep -v '^Warning\|dev_overrides\|^ *-\|^ *$\|^│\|^╷\|^╵' || true
+if ! "$tf" -chdir="$work/quickstart" apply -input=false -auto-approve -no-color >"$work/apply.log" 2>&1; then
+  cat "$work/apply.log"
+  exit 1
+fi
+grep '^Apply complete' "$work/apply.log"
 echo
 echo "==> GPU inventory of the testbed"
 "$tf" -chdir="$work/quickstart" output -no-color
