@@ -10,20 +10,26 @@ import (
 
 // runEnv prints `export` lines for a shell's eval. The AWS and Proxmox
 // emulators will add their endpoints here. With --terraform-path it prints
-// only the path of the cached Terraform CLI, running testbed or not.
+// only the path of the cached Terraform CLI (--tofu-path: OpenTofu), running
+// testbed or not.
 func runEnv(_ context.Context, args []string) error {
 	flags := flag.NewFlagSet("env", flag.ContinueOnError)
 	dirArg := dirFlag(flags)
 	terraformPath := flags.Bool("terraform-path", false, "print the path of the cached Terraform CLI and nothing else")
+	tofuPath := flags.Bool("tofu-path", false, "print the path of the cached OpenTofu CLI and nothing else")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	if *terraformPath {
+	if *terraformPath || *tofuPath {
 		bins, err := testbed.Binaries()
 		if err != nil {
 			return err
 		}
-		fmt.Println(bins.Terraform)
+		if *tofuPath {
+			fmt.Println(bins.Tofu)
+		} else {
+			fmt.Println(bins.Terraform)
+		}
 		return nil
 	}
 	state, err := runningTestbed(*dirArg)

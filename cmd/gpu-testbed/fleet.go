@@ -21,6 +21,9 @@ var defaultFleet = []struct {
 }
 
 // fleetNodes names nodes after their family: gpu-p5-0, gpu-g4dn-1, cpu-m5-0.
+// GPU nodes start without nvidia.com/gpu capacity, as real ones do before
+// NVIDIA's device plugin runs: deploying it (gpu_device_plugin) is what
+// makes their GPUs allocatable.
 func fleetNodes() ([]testbed.NodeSpec, error) {
 	var specs []testbed.NodeSpec
 	for _, group := range defaultFleet {
@@ -34,7 +37,7 @@ func fleetNodes() ([]testbed.NodeSpec, error) {
 		}
 		family, _, _ := strings.Cut(group.instanceType, ".")
 		for i := range group.count {
-			specs = append(specs, testbed.NodeSpec{Name: fmt.Sprintf("%s-%s-%d", kind, family, i), Profile: profile})
+			specs = append(specs, testbed.NodeSpec{Name: fmt.Sprintf("%s-%s-%d", kind, family, i), Profile: profile, WithoutGPUCapacity: profile.HasGPU()})
 		}
 	}
 	return specs, nil

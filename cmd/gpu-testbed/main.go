@@ -8,6 +8,7 @@
 //	gpu-testbed env [--dir DIR]               print the shell exports that point clients at it
 //	gpu-testbed nodes [--dir DIR]             list its nodes and their GPUs
 //	gpu-testbed down [--dir DIR]              stop it and remove its files
+//	gpu-testbed simulate --kubeconfig K       simulate device-plugin registration (up starts it)
 package main
 
 import (
@@ -30,6 +31,7 @@ var commands = []command{
 	{"env", "print shell exports pointing clients at the running testbed", runEnv},
 	{"nodes", "list the testbed's nodes and their GPUs", runNodes},
 	{"down", "stop the testbed and remove its files", runDown},
+	{"simulate", "simulate the kubelet's device-plugin registration (up runs it)", runSimulate},
 }
 
 func main() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -31,10 +32,18 @@ func runUp(ctx context.Context, args []string) error {
 		return err
 	}
 
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("locating gpu-testbed for the device-plugin simulator: %w", err)
+	}
+
 	ctx, cancel := context.WithTimeout(ctx, upTimeout)
 	defer cancel()
 	started := time.Now()
-	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Nodes: nodes, Detached: true})
+	tb, err := testbed.Start(ctx, testbed.Options{
+		Dir: dir, Nodes: nodes, Detached: true,
+		SimulatorCommand: []string{self, "simulate"},
+	})
 	if err != nil {
 		return fmt.Errorf("starting the testbed: %w", err)
 	}
@@ -48,6 +57,7 @@ func runUp(ctx context.Context, args []string) error {
 		fmt.Printf("  %-24s pid %d\n", p.Name, p.PID)
 	}
 	fmt.Printf("nodes: %s\n", fleetSummary())
+	fmt.Println("       GPU nodes advertise no nvidia.com/gpu until NVIDIA's device plugin runs on them (gpu_device_plugin)")
 	fmt.Printf("logs:  %s/logs\n\n", dir)
 	fmt.Printf("export KUBECONFIG=%s\n\n", shellQuote(state.Kubeconfig))
 	fmt.Println("Stop it with: gpu-testbed down" + dirSuffix(*dirArg))

@@ -18,6 +18,7 @@ type BinaryPaths struct {
 	KubeScheduler         string
 	Kwok                  string
 	Terraform             string
+	Tofu                  string // OpenTofu, the other CLI the acceptance tests run under
 }
 
 // MissingBinariesError lists every binary that was looked for and not found.
@@ -64,6 +65,7 @@ func locateBinaries() (BinaryPaths, error) {
 		KubeScheduler:         filepath.Join(kubeBinDir(root), "kube-scheduler"),
 		Kwok:                  filepath.Join(kwokBinDir(root), "kwok"),
 		Terraform:             filepath.Join(terraformBinDir(root), "terraform"),
+		Tofu:                  filepath.Join(tofuBinDir(root), "tofu"),
 	}, nil
 }
 
@@ -88,7 +90,7 @@ func (p BinaryPaths) check(withTerraform bool) error {
 		{"kwok", p.Kwok},
 	}
 	if withTerraform {
-		required = append(required, struct{ name, path string }{"terraform", p.Terraform})
+		required = append(required, struct{ name, path string }{"terraform", p.Terraform}, struct{ name, path string }{"tofu", p.Tofu})
 	}
 	var missing []string
 	for _, bin := range required {

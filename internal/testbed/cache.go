@@ -32,3 +32,5 @@ func kwokBinDir(root string) string { return filepath.Join(root, "bin", "kwok-"+
 func terraformBinDir(root string) string {
 	return filepath.Join(root, "bin", "terraform-"+TerraformVersion)
 }
+
+func tofuBinDir(root string) string { return filepath.Join(root, "bin", "tofu-"+TofuVersion) }

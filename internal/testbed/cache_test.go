@@ -50,7 +50,7 @@ func TestBinariesAreKeyedByVersionUnderTheCache(t *testing.T) {
 	_, err := Binaries()
 	var missing *MissingBinariesError
 	require.ErrorAs(t, err, &missing)
-	require.Len(t, missing.Missing, 6, "every binary is named")
+	require.Len(t, missing.Missing, 7, "every binary is named")
 	require.Contains(t, err.Error(), "make testbed")
 
 	paths := map[string]string{
@@ -60,6 +60,7 @@ func TestBinariesAreKeyedByVersionUnderTheCache(t *testing.T) {
 		"kube-scheduler":          filepath.Join(root, "bin", "kube-v1.31.4", "kube-scheduler"),
 		"kwok":                    filepath.Join(root, "bin", "kwok-v0.6.1", "kwok"),
 		"terraform":               filepath.Join(root, "bin", "terraform-v1.5.7", "terraform"),
+		"tofu":                    filepath.Join(root, "bin", "tofu-v1.11.0", "tofu"),
 	}
 	for _, path := range paths {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
@@ -74,6 +75,7 @@ func TestBinariesAreKeyedByVersionUnderTheCache(t *testing.T) {
 		KubeScheduler:         paths["kube-scheduler"],
 		Kwok:                  paths["kwok"],
 		Terraform:             paths["terraform"],
+		Tofu:                  paths["tofu"],
 	}, got)
 
 	require.NoError(t, os.Chmod(paths["kwok"], 0o644))

@@ -13,7 +13,8 @@ import (
 // kube-controller-manager runs with --use-service-account-credentials=false,
 // so it needs the rights of every controller: it is in system:masters. kwok
 // stands in for every kubelet at once, which no Node-authorizer identity
-// covers: it is in system:masters too.
+// covers: it is in system:masters too, and so is the device-plugin
+// simulator, which writes node status as the kubelets' device managers do.
 var clientIdentities = map[string]struct {
 	user   string
 	groups []string
@@ -22,6 +23,7 @@ var clientIdentities = map[string]struct {
 	"kube-controller-manager": {"system:kube-controller-manager", []string{"system:masters"}},
 	"kube-scheduler":          {"system:kube-scheduler", nil},
 	"kwok":                    {"kwok", []string{"system:masters"}},
+	"device-plugin-simulator": {"gpu-testbed-device-plugin-simulator", []string{"system:masters"}},
 }
 
 // serviceClusterIPRange is an address range written into Service objects

@@ -13,6 +13,14 @@
 // outside the clone, keyed by version; see Binaries for where they are looked
 // up.
 //
+// GPU nodes can also start without nvidia.com/gpu capacity
+// (NodeSpec.WithoutGPUCapacity), as real ones do before NVIDIA's device
+// plugin runs. The device-plugin simulator (RunDevicePluginSimulator, part
+// of every testbed) then plays the kubelet's part: when a device-plugin pod
+// runs on a node, the node advertises its GPUs (times the time-slicing
+// replicas of the config the pod mounts); when the pod goes, allocatable
+// drops to 0.
+//
 // What it does not do: run containers, route traffic to pod or service
 // addresses (they are data only), or simulate GPUs below the Kubernetes API.
 // Nothing here dials anything but 127.0.0.1.

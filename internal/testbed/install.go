@@ -21,8 +21,8 @@ type buildStep struct {
 
 // Install builds every testbed binary missing from the cache with the Go
 // toolchain: the Kubernetes control plane from the module in
-// <toolsDir>/kube (it pins k8s.io/kubernetes), kwok and Terraform from the
-// Go module proxy. Binaries already present are not rebuilt. Each build goes
+// <toolsDir>/kube (it pins k8s.io/kubernetes), OpenTofu from <toolsDir>/tofu,
+// kwok and Terraform from the Go module proxy. Binaries already present are not rebuilt. Each build goes
 // to a temporary directory first and is renamed into place, so a half-built
 // binary is never taken for a present one. The go command's output goes to
 // out.
@@ -38,6 +38,7 @@ func Install(ctx context.Context, toolsDir string, out io.Writer) error {
 	if _, err := os.Stat(filepath.Join(kubeModule, "go.mod")); err != nil {
 		return fmt.Errorf("finding the Kubernetes tools module (pass --tools-dir): %w", err)
 	}
+	tofuModule := filepath.Join(filepath.Dir(kubeModule), "tofu")
 
 	steps := []buildStep{
 		{
@@ -61,6 +62,15 @@ func Install(ctx context.Context, toolsDir string, out io.Writer) error {
 			dir:      terraformBinDir(root),
 			binaries: []string{"terraform"},
 			goArgs:   []string{"install", "github.com/hashicorp/terraform@" + TerraformVersion},
+		},
+		{
+			// A module of its own: OpenTofu replaces hcl/v2 with its fork,
+			// and `go install pkg@version` refuses modules with replaces.
+			name:     "OpenTofu " + TofuVersion,
+			dir:      tofuBinDir(root),
+			binaries: []string{"tofu"},
+			goArgs: []string{"-C", tofuModule, "install", "-ldflags", "-X github.com/opentofu/opentofu/version.dev=no",
+				"github.com/opentofu/opentofu/cmd/tofu"},
 		},
 	}
 	for _, step := range steps {

@@ -32,6 +32,12 @@ type Options struct {
 	// of its own, without the parent-death signal that otherwise kills them
 	// with the calling process. For `gpu-testbed up`; needs Dir, and Log nil.
 	Detached bool
+	// SimulatorCommand runs the device-plugin simulator of a Detached
+	// testbed as a process of its own: Start appends `--kubeconfig <path>`
+	// and the program must call RunDevicePluginSimulator (gpu-testbed
+	// passes itself and `simulate`). Without it a detached testbed runs no
+	// simulator. Attached testbeds run the simulator in a goroutine.
+	SimulatorCommand []string
 }
 
 // Testbed is a running control plane with kwok-simulated nodes.
@@ -41,6 +47,10 @@ type Testbed struct {
 	restConfig *rest.Config
 	client     kubernetes.Interface
 	processes  []*process
+
+	// The in-process device-plugin simulator (see RunDevicePluginSimulator).
+	stopSimulator func()
+	simulatorDone chan struct{}
 
 	stopOnce sync.Once
 	stopErr  error
@@ -185,6 +195,18 @@ func (t *Testbed) start(ctx context.Context, dir string, bins BinaryPaths, opts 
 		}
 		watchExit(t.processes[len(t.processes)-1])
 	}
+	if opts.Detached && len(opts.SimulatorCommand) > 0 {
+		cmd := opts.SimulatorCommand
+		args := append(append([]string{}, cmd[1:]...), "--kubeconfig", l.kubeconfig(simulatorIdentity))
+		if err := run(simulatorIdentity, cmd[0], args); err != nil {
+			return err
+		}
+		watchExit(t.processes[len(t.processes)-1])
+	} else if !opts.Detached {
+		if err := t.startSimulator(output); err != nil {
+			return err
+		}
+	}
 
 	if err := t.AddNodes(ctx, opts.Nodes); err != nil {
 		return err
@@ -223,6 +245,10 @@ func (t *Testbed) Client() kubernetes.Interface { return t.client }
 func (t *Testbed) Stop() error {
 	t.stopOnce.Do(func() {
 		defer unregister(t)
+		if t.stopSimulator != nil {
+			t.stopSimulator()
+			<-t.simulatorDone
+		}
 		var errs []error
 		for i := len(t.processes) - 1; i >= 0; i-- {
 			errs = append(errs, t.processes[i].kill(processStopTimeout))

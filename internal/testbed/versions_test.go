@@ -36,3 +36,13 @@ func TestToolsModulePinsKubernetesVersion(t *testing.T) {
 		}
 	}
 }
+
+// The tofu tools module builds the OpenTofu CLI: its requirement must be
+// the version the acceptance tests claim to run under.
+func TestToolsModulePinsTofuVersion(t *testing.T) {
+	data, err := os.ReadFile("../../tools/tofu/go.mod")
+	require.NoError(t, err)
+	pinned := regexp.MustCompile(`(?m)^\s*(?:require\s+)?github\.com/opentofu/opentofu\s+(v\S+)`).FindStringSubmatch(string(data))
+	require.NotNil(t, pinned, "tools/tofu/go.mod does not require github.com/opentofu/opentofu")
+	require.Equal(t, TofuVersion, pinned[1])
+}

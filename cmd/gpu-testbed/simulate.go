@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// runSimulate runs the device-plugin simulator of a detached testbed in the
+// foreground; `up` starts it in the background, and `down` stops it with
+// the rest of the testbed.
+func runSimulate(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	kubeconfig := flags.String("kubeconfig", "", "kubeconfig of the testbed to simulate device-plugin registration on")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if *kubeconfig == "" {
+		return errors.New("simulate needs --kubeconfig")
+	}
+	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", *kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	if err := testbed.RunDevicePluginSimulator(ctx, client, os.Stderr); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+)
+
+const sharedGPU corev1.ResourceName = gpulabels.ResourceName + ".shared"
+
+func TestDevicePluginMakesGPUsAllocatable(t *testing.T) {
+	SkipIfUnavailable(t)
+	ctx := testContext(t, 2*time.Minute)
+	client := cluster.Client()
+	namespace := createNamespace(ctx, t)
+
+	const node = "dp-sim-g5-0"
+	require.NoError(t, cluster.AddNode(ctx, NodeSpec{Name: node, Profile: mustProfile("g5.12xlarge"), WithoutGPUCapacity: true}))
+	t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), node)) })
+	require.NoError(t, cluster.WaitForNodesReady(ctx, node))
+	before, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotContains(t, before.Status.Allocatable, corev1.ResourceName(gpulabels.ResourceName), "no GPUs before the plugin runs")
+
+	// The plugin with no config advertises the node's 4 GPUs.
+	ds := pluginDaemonSet(namespace, node)
+	_, err = client.AppsV1().DaemonSets(namespace).Create(ctx, ds, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitForAllocatable(ctx, t, node, gpulabels.ResourceName, 4)
+
+	// Time-slicing with 4 replicas: 16 nvidia.com/gpu, once the pods roll.
+	setPluginConfig(ctx, t, namespace, ds, "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n")
+	waitForAllocatable(ctx, t, node, gpulabels.ResourceName, 16)
+
+	// renameByDefault: the shared resource appears, the plain one drops to 0.
+	setPluginConfig(ctx, t, namespace, ds, "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n")
+	waitForAllocatable(ctx, t, node, sharedGPU, 8)
+	waitForAllocatable(ctx, t, node, gpulabels.ResourceName, 0)
+
+	// Deleting the DaemonSet unregisters the plugin: nothing is allocatable.
+	require.NoError(t, client.AppsV1().DaemonSets(namespace).Delete(ctx, ds.Name, metav1.DeleteOptions{}))
+	waitForAllocatable(ctx, t, node, sharedGPU, 0)
+}
+
+func TestDevicePluginLeavesNodesWithoutPluginAlone(t *testing.T) {
+	SkipIfUnavailable(t)
+	ctx := testContext(t, time.Minute)
+	client := cluster.Client()
+	namespace := createNamespace(ctx, t)
+
+	// GFD's image also runs GPU Feature Discovery: that is not the plugin.
+	ds := pluginDaemonSet(namespace, "gpu-g4dn-0")
+	ds.Spec.Template.Spec.Containers[0].Command = []string{"gpu-feature-discovery"}
+	_, err := client.AppsV1().DaemonSets(namespace).Create(ctx, ds, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitForRunningPod(ctx, t, namespace, "gpu-g4dn-0")
+	require.NoError(t, client.AppsV1().DaemonSets(namespace).Delete(ctx, ds.Name, metav1.DeleteOptions{}))
+
+	node, err := client.CoreV1().Nodes().Get(ctx, "gpu-g4dn-0", metav1.GetOptions{})
+	require.NoError(t, err)
+	requireQuantity(t, "1", node.Status.Allocatable[gpulabels.ResourceName])
+}
+
+// pluginDaemonSet runs the device plugin, without a config, on one node.
+func pluginDaemonSet(namespace, node string) *appsv1.DaemonSet {
+	labels := map[string]string{"app": "nvidia-device-plugin"}
+	return &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "nvidia-device-plugin", Namespace: namespace},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{corev1.LabelHostname: node},
+					Tolerations:  []corev1.Toleration{{Key: gpulabels.TaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+					Containers:   []corev1.Container{{Name: "nvidia-device-plugin-ctr", Image: "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}},
+				},
+			},
+		},
+	}
+}
+
+// setPluginConfig writes config into the ConfigMap the plugin mounts and
+// rolls the DaemonSet's pods with a hash annotation, as gpu_device_plugin does.
+func setPluginConfig(ctx context.Context, t *testing.T, namespace string, ds *appsv1.DaemonSet, config string) {
+	t.Helper()
+	client := cluster.Client()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plugin-config"}, Data: map[string]string{"config.yaml": config}}
+	if _, err := client.CoreV1().ConfigMaps(namespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		_, err = client.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	current, err := client.AppsV1().DaemonSets(namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	spec := &current.Spec.Template.Spec
+	spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "plugin-config"}}}}}
+	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/config"}}
+	spec.Containers[0].Env = []corev1.EnvVar{{Name: "CONFIG_FILE", Value: "/config/config.yaml"}}
+	current.Spec.Template.Annotations = map[string]string{"config-hash": fmt.Sprint(len(config), config[len(config)-8:])}
+	_, err = client.AppsV1().DaemonSets(namespace).Update(ctx, current, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+// waitForAllocatable watches node until its allocatable name equals want.
+func waitForAllocatable(ctx context.Context, t *testing.T, node string, name corev1.ResourceName, want int64) {
+	t.Helper()
+	nodes := cluster.Client().CoreV1().Nodes()
+	selector := fields.OneTermEqualSelector("metadata.name", node).String()
+	lw := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = selector
+			return nodes.List(ctx, o)
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = selector
+			return nodes.Watch(ctx, o)
+		},
+	}
+	var last resource.Quantity
+	done := func(obj runtime.Object) bool {
+		n, ok := obj.(*corev1.Node)
+		if !ok {
+			return false
+		}
+		last = n.Status.Allocatable[name]
+		return last.Value() == want
+	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, func(store cache.Store) (bool, error) {
+		for _, obj := range store.List() {
+			if done(obj.(runtime.Object)) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}, func(ev watch.Event) (bool, error) { return done(ev.Object), nil })
+	require.NoError(t, err, "waiting for %s allocatable %s = %d (last %s)", node, name, want, last.String())
+}
+
+func waitForRunningPod(ctx context.Context, t *testing.T, namespace, node string) {
+	t.Helper()
+	pods := cluster.Client().CoreV1().Pods(namespace)
+	lw := &cache.ListWatch{
+		ListFunc:  func(o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) { return pods.Watch(ctx, o) },
+	}
+	running := func(obj any) bool {
+		pod, ok := obj.(*corev1.Pod)
+		return ok && pod.Spec.NodeName == node && pod.Status.Phase == corev1.PodRunning
+	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, func(store cache.Store) (bool, error) {
+		for _, obj := range store.List() {
+			if running(obj) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}, func(ev watch.Event) (bool, error) { return running(ev.Object), nil })
+	require.NoError(t, err, "waiting for a pod running on %s", node)
+}
