@@ -23,3 +23,12 @@ func TestShellQuote(t *testing.T) {
 	require.Equal(t, `'/tmp/a b/kubeconfig'`, shellQuote("/tmp/a b/kubeconfig"))
 	require.Equal(t, `'it'\''s'`, shellQuote("it's"))
 }
+
+func TestDefaultFleetWaitsForTheDevicePlugin(t *testing.T) {
+	specs, err := fleetNodes()
+	require.NoError(t, err)
+	for _, spec := range specs {
+		require.Equal(t, spec.Profile.HasGPU(), spec.WithoutGPUCapacity,
+			"%s: GPU nodes start without nvidia.com/gpu, as before a device plugin runs", spec.Name)
+	}
+}

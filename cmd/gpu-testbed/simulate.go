@@ -29,6 +29,8 @@ func runSimulate(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", *kubeconfig, err)
 	}
+	// A kubelet per node would report at once: no client-side throttling.
+	config.QPS, config.Burst = -1, 1000
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return fmt.Errorf("creating the Kubernetes client: %w", err)

@@ -14,13 +14,19 @@ const ResourceGPU corev1.ResourceName = gpulabels.ResourceName
 // and the largest ordinary init container, as in the Kubernetes resource
 // model. Requests default to limits for extended resources.
 func podGPURequest(pod *corev1.Pod) int64 {
+	return podResourceRequest(pod, ResourceGPU)
+}
+
+// podResourceRequest is podGPURequest for any extended resource, e.g.
+// nvidia.com/gpu.shared or nvidia.com/mig-1g.10gb.
+func podResourceRequest(pod *corev1.Pod, name corev1.ResourceName) int64 {
 	var running, sidecars, initPeak int64
 	for i := range pod.Spec.Containers {
-		running += containerGPURequest(&pod.Spec.Containers[i])
+		running += containerResourceRequest(&pod.Spec.Containers[i], name)
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		req := containerGPURequest(c)
+		req := containerResourceRequest(c, name)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			sidecars += req
 			continue
@@ -30,11 +36,11 @@ func podGPURequest(pod *corev1.Pod) int64 {
 	return max(running+sidecars, initPeak)
 }
 
-func containerGPURequest(c *corev1.Container) int64 {
-	if q, ok := c.Resources.Requests[ResourceGPU]; ok {
+func containerResourceRequest(c *corev1.Container, name corev1.ResourceName) int64 {
+	if q, ok := c.Resources.Requests[name]; ok {
 		return q.Value()
 	}
-	if q, ok := c.Resources.Limits[ResourceGPU]; ok {
+	if q, ok := c.Resources.Limits[name]; ok {
 		return q.Value()
 	}
 	return 0

@@ -29,14 +29,18 @@ type ListWatchFunctions[L runtime.Object] struct {
 func WaitForObject[T runtime.Object, L runtime.Object](ctx context.Context, lw ListWatchFunctions[L], name string, done func(obj T, exists bool) (bool, error)) (T, error) {
 	var last T
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
+	// The requests outlive ctx until UntilWithSync has stopped its
+	// informer, which otherwise logs the expired context as a watch error.
+	requestCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
 	listWatch := &cache.ListWatch{
 		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
 			opts.FieldSelector = selector
-			return lw.List(ctx, opts)
+			return lw.List(requestCtx, opts)
 		},
 		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
 			opts.FieldSelector = selector
-			return lw.Watch(ctx, opts)
+			return lw.Watch(requestCtx, opts)
 		},
 	}
 	var zero T

@@ -17,6 +17,7 @@ var (
 	_ validator.String = quantityValidator{}
 	_ validator.Map    = labelsValidator{}
 	_ validator.Map    = annotationsValidator{}
+	_ validator.Map    = envNamesValidator{}
 )
 
 // dns1123LabelValidator accepts RFC 1123 labels, as Kubernetes requires of
@@ -149,4 +150,26 @@ func stringValueOf(v attr.Value) (string, bool) {
 		return "", false
 	}
 	return s.ValueString(), true
+}
+
+// envNamesValidator accepts a map whose keys are environment variable names
+// as Kubernetes takes them: letters, digits, '_', '-' and '.', not starting
+// with a digit.
+type envNamesValidator struct{}
+
+func (envNamesValidator) Description(context.Context) string {
+	return "keys must be environment variable names: letters, digits, '_', '-' or '.', not starting with a digit"
+}
+func (v envNamesValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (envNamesValidator) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	for key := range req.ConfigValue.Elements() {
+		if errs := validation.IsEnvVarName(key); len(errs) > 0 {
+			resp.Diagnostics.AddAttributeError(req.Path.AtMapKey(key), "Invalid environment variable name",
+				req.Path.String()+" key "+quote(key)+" is not an environment variable name: "+strings.Join(errs, "; ")+".")
+		}
+	}
 }

@@ -92,7 +92,10 @@ func (p *GPUProvider) Configure(ctx context.Context, req provider.ConfigureReque
 }
 
 func (p *GPUProvider) Resources(_ context.Context) []func() resource.Resource {
-	return nil
+	return []func() resource.Resource{
+		NewDevicePluginResource,
+		NewWorkloadResource,
+	}
 }
 
 func (p *GPUProvider) DataSources(_ context.Context) []func() datasource.DataSource {

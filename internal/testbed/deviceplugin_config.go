@@ -76,7 +76,7 @@ type replicatedResources struct {
 // advertisementOf reads the config the plugin in pod would read at start
 // and says what it would advertise for full GPUs. Like the plugin from
 // v0.12 on, it ignores a per-resource `rename` (only renameByDefault,
-// which appends ".shared", is honoured), and MPS wins over time-slicing.
+// which appends ".shared", is honored), and MPS wins over time-slicing.
 // An error means the plugin would fail to start (no or a bad config).
 func advertisementOf(ctx context.Context, configMaps configMapGetter, pod *corev1.Pod, c *corev1.Container) (advertisement, error) {
 	plain := advertisement{resource: gpulabels.ResourceName, replicas: 1}

@@ -27,7 +27,7 @@ import (
 // The device-plugin simulator stands in for the kubelet's device manager,
 // which kwok does not simulate. When a pod running NVIDIA's device plugin
 // (see pluginContainer) is Running on a node that GPU Feature Discovery
-// labelled with nvidia.com/gpu.count, the plugin would register with the
+// labeled with nvidia.com/gpu.count, the plugin would register with the
 // kubelet and list its GPUs; the kubelet would then report them in the
 // node's capacity and allocatable. The simulator writes those: count × the
 // time-slicing (or MPS) replicas of the config the pod mounts, under
@@ -169,7 +169,10 @@ func (s *devicePluginSimulator) reconcile(ctx context.Context, nodeName string) 
 	}
 	running := map[corev1.ResourceName]int64{} // resource -> replicas per GPU
 	for _, obj := range objs {
-		pod := obj.(*corev1.Pod)
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			continue
+		}
 		c, ok := pluginContainer(pod)
 		if !ok || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 			continue

@@ -42,6 +42,19 @@ func TestDevicePluginMakesGPUsAllocatable(t *testing.T) {
 	require.NoError(t, err)
 	waitForAllocatable(ctx, t, node, gpulabels.ResourceName, 4)
 
+	// kwok's node stages patch conditions only: when it marks the node
+	// Ready again, the GPUs the plugin registered stay.
+	notReady := `{"status":{"conditions":[{"type":"Ready","status":"False","reason":"Test","message":"test"}]}}`
+	_, err = client.CoreV1().Nodes().PatchStatus(ctx, node, []byte(notReady))
+	require.NoError(t, err)
+	require.NoError(t, cluster.WaitForNodesReady(ctx, node))
+	after, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	require.NoError(t, err)
+	for _, c := range after.Status.Conditions {
+		require.NotEqual(t, "Test", c.Reason, "kwok rewrote the conditions")
+	}
+	requireAllocatable(ctx, t, node, gpulabels.ResourceName, 4)
+
 	// Time-slicing with 4 replicas: 16 nvidia.com/gpu, once the pods roll.
 	setPluginConfig(ctx, t, namespace, ds, "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n")
 	waitForAllocatable(ctx, t, node, gpulabels.ResourceName, 16)
@@ -115,6 +128,16 @@ func setPluginConfig(ctx context.Context, t *testing.T, namespace string, ds *ap
 	require.NoError(t, err)
 }
 
+func requireAllocatable(ctx context.Context, t *testing.T, node string, name corev1.ResourceName, want int64) {
+	t.Helper()
+	n, err := cluster.Client().CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	require.NoError(t, err)
+	q := n.Status.Allocatable[name]
+	require.Equal(t, want, q.Value(), "allocatable %s on %s", name, node)
+	q = n.Status.Capacity[name]
+	require.Equal(t, want, q.Value(), "capacity %s on %s", name, node)
+}
+
 // waitForAllocatable watches node until its allocatable name equals want.
 func waitForAllocatable(ctx context.Context, t *testing.T, node string, name corev1.ResourceName, want int64) {
 	t.Helper()
@@ -131,7 +154,7 @@ func waitForAllocatable(ctx context.Context, t *testing.T, node string, name cor
 		},
 	}
 	var last resource.Quantity
-	done := func(obj runtime.Object) bool {
+	done := func(obj any) bool {
 		n, ok := obj.(*corev1.Node)
 		if !ok {
 			return false
@@ -141,7 +164,7 @@ func waitForAllocatable(ctx context.Context, t *testing.T, node string, name cor
 	}
 	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, func(store cache.Store) (bool, error) {
 		for _, obj := range store.List() {
-			if done(obj.(runtime.Object)) {
+			if done(obj) {
 				return true, nil
 			}
 		}

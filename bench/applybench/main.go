@@ -1,0 +1,96 @@
+// Command applybench measures `terraform apply` of gpu_device_plugin plus N
+// gpu_workload Jobs against an in-process testbed: the wall time, the share of
+// it the provider spends waiting on the cluster (the rest is Terraform's and
+// the provider's own overhead), and how long after a Job becomes Complete the
+// provider notices. Run it with `bash bench/apply.sh`; see bench/README.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+func main() {
+	jobs := flag.Int("jobs", 20, "number of gpu_workload Jobs to apply")
+	flag.Parse()
+	if err := run(*jobs); err != nil {
+		fmt.Fprintf(os.Stderr, "applybench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(jobs int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+
+	bins, err := testbed.Binaries()
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "gpu-applybench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	fmt.Println("building the provider")
+	pluginDir := filepath.Join(work, "plugins")
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(pluginDir, "terraform-provider-gpu"), ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the provider: %w", err)
+	}
+
+	fmt.Println("starting the testbed")
+	tb, err := testbed.Start(ctx, testbed.Options{Nodes: benchFleet()})
+	if err != nil {
+		return err
+	}
+	defer tb.Stop()
+
+	tf := terraformRun{binary: bins.Terraform, dir: filepath.Join(work, "config"), pluginDir: pluginDir, logPath: filepath.Join(work, "provider.log")}
+	if err := tf.writeConfig(tb.KubeconfigPath(), jobs); err != nil {
+		return err
+	}
+
+	watcher, err := watchJobCompletions(ctx, tb.Client(), benchNamespace)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("terraform apply: gpu_device_plugin + %d gpu_workload Jobs\n", jobs)
+	started := time.Now()
+	if err := tf.run(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
+		return err
+	}
+	wall := time.Since(started)
+
+	waits, err := parseClusterWaits(tf.logPath)
+	if err != nil {
+		return err
+	}
+	report(wall, waits, watcher.completions())
+
+	if err := tf.run(ctx, "destroy", "-auto-approve", "-input=false"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// benchFleet is four 8-GPU nodes that advertise no GPUs until the device
+// plugin runs on them: 32 GPUs for the Jobs.
+func benchFleet() []testbed.NodeSpec {
+	var nodes []testbed.NodeSpec
+	for i, instanceType := range []string{"p5.48xlarge", "p5.48xlarge", "p4d.24xlarge", "p4d.24xlarge"} {
+		profile, _ := testbed.ProfileByInstanceType(instanceType)
+		nodes = append(nodes, testbed.NodeSpec{Name: fmt.Sprintf("bench-gpu-%d", i), Profile: profile, WithoutGPUCapacity: true})
+	}
+	return nodes
+}

@@ -1,0 +1,263 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+)
+
+// DevicePluginLive is a deployment as the cluster has it: the spec that
+// would produce it, and how far it is from ready.
+type DevicePluginLive struct {
+	Spec DevicePluginSpec
+	// ServiceMonitorKnown is false when the cluster has no ServiceMonitor
+	// CRD: Spec.DCGM.ServiceMonitor then says nothing.
+	ServiceMonitorKnown bool
+	// ConfigProblem says why the config file could not be read (the
+	// ConfigMap is gone or holds something else); Spec.Config is then
+	// empty, which matches no configuration, so the next apply rewrites it.
+	ConfigProblem string
+	Status        DevicePluginStatus
+}
+
+// DevicePluginStatus counts the nodes the plugin runs on and their GPUs.
+type DevicePluginStatus struct {
+	DesiredNodes int64 // nodes the plugin's DaemonSet wants a pod on
+	ReadyNodes   int64 // nodes whose plugin pod is ready
+	// AllocatableGPUs sums, over the nodes that run a plugin pod, the
+	// allocatable devices the plugin advertises (see CountsAsGPUs).
+	AllocatableGPUs int64
+}
+
+// ReadDevicePlugin reads the deployment namespace/name; nil without error
+// when its plugin DaemonSet does not exist.
+func ReadDevicePlugin(ctx context.Context, client kubernetes.Interface, namespace, name string) (*DevicePluginLive, error) {
+	daemonSets := client.AppsV1().DaemonSets(namespace)
+	ds, err := daemonSets.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", namespace, name, err)
+	}
+	live := &DevicePluginLive{}
+	s := &live.Spec
+	s.Namespace, s.Name = namespace, name
+	pod := ds.Spec.Template.Spec
+	if c := containerNamed(pod.Containers, pluginContainer); c != nil {
+		s.Image, s.ImagePullPolicy, s.Resources = c.Image, c.ImagePullPolicy, c.Resources
+	}
+	s.NodeSelector = pod.NodeSelector
+	s.Tolerations = pod.Tolerations
+	s.PriorityClassName = pod.PriorityClassName
+	s.GPUNodeAffinity = hasGPUNodeAffinity(pod.Affinity)
+	s.UpdateStrategy = string(ds.Spec.UpdateStrategy.Type)
+	if ru := ds.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		s.MaxUnavailable = ru.MaxUnavailable
+	}
+	if pod.RuntimeClassName != nil {
+		if s.RuntimeClass, err = readRuntimeClass(ctx, client, *pod.RuntimeClassName, s.ID()); err != nil {
+			return nil, err
+		}
+	}
+
+	cm, err := client.CoreV1().ConfigMaps(namespace).Get(ctx, s.ConfigMapName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		live.ConfigProblem = fmt.Sprintf("ConfigMap %s/%s does not exist", namespace, s.ConfigMapName())
+	case err != nil:
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", namespace, s.ConfigMapName(), err)
+	default:
+		if s.Config, err = ParseDevicePluginConfig([]byte(cm.Data[configFileKey])); err != nil {
+			s.Config = DevicePluginConfig{}
+			live.ConfigProblem = fmt.Sprintf("ConfigMap %s/%s: %v", namespace, s.ConfigMapName(), err)
+		}
+	}
+
+	if gfd, err := getDaemonSet(ctx, client, namespace, s.GFDName()); err != nil {
+		return nil, err
+	} else if gfd != nil {
+		s.GFD = &GFDSpec{}
+		if c := containerNamed(gfd.Spec.Template.Spec.Containers, "gpu-feature-discovery-ctr"); c != nil {
+			s.GFD.Image = c.Image
+		}
+	}
+	if dcgm, err := getDaemonSet(ctx, client, namespace, s.DCGMName()); err != nil {
+		return nil, err
+	} else if dcgm != nil {
+		s.DCGM = &DCGMSpec{}
+		if c := containerNamed(dcgm.Spec.Template.Spec.Containers, "dcgm-exporter"); c != nil {
+			s.DCGM.Image = c.Image
+			for _, p := range c.Ports {
+				if p.Name == dcgmMetricsPort {
+					s.DCGM.Port = p.ContainerPort
+				}
+			}
+		}
+		if s.DCGM.ServiceMonitor, live.ServiceMonitorKnown, err = serviceMonitorExists(ctx, client, namespace, s.DCGMName()); err != nil {
+			return nil, err
+		}
+	}
+
+	live.Status, err = devicePluginStatus(ctx, client, ds, s.Config)
+	return live, err
+}
+
+func readRuntimeClass(ctx context.Context, client kubernetes.Interface, name, id string) (*RuntimeClassSpec, error) {
+	rc, err := client.NodeV1().RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return &RuntimeClassSpec{Name: name}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading RuntimeClass %s: %w", name, err)
+	}
+	return &RuntimeClassSpec{Name: name, Handler: rc.Handler, Create: rc.Annotations[AnnotationOwner] == id}, nil
+}
+
+func getDaemonSet(ctx context.Context, client kubernetes.Interface, namespace, name string) (*appsv1.DaemonSet, error) {
+	ds, err := client.AppsV1().DaemonSets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", namespace, name, err)
+	}
+	return ds, nil
+}
+
+func containerNamed(containers []corev1.Container, name string) *corev1.Container {
+	i := slices.IndexFunc(containers, func(c corev1.Container) bool { return c.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return &containers[i]
+}
+
+// hasGPUNodeAffinity reports whether affinity is exactly GPUNodeSelector.
+func hasGPUNodeAffinity(affinity *corev1.Affinity) bool {
+	if affinity == nil || affinity.NodeAffinity == nil || affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	var keys []string
+	for _, term := range affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if len(term.MatchExpressions) != 1 || len(term.MatchFields) != 0 {
+			return false
+		}
+		e := term.MatchExpressions[0]
+		if e.Operator != corev1.NodeSelectorOpIn || !slices.Equal(e.Values, []string{"true"}) {
+			return false
+		}
+		keys = append(keys, e.Key)
+	}
+	return slices.Equal(keys, []string{gpulabels.Present, gpulabels.NFDPCIPresent})
+}
+
+// devicePluginStatus counts ds's nodes and the GPUs the plugin advertises
+// on the nodes its pods run on.
+func devicePluginStatus(ctx context.Context, client kubernetes.Interface, ds *appsv1.DaemonSet, config DevicePluginConfig) (DevicePluginStatus, error) {
+	status := DevicePluginStatus{DesiredNodes: int64(ds.Status.DesiredNumberScheduled), ReadyNodes: int64(ds.Status.NumberReady)}
+	nodes, err := pluginNodes(ctx, client, ds)
+	if err != nil || len(nodes) == 0 {
+		return status, err
+	}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return status, fmt.Errorf("listing nodes: %w", err)
+	}
+	for i := range list.Items {
+		if nodes[list.Items[i].Name] {
+			status.AllocatableGPUs += advertisedGPUs(&list.Items[i], config)
+		}
+	}
+	return status, nil
+}
+
+// pluginNodes are the nodes that have a pod of ds bound to them.
+func pluginNodes(ctx context.Context, client kubernetes.Interface, ds *appsv1.DaemonSet) (map[string]bool, error) {
+	selector, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+	}
+	pods, err := client.CoreV1().Pods(ds.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+	}
+	nodes := map[string]bool{}
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil {
+			nodes[pod.Spec.NodeName] = true
+		}
+	}
+	return nodes, nil
+}
+
+// advertisedGPUs is what node has allocatable of the plugin's resources.
+func advertisedGPUs(node *corev1.Node, config DevicePluginConfig) int64 {
+	var n int64
+	for name, q := range node.Status.Allocatable {
+		if config.CountsAsGPUs(string(name)) {
+			n += q.Value()
+		}
+	}
+	return n
+}
+
+// DeleteDevicePlugin deletes every object of the deployment spec names,
+// whichever components are enabled, with foreground propagation, and
+// waits until its DaemonSets are gone (and the namespace, when
+// deleteNamespace); ctx bounds the wait. Objects already gone are fine.
+func DeleteDevicePlugin(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec, deleteNamespace bool) error {
+	ns := spec.Namespace
+	daemonSets := []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()}
+	var errs []error
+	for _, name := range daemonSets {
+		errs = append(errs, deleteIgnoringNotFound("DaemonSet", ns, name, client.AppsV1().DaemonSets(ns).Delete(ctx, name, foreground())))
+	}
+	errs = append(errs,
+		deleteIgnoringNotFound("ConfigMap", ns, spec.ConfigMapName(), client.CoreV1().ConfigMaps(ns).Delete(ctx, spec.ConfigMapName(), metav1.DeleteOptions{})),
+		deleteIgnoringNotFound("Service", ns, spec.DCGMName(), client.CoreV1().Services(ns).Delete(ctx, spec.DCGMName(), metav1.DeleteOptions{})),
+		deleteServiceMonitor(ctx, client, ns, spec.DCGMName()))
+	if spec.RuntimeClass != nil && spec.RuntimeClass.Create {
+		errs = append(errs, deleteOwnedRuntimeClass(ctx, client, spec.RuntimeClass.Name, spec.ID()))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, name := range daemonSets {
+		if err := WaitForDaemonSetGone(ctx, client, ns, name); err != nil {
+			return err
+		}
+	}
+	if !deleteNamespace {
+		return nil
+	}
+	err := client.CoreV1().Namespaces().Delete(ctx, ns, foreground())
+	if err := deleteIgnoringNotFound("Namespace", "", ns, err); err != nil {
+		return err
+	}
+	return WaitForNamespaceGone(ctx, client, ns)
+}
+
+// DevicePluginStatusOf counts the nodes and GPUs of the deployment spec.
+func DevicePluginStatusOf(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec) (DevicePluginStatus, error) {
+	ds, err := client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+	if err != nil {
+		return DevicePluginStatus{}, fmt.Errorf("reading DaemonSet %s/%s: %w", spec.Namespace, spec.Name, err)
+	}
+	return devicePluginStatus(ctx, client, ds, spec.Config)
+}
+
+// DaemonSetExists reports whether DaemonSet namespace/name exists.
+func DaemonSetExists(ctx context.Context, client kubernetes.Interface, namespace, name string) (bool, error) {
+	ds, err := getDaemonSet(ctx, client, namespace, name)
+	return ds != nil, err
+}

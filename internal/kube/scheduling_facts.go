@@ -1,0 +1,128 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+)
+
+// ListNodeFacts reads every node of the cluster, with or without GPUs, and
+// how much of resource each has allocatable and free, for Diagnose. Like
+// ListInventory it makes one paginated LIST of nodes and one of pods.
+func ListNodeFacts(ctx context.Context, client kubernetes.Interface, resource corev1.ResourceName) ([]NodeFacts, error) {
+	var facts []NodeFacts
+	index := map[string]int{}
+	err := listPages(ctx, DefaultPageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
+		list, err := client.CoreV1().Nodes().List(ctx, lo)
+		if err != nil {
+			return "", fmt.Errorf("listing nodes: %w", err)
+		}
+		for i := range list.Items {
+			f := nodeFactsFrom(&list.Items[i], resource)
+			index[f.Name] = len(facts)
+			facts = append(facts, f)
+		}
+		return list.Continue, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = listPages(ctx, DefaultPageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
+		lo.FieldSelector = nonTerminatedBoundPods
+		list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, lo)
+		if err != nil {
+			return "", fmt.Errorf("listing pods: %w", err)
+		}
+		for i := range list.Items {
+			pod := &list.Items[i]
+			if j, ok := index[pod.Spec.NodeName]; ok {
+				facts[j].Free -= podResourceRequest(pod, resource)
+			}
+		}
+		return list.Continue, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range facts {
+		facts[i].Free = max(facts[i].Free, 0)
+	}
+	sort.Slice(facts, func(i, j int) bool { return facts[i].Name < facts[j].Name })
+	return facts, nil
+}
+
+func nodeFactsFrom(node *corev1.Node, resource corev1.ResourceName) NodeFacts {
+	f := NodeFacts{
+		Name:        node.Name,
+		Labels:      node.Labels,
+		Taints:      node.Spec.Taints,
+		Ready:       nodeReady(node),
+		Schedulable: !node.Spec.Unschedulable,
+		Allocatable: quantity(node.Status.Allocatable, resource),
+	}
+	f.Free = f.Allocatable
+	if g, ok := gpuNodeFrom(node); ok {
+		f.HasGPU = true
+		f.Product = g.Product
+		f.MemoryMiB = g.MemoryMiB
+		f.ComputeCapability = g.ComputeCapability
+	}
+	return f
+}
+
+// FailedSchedulingMessage returns the message of the newest FailedScheduling
+// event the scheduler wrote about pod, e.g. "0/6 nodes are available: 1
+// node(s) had untolerated taint {nvidia.com/gpu: true}, 5 Insufficient
+// nvidia.com/gpu. ...", or "" when there is none.
+func FailedSchedulingMessage(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod) (string, error) {
+	selector := fields.Set{
+		"involvedObject.kind": "Pod",
+		"involvedObject.name": pod.Name,
+		"reason":              "FailedScheduling",
+	}.AsSelector().String()
+	events, err := client.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		return "", fmt.Errorf("listing the events of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	// The server filters by name and reason; the UID tells this pod from an
+	// earlier one of the same name.
+	items := slices.DeleteFunc(events.Items, func(e corev1.Event) bool {
+		return e.InvolvedObject.UID != pod.UID || e.Reason != "FailedScheduling"
+	})
+	if len(items) == 0 {
+		return "", nil
+	}
+	newest := slices.MaxFunc(items, func(a, b corev1.Event) int { return eventTime(a).Compare(eventTime(b).Time) })
+	return newest.Message, nil
+}
+
+// eventTime is when an event last happened, whichever of the old
+// (lastTimestamp) and new (eventTime, series) fields its writer filled.
+func eventTime(e corev1.Event) metav1.Time {
+	t := e.LastTimestamp
+	if e.Series != nil && e.Series.LastObservedTime.After(t.Time) {
+		t = metav1.Time{Time: e.Series.LastObservedTime.Time}
+	}
+	if e.EventTime.After(t.Time) {
+		t = metav1.Time{Time: e.EventTime.Time}
+	}
+	return t
+}
+
+// PodUnschedulable reports whether the scheduler has tried pod and found no
+// node for it (condition PodScheduled False, reason Unschedulable), with the
+// scheduler's message.
+func PodUnschedulable(pod *corev1.Pod) (bool, string) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true, c.Message
+		}
+	}
+	return false, ""
+}

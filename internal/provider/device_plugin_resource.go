@@ -1,0 +1,236 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
+)
+
+var (
+	_ resource.Resource                   = &DevicePluginResource{}
+	_ resource.ResourceWithConfigure      = &DevicePluginResource{}
+	_ resource.ResourceWithImportState    = &DevicePluginResource{}
+	_ resource.ResourceWithValidateConfig = &DevicePluginResource{}
+)
+
+// Default bounds of the waits, when the timeouts block leaves them out.
+const (
+	devicePluginCreateTimeout = 10 * time.Minute
+	devicePluginUpdateTimeout = 10 * time.Minute
+	devicePluginDeleteTimeout = 5 * time.Minute
+)
+
+// privateNamespaceCreated is the private-state key that records that this
+// resource created its namespace, and so deletes it.
+const privateNamespaceCreated = "namespace_created"
+
+// DevicePluginResource is `gpu_device_plugin`: NVIDIA's device plugin and
+// its companions on a Kubernetes cluster.
+type DevicePluginResource struct {
+	clients *Clients
+}
+
+// NewDevicePluginResource is the constructor the provider registers.
+func NewDevicePluginResource() resource.Resource { return &DevicePluginResource{} }
+
+func (r *DevicePluginResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_device_plugin"
+}
+
+func (r *DevicePluginResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = devicePluginSchema(ctx)
+}
+
+func (r *DevicePluginResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	clients, diags := clientsFrom(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	r.clients = clients
+}
+
+func (r *DevicePluginResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var config devicePluginModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(config.Config.validateSharing(path.Root("config"))...)
+	resp.Diagnostics.Append(validateRequestsWithinLimits(ctx, config.Resources)...)
+}
+
+func (r *DevicePluginResource) kubernetes(diags *diag.Diagnostics, summary string) kubernetes.Interface {
+	client, err := r.clients.Kubernetes()
+	if err != nil {
+		diags.AddError(summary, "configuring the Kubernetes client: "+err.Error())
+		return nil
+	}
+	return client
+}
+
+func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan devicePluginModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := plan.toSpec(ctx)
+	resp.Diagnostics.Append(diags...)
+	summary := fmt.Sprintf("creating NVIDIA device plugin (%s)", spec.ID())
+	client := r.kubernetes(&resp.Diagnostics, summary)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, devicePluginCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// Another deployment of the plugin (a Helm release, kubectl apply) is
+	// not taken over silently: it is imported, or named differently.
+	if exists, err := kube.DaemonSetExists(ctx, client, spec.Namespace, spec.Name); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	} else if exists {
+		resp.Diagnostics.AddError(summary, fmt.Sprintf("DaemonSet %s already exists. To manage it with Terraform, import it: "+
+			"terraform import <address> %s; or choose another name or namespace.", spec.ID(), spec.ID()))
+		return
+	}
+	created, err := kube.EnsureNamespace(ctx, client, spec.Namespace)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if created {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateNamespaceCreated, []byte("true"))...)
+	}
+	// From here on the state is saved even on error, so that a failed
+	// create is tainted and destroyed (namespace included), not orphaned.
+	plan.ID = types.StringValue(spec.ID())
+	plan.setStatus(spec.Config, kube.DevicePluginStatus{})
+	warnings, err := kube.ApplyDevicePlugin(ctx, client, spec, nil)
+	for _, w := range warnings {
+		resp.Diagnostics.AddWarning(summary, w)
+	}
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+	} else {
+		r.waitAndCount(ctx, client, spec, &plan, timeout, "create", summary, &resp.Diagnostics)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state devicePluginModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := state.Namespace.ValueString() + "/" + state.Name.ValueString()
+	summary := fmt.Sprintf("reading NVIDIA device plugin (%s)", id)
+	client := r.kubernetes(&resp.Diagnostics, summary)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, err := kube.ReadDevicePlugin(ctx, client, state.Namespace.ValueString(), state.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if live == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if live.ConfigProblem != "" {
+		resp.Diagnostics.AddWarning(summary, "The plugin's config file cannot be read: "+live.ConfigProblem+
+			". The next apply writes it again from the configuration.")
+	}
+	priorResources := state.Resources
+	state.setFromLive(live)
+	state.Resources = keepEquivalentQuantities(state.Resources, priorResources)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, prior devicePluginModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := plan.toSpec(ctx)
+	resp.Diagnostics.Append(diags...)
+	priorSpec, diags := prior.toSpec(ctx)
+	resp.Diagnostics.Append(diags...)
+	summary := fmt.Sprintf("updating NVIDIA device plugin (%s)", spec.ID())
+	client := r.kubernetes(&resp.Diagnostics, summary)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, devicePluginUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// The namespace may have been deleted out of band with the DaemonSet.
+	if created, err := kube.EnsureNamespace(ctx, client, spec.Namespace); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	} else if created {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateNamespaceCreated, []byte("true"))...)
+	}
+	plan.ID = types.StringValue(spec.ID())
+	plan.setStatus(spec.Config, kube.DevicePluginStatus{})
+	warnings, err := kube.ApplyDevicePlugin(ctx, client, spec, &priorSpec)
+	for _, w := range warnings {
+		resp.Diagnostics.AddWarning(summary, w)
+	}
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+	} else {
+		r.waitAndCount(ctx, client, spec, &plan, timeout, "update", summary, &resp.Diagnostics)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state devicePluginModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := state.toSpec(ctx)
+	resp.Diagnostics.Append(diags...)
+	summary := fmt.Sprintf("deleting NVIDIA device plugin (%s)", spec.ID())
+	client := r.kubernetes(&resp.Diagnostics, summary)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	created, diags := req.Private.GetKey(ctx, privateNamespaceCreated)
+	resp.Diagnostics.Append(diags...)
+	timeout, diags := state.Timeouts.Delete(ctx, devicePluginDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	if err := kube.DeleteDevicePlugin(ctx, client, spec, string(created) == "true"); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+	}
+}
+
+func (r *DevicePluginResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	namespace, name, err := parseNamespacedImportID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("importing NVIDIA device plugin", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+}

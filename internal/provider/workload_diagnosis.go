@@ -1,0 +1,154 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
+)
+
+// diagnosisContext outlives the wait it explains: that one has usually
+// reached its deadline or been canceled.
+func diagnosisContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), diagnosisTimeout)
+}
+
+// describeUnschedulable explains a pod that no node can ever take: the
+// node-by-node facts, then what the scheduler itself said.
+func describeUnschedulable(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, d kube.Diagnosis) string {
+	ctx, cancel := diagnosisContext(ctx)
+	defer cancel()
+	var b strings.Builder
+	fmt.Fprintf(&b, "pod %s cannot be scheduled and no node can ever run it as written: %s.", pod.Name, d)
+	if msg := schedulerMessage(ctx, client, pod); msg != "" {
+		fmt.Fprintf(&b, " The scheduler says: %s", msg)
+	}
+	b.WriteString(" Change the gpu block (products, min_memory_gib, min_compute_capability, count), node_selector or tolerations, or add nodes that match.")
+	return b.String()
+}
+
+// describeWaitingPods explains why a workload is not done yet: the state of
+// its pods, and for a pod that waits to be scheduled, the scheduler's
+// message and the node-by-node facts.
+func describeWaitingPods(ctx context.Context, client kubernetes.Interface, namespace, podSelector string, req kube.GPURequest) string {
+	ctx, cancel := diagnosisContext(ctx)
+	defer cancel()
+	pods, err := listPods(ctx, client, namespace, podSelector)
+	if err != nil {
+		return "its pods could not be read: " + err.Error()
+	}
+	if len(pods) == 0 {
+		return "it has no pods yet (see `kubectl describe` of the workload for quota or admission errors)"
+	}
+	var states []string
+	var pending *corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		state := string(p.Status.Phase)
+		if p.Spec.NodeName != "" {
+			state += " on " + p.Spec.NodeName
+		}
+		if unschedulable, _ := kube.PodUnschedulable(p); unschedulable {
+			state = "unschedulable"
+			if pending == nil {
+				pending = p
+			}
+		}
+		states = append(states, p.Name+" "+state)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "pods: %s.", strings.Join(states, ", "))
+	if pending == nil {
+		return b.String()
+	}
+	if msg := schedulerMessage(ctx, client, pending); msg != "" {
+		fmt.Fprintf(&b, " The scheduler says about %s: %s", pending.Name, msg)
+	}
+	nodes, err := kube.ListNodeFacts(ctx, client, req.Resource)
+	if err != nil {
+		fmt.Fprintf(&b, " The nodes could not be read: %v.", err)
+		return b.String()
+	}
+	d := kube.Diagnose(nodes, req)
+	fmt.Fprintf(&b, " %s.", capitalize(d.String()))
+	if d.CouldEverFit() {
+		b.WriteString(" Nodes that match are busy: it runs once GPUs are freed, or raise the timeout.")
+	}
+	return b.String()
+}
+
+// schedulerMessage is the newest FailedScheduling event of pod, or the
+// message of its PodScheduled condition when the events are gone.
+func schedulerMessage(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod) string {
+	msg, err := kube.FailedSchedulingMessage(ctx, client, pod)
+	if err == nil && msg != "" {
+		return strings.TrimSpace(msg)
+	}
+	_, msg = kube.PodUnschedulable(pod)
+	return strings.TrimSpace(msg)
+}
+
+// describeJobFailure says why a Job failed: its Failed condition's reason
+// and message, and how its last failed pod ended.
+func describeJobFailure(ctx context.Context, client kubernetes.Interface, job *batchv1.Job) string {
+	ctx, cancel := diagnosisContext(ctx)
+	defer cancel()
+	cond, _ := jobCondition(job, batchv1.JobFailed)
+	var b strings.Builder
+	fmt.Fprintf(&b, "the Job failed (%s)", cond.Reason)
+	if cond.Message != "" {
+		fmt.Fprintf(&b, ": %s", strings.TrimSuffix(cond.Message, "."))
+	}
+	b.WriteString(".")
+	pods, err := listPods(ctx, client, job.Namespace, jobPodSelector(job))
+	if err != nil {
+		return b.String()
+	}
+	for i := len(pods) - 1; i >= 0; i-- {
+		if desc := describeTermination(&pods[i]); desc != "" {
+			b.WriteString(" " + desc)
+			break
+		}
+	}
+	return b.String()
+}
+
+// describeTermination says how a pod's containers ended, e.g. "Its last pod
+// train-x7k2p on gpu-p5-0 ended: container main Error, exit code 1: CUDA
+// out of memory.", or "" when no container terminated.
+func describeTermination(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		t := cs.State.Terminated
+		if t == nil {
+			t = cs.LastTerminationState.Terminated
+		}
+		if t == nil || t.ExitCode == 0 {
+			continue
+		}
+		where := pod.Name
+		if pod.Spec.NodeName != "" {
+			where += " on " + pod.Spec.NodeName
+		}
+		desc := fmt.Sprintf("Its last failed pod %s ended: container %s %s, exit code %d", where, cs.Name, t.Reason, t.ExitCode)
+		if msg := strings.TrimSpace(t.Message); msg != "" {
+			desc += ": " + msg
+		}
+		return desc + "."
+	}
+	if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason != "" {
+		return fmt.Sprintf("Its last failed pod %s ended: %s: %s.", pod.Name, pod.Status.Reason, strings.TrimSuffix(pod.Status.Message, "."))
+	}
+	return ""
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,103 @@
+package provider
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAccWorkload_impossibleFailsWithDiagnosis(t *testing.T) {
+	testAccPreCheck(t)
+	ns := testNamespace(t, "wl-impossible")
+	job := func(gpuBlock string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "gpu_workload" "impossible" {
+  kind = "job"
+  metadata {
+    name      = "impossible"
+    namespace = %q
+  }
+  container {
+    image = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+  }
+  gpu {
+%s
+  }
+  timeouts {
+    create = "10m"
+  }
+}
+`, ns, gpuBlock)
+	}
+	start := time.Now()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			// A GPU model the cluster does not have.
+			{
+				Config: job(`
+    count    = 1
+    products = ["NVIDIA-B200"]`),
+				ExpectError: wrapped("no node can ever run it", "0 of 6 nodes can run it: 1 has no NVIDIA GPU (cpu-0), 5 are not in gpu.products [NVIDIA-B200]", "The scheduler says: 0/6 nodes are available"),
+			},
+			// More GPUs in one pod than any node has.
+			{
+				Config: job(`
+    count = 16`),
+				ExpectError: wrapped("no node can ever run it", "0 of 6 nodes can run it:", "5 have fewer than 16 nvidia.com/gpu allocatable in all"),
+			},
+		},
+		CheckDestroy: testAccCheckWorkloadsGone(ns),
+	})
+	// Two creates with a 10-minute timeout each, and destroys: failing fast
+	// means well under one timeout in all.
+	require.Less(t, time.Since(start), 2*time.Minute, "an impossible workload must fail fast, not at its timeout")
+}
+
+func TestAccWorkload_busyGPUsWaitThenDiagnose(t *testing.T) {
+	testAccPreCheck(t)
+	ns := testNamespace(t, "wl-busy")
+	holdAllGPUs(t, ns, "gpu-p5-0", 8)
+	config := func(extra string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "gpu_workload" "busy" {
+  kind = "job"
+  metadata {
+    name      = "busy"
+    namespace = %q
+  }
+  container {
+    image = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+  }
+  gpu {
+    count    = 2
+    products = ["NVIDIA-H100-80GB-HBM3"]
+  }
+%s
+}
+`, ns, extra)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			// The H100 node matches but its GPUs are taken: wait for the timeout, then say so.
+			{
+				Config: config(`  timeouts {
+    create = "15s"
+  }`),
+				ExpectError: wrapped("did not complete in time", "unschedulable", "1 lacks nvidia.com/gpu ≥ 2 free (gpu-p5-0: 0 free)", "Nodes that match are busy"),
+			},
+			// A Job that fails: its deadline passes while it waits for GPUs.
+			{
+				Config: config(`  job {
+    active_deadline_seconds = 3
+  }`),
+				ExpectError: wrapped("the Job failed (DeadlineExceeded)"),
+			},
+		},
+		CheckDestroy: testAccCheckWorkloadsGone(ns),
+	})
+}
