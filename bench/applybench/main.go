@@ -76,7 +76,7 @@ func run(jobs int) error {
 	if err != nil {
 		return err
 	}
-	report(wall, waits, watcher.completions())
+	report(wall, started, waits, watcher.completions())
 
 	if err := tf.run(ctx, "destroy", "-auto-approve", "-input=false"); err != nil {
 		return err

@@ -68,9 +68,22 @@ func waitingTime(waits []clusterWait) time.Duration {
 	return total + curEnd.Sub(curStart)
 }
 
-func report(wall time.Duration, waits []clusterWait, completions map[string]time.Time) {
+func report(wall time.Duration, applyStarted time.Time, waits []clusterWait, completions map[string]time.Time) {
 	waiting := waitingTime(waits)
 	fmt.Printf("\nwall time of terraform apply:  %s\n", wall.Round(time.Millisecond))
+	if len(waits) > 0 {
+		first, last := waits[0].started, waits[0].ended
+		for _, w := range waits {
+			if w.started.Before(first) {
+				first = w.started
+			}
+			if w.ended.After(last) {
+				last = w.ended
+			}
+		}
+		fmt.Printf("  before the first wait:       %s (CLI start, plan, provider start, creating objects)\n", first.Sub(applyStarted).Round(time.Millisecond))
+		fmt.Printf("  after the last wait:         %s (state writing, CLI exit)\n", applyStarted.Add(wall).Sub(last).Round(time.Millisecond))
+	}
 	fmt.Printf("waiting on the cluster:        %s (%.1f%% of wall)\n", waiting.Round(time.Millisecond), 100*waiting.Seconds()/wall.Seconds())
 	fmt.Printf("terraform + provider overhead: %s (%.1f%% of wall)\n", (wall - waiting).Round(time.Millisecond), 100*(wall-waiting).Seconds()/wall.Seconds())
 

@@ -35,7 +35,10 @@ func (r *DevicePluginResource) waitAndCount(ctx context.Context, client kubernet
 	ok := true
 	if m.WaitForRollout.ValueBool() {
 		for _, name := range spec.DaemonSetNames() {
-			if _, err := kube.WaitForDaemonSetRollout(ctx, client, spec.Namespace, name); err != nil {
+			waited := startClusterWait(ctx, "daemonset_rollout", spec.Namespace+"/"+name)
+			_, err := kube.WaitForDaemonSetRollout(ctx, client, spec.Namespace, name)
+			waited(err)
+			if err != nil {
 				waitErr("DaemonSet "+spec.Namespace+"/"+name+" to roll out", err)
 				ok = false
 				break
@@ -44,7 +47,10 @@ func (r *DevicePluginResource) waitAndCount(ctx context.Context, client kubernet
 		tflog.Info(ctx, "device plugin rolled out", map[string]any{"id": spec.ID(), "elapsed": time.Since(started).String()})
 	}
 	if ok && m.WaitForAllocatable.ValueBool() {
-		if err := kube.WaitForNodesAllocatable(ctx, client, spec); err != nil {
+		waited := startClusterWait(ctx, "gpus_allocatable", spec.ID())
+		err := kube.WaitForNodesAllocatable(ctx, client, spec)
+		waited(err)
+		if err != nil {
 			waitErr("allocatable "+spec.Config.AdvertisedGPUResource()+" on every node running the plugin", err)
 		}
 		tflog.Info(ctx, "GPUs allocatable", map[string]any{"id": spec.ID(), "elapsed": time.Since(started).String()})
