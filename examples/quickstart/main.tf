@@ -1,8 +1,10 @@
-# Quickstart: read the GPU inventory of a Kubernetes cluster.
+# Quickstart: make a cluster's GPUs allocatable, run GPU work on the right
+# nodes, and read what is left.
 #
 # `make demo` runs this against the local testbed (a real control plane with
-# simulated GPU nodes). Against your own cluster, set KUBECONFIG or fill in the
-# kubernetes block below, then `terraform init && terraform apply`.
+# simulated GPU nodes that advertise no GPUs until the device plugin runs).
+# Against your own cluster, set KUBECONFIG or fill in the kubernetes block
+# below, then `terraform init && terraform apply`.
 
 terraform {
   required_providers {
@@ -19,12 +21,58 @@ provider "gpu" {
   }
 }
 
-# Every GPU node, with what it has and what is free.
-data "gpu_inventory" "all" {
-  source = "kubernetes"
+# NVIDIA's device plugin on every GPU node; apply returns once every such node
+# advertises allocatable nvidia.com/gpu.
+resource "gpu_device_plugin" "nvidia" {}
+
+# A training job on two GPUs with at least 40 GiB each (H100 or A100 here);
+# apply returns when it has completed, or explains why it cannot run.
+resource "gpu_workload" "train" {
+  kind = "job"
+
+  metadata {
+    name = "quickstart-train"
+  }
+  container {
+    image   = "nvcr.io/nvidia/pytorch:24.05-py3"
+    command = ["python", "-c", "import torch; print(torch.cuda.device_count())"]
+  }
+  gpu {
+    count          = 2
+    min_memory_gib = 40
+  }
+
+  depends_on = [gpu_device_plugin.nvidia]
 }
 
-# Nodes that can take a job needing one 40 GiB+ GPU right now.
+# An inference service that keeps one A10G per replica busy.
+resource "gpu_workload" "serve" {
+  kind = "deployment"
+
+  metadata {
+    name = "quickstart-serve"
+  }
+  container {
+    image = "nvcr.io/nvidia/tritonserver:24.05-py3"
+  }
+  gpu {
+    count    = 1
+    products = ["NVIDIA-A10G"]
+  }
+  deployment {
+    replicas = 2
+  }
+
+  depends_on = [gpu_device_plugin.nvidia]
+}
+
+# Every GPU node, with what it has and what is free, read after the work above.
+data "gpu_inventory" "all" {
+  source     = "kubernetes"
+  depends_on = [gpu_workload.train, gpu_workload.serve]
+}
+
+# Nodes that can take another job needing one 40 GiB+ GPU right now.
 data "gpu_inventory" "big_and_free" {
   source = "kubernetes"
 
@@ -32,6 +80,8 @@ data "gpu_inventory" "big_and_free" {
     min_gpu_memory_gib = 40
     min_free_gpus      = 1
   }
+
+  depends_on = [gpu_workload.train, gpu_workload.serve]
 }
 
 output "gpu_nodes" {
@@ -44,6 +94,14 @@ output "gpu_nodes" {
 
 output "totals" {
   value = data.gpu_inventory.all.totals
+}
+
+output "training_job" {
+  value = "${gpu_workload.train.status} on ${join(", ", gpu_workload.train.node_names)}"
+}
+
+output "serving_on" {
+  value = gpu_workload.serve.node_names
 }
 
 output "nodes_for_a_40gib_job" {

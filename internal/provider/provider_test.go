@@ -39,8 +39,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
 		if bins, err := testbed.Binaries(); err == nil {
 			os.Setenv("TF_ACC_TERRAFORM_PATH", bins.Terraform)
-			os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "gpuinfra")
 		}
+	}
+	// The provider's address is gpuinfra/gpu under both CLIs; OpenTofu
+	// rejects the legacy default namespace that terraform-plugin-testing uses.
+	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
+		os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "gpuinfra")
 	}
 	var nodes []testbed.NodeSpec
 	for _, n := range testNodes {
