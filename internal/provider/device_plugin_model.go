@@ -63,14 +63,6 @@ type devicePluginDCGMModel struct {
 	ServiceMonitor types.Bool   `tfsdk:"service_monitor"`
 }
 
-type devicePluginTolerationModel struct {
-	Key               types.String `tfsdk:"key"`
-	Operator          types.String `tfsdk:"operator"`
-	Value             types.String `tfsdk:"value"`
-	Effect            types.String `tfsdk:"effect"`
-	TolerationSeconds types.Int64  `tfsdk:"toleration_seconds"`
-}
-
 type devicePluginResourcesModel struct {
 	Requests types.Map `tfsdk:"requests"`
 	Limits   types.Map `tfsdk:"limits"`
@@ -96,7 +88,7 @@ func (m *devicePluginModel) toSpec(ctx context.Context) (kube.DevicePluginSpec, 
 	if !m.NodeSelector.IsNull() {
 		diags.Append(m.NodeSelector.ElementsAs(ctx, &s.NodeSelector, false)...)
 	}
-	var tolerations []devicePluginTolerationModel
+	var tolerations []tolerationModel
 	diags.Append(m.Tolerations.ElementsAs(ctx, &tolerations, false)...)
 	for _, t := range tolerations {
 		tol := corev1.Toleration{
@@ -273,12 +265,12 @@ func tolerationsValue(tolerations []corev1.Toleration) types.List {
 		if t.TolerationSeconds != nil {
 			seconds = types.Int64Value(*t.TolerationSeconds)
 		}
-		elems = append(elems, types.ObjectValueMust(devicePluginTolerationType.AttrTypes, map[string]attr.Value{
+		elems = append(elems, types.ObjectValueMust(tolerationObjectType.AttrTypes, map[string]attr.Value{
 			"key": optional(t.Key), "operator": optional(string(t.Operator)), "value": optional(t.Value),
 			"effect": optional(string(t.Effect)), "toleration_seconds": seconds,
 		}))
 	}
-	return types.ListValueMust(devicePluginTolerationType, elems)
+	return types.ListValueMust(tolerationObjectType, elems)
 }
 
 func resourcesValue(r corev1.ResourceRequirements) types.Object {

@@ -26,8 +26,6 @@ import (
 var (
 	devicePluginPullPolicies     = []string{"IfNotPresent", "Always", "Never"}
 	devicePluginUpdateStrategies = []string{"RollingUpdate", "OnDelete"}
-	devicePluginTolOperators     = []string{"Exists", "Equal"}
-	devicePluginTolEffects       = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
 	devicePluginResourceKeys     = []string{"cpu", "memory", "ephemeral-storage"}
 	maxUnavailableRegex          = regexp.MustCompile(`^([1-9][0-9]*|([1-9][0-9]?|100)%)$`)
 	nameStartsWithLetterRegex    = regexp.MustCompile(`^[a-z]`)
@@ -118,7 +116,7 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			Default:  listdefault.StaticValue(defaultDevicePluginTolerations()),
 			MarkdownDescription: "Tolerations of the pods. Defaults to `nvidia.com/gpu` `Exists` `NoSchedule` (the taint GPU nodes carry) " +
 				"and `CriticalAddonsOnly` `Exists`; setting the list replaces both.",
-			NestedObject: schema.NestedAttributeObject{Attributes: devicePluginTolerationAttributes()},
+			NestedObject: schema.NestedAttributeObject{Attributes: tolerationAttributes()},
 		},
 		"priority_class_name": schema.StringAttribute{
 			Optional: true,
@@ -205,51 +203,18 @@ func devicePluginResourceList(description string) schema.MapAttribute {
 	}
 }
 
-func devicePluginTolerationAttributes() map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"key": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "Taint key to tolerate; with operator `Exists` and no key, every taint.",
-		},
-		"operator": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "Valid values are: " + backtickList(devicePluginTolOperators) + ". Kubernetes treats unset as `Equal`.",
-			Validators:          []validator.String{stringvalidator.OneOf(devicePluginTolOperators...)},
-		},
-		"value": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "Taint value to match with operator `Equal`.",
-		},
-		"effect": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "Taint effect to tolerate; all when unset. Valid values are: " + backtickList(devicePluginTolEffects) + ".",
-			Validators:          []validator.String{stringvalidator.OneOf(devicePluginTolEffects...)},
-		},
-		"toleration_seconds": schema.Int64Attribute{
-			Optional:            true,
-			MarkdownDescription: "With effect `NoExecute`, how long the pod stays after the taint appears; forever when unset.",
-			Validators:          []validator.Int64{int64validator.AtLeast(0)},
-		},
-	}
-}
-
-var devicePluginTolerationType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"key": types.StringType, "operator": types.StringType, "value": types.StringType,
-	"effect": types.StringType, "toleration_seconds": types.Int64Type,
-}}
-
 func defaultDevicePluginTolerations() types.List {
 	toleration := func(key, effect string) attr.Value {
 		e := types.StringNull()
 		if effect != "" {
 			e = types.StringValue(effect)
 		}
-		return types.ObjectValueMust(devicePluginTolerationType.AttrTypes, map[string]attr.Value{
+		return types.ObjectValueMust(tolerationObjectType.AttrTypes, map[string]attr.Value{
 			"key": types.StringValue(key), "operator": types.StringValue("Exists"), "value": types.StringNull(),
 			"effect": e, "toleration_seconds": types.Int64Null(),
 		})
 	}
-	return types.ListValueMust(devicePluginTolerationType, []attr.Value{
+	return types.ListValueMust(tolerationObjectType, []attr.Value{
 		toleration("nvidia.com/gpu", "NoSchedule"),
 		toleration("CriticalAddonsOnly", ""),
 	})

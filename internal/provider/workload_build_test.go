@@ -151,7 +151,7 @@ func TestWorkloadPodTemplate(t *testing.T) {
 	m.Container.Env = map[string]string{"B": "2", "A": "1"}
 	m.ShmSize = types.StringValue("16Gi")
 	m.Volumes = []workloadVolumeModel{{Name: types.StringValue("data"), ClaimName: types.StringValue("imagenet"), MountPath: types.StringValue("/data"), ReadOnly: types.BoolValue(true)}}
-	m.Tolerations = []workloadTolerationModel{{Key: types.StringValue("dedicated"), Operator: types.StringValue("Equal"), Value: types.StringValue("ml"), Effect: types.StringValue("NoSchedule")}}
+	m.Tolerations = []tolerationModel{{Key: types.StringValue("dedicated"), Operator: types.StringValue("Equal"), Value: types.StringValue("ml"), Effect: types.StringValue("NoSchedule")}}
 
 	job, err := m.job()
 	require.NoError(t, err)

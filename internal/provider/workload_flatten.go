@@ -236,9 +236,9 @@ func (m *workloadModel) refreshTolerations(tolerations []corev1.Toleration) {
 			break
 		}
 	}
-	var out []workloadTolerationModel
+	var out []tolerationModel
 	for _, t := range tolerations {
-		out = append(out, workloadTolerationModel{
+		out = append(out, tolerationModel{
 			Key:               stringOrNull(t.Key),
 			Operator:          stringOrNull(string(t.Operator)),
 			Value:             stringOrNull(t.Value),

@@ -29,7 +29,7 @@ func fullWorkload(kind string) *workloadModel {
 	m.ImagePullSecrets = []string{"ngc"}
 	m.RuntimeClassName = types.StringValue("nvidia")
 	m.NodeSelector = map[string]string{"pool": "training"}
-	m.Tolerations = []workloadTolerationModel{{
+	m.Tolerations = []tolerationModel{{
 		Key: types.StringValue("spot"), Operator: types.StringValue("Exists"), Value: types.StringNull(),
 		Effect: types.StringValue("NoExecute"), TolerationSeconds: types.Int64Value(30),
 	}}

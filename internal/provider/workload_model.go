@@ -25,14 +25,14 @@ type workloadModel struct {
 	Volumes    []workloadVolumeModel    `tfsdk:"volume"`
 	Timeouts   timeouts.Value           `tfsdk:"timeouts"`
 
-	ServiceAccount    types.String              `tfsdk:"service_account"`
-	ImagePullSecrets  []string                  `tfsdk:"image_pull_secrets"`
-	RuntimeClassName  types.String              `tfsdk:"runtime_class_name"`
-	NodeSelector      map[string]string         `tfsdk:"node_selector"`
-	Tolerations       []workloadTolerationModel `tfsdk:"tolerations"`
-	ShmSize           types.String              `tfsdk:"shm_size"`
-	WaitForCompletion types.Bool                `tfsdk:"wait_for_completion"`
-	WaitForRollout    types.Bool                `tfsdk:"wait_for_rollout"`
+	ServiceAccount    types.String      `tfsdk:"service_account"`
+	ImagePullSecrets  []string          `tfsdk:"image_pull_secrets"`
+	RuntimeClassName  types.String      `tfsdk:"runtime_class_name"`
+	NodeSelector      map[string]string `tfsdk:"node_selector"`
+	Tolerations       []tolerationModel `tfsdk:"tolerations"`
+	ShmSize           types.String      `tfsdk:"shm_size"`
+	WaitForCompletion types.Bool        `tfsdk:"wait_for_completion"`
+	WaitForRollout    types.Bool        `tfsdk:"wait_for_rollout"`
 
 	workloadStatusModel
 }
@@ -95,14 +95,6 @@ type workloadVolumeModel struct {
 	ClaimName types.String `tfsdk:"claim_name"`
 	MountPath types.String `tfsdk:"mount_path"`
 	ReadOnly  types.Bool   `tfsdk:"read_only"`
-}
-
-type workloadTolerationModel struct {
-	Key               types.String `tfsdk:"key"`
-	Operator          types.String `tfsdk:"operator"`
-	Value             types.String `tfsdk:"value"`
-	Effect            types.String `tfsdk:"effect"`
-	TolerationSeconds types.Int64  `tfsdk:"toleration_seconds"`
 }
 
 // defaultJobSettings are what a job gets without a `job` block.

@@ -24,8 +24,6 @@ var (
 	workloadKinds          = []string{workloadKindJob, workloadKindDeployment}
 	jobRestartPolicies     = []string{"Never", "OnFailure"}
 	deploymentStrategies   = []string{"RollingUpdate", "Recreate"}
-	tolerationOperators    = []string{"Exists", "Equal"}
-	tolerationEffects      = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
 	computeCapabilityRegex = regexp.MustCompile(`^[0-9]{1,2}\.[0-9]$`)
 	migProfileRegex        = regexp.MustCompile(`^[1-8]g\.[0-9]+gb$`)
 )
@@ -95,7 +93,7 @@ func workloadSchema(ctx context.Context) schema.Schema {
 				Optional: true,
 				MarkdownDescription: "Extra tolerations of the pods. The `nvidia.com/gpu` `Exists` `NoSchedule` toleration that GPU nodes need " +
 					"is always added and is not listed here.",
-				NestedObject: schema.NestedAttributeObject{Attributes: workloadTolerationAttributes()},
+				NestedObject: schema.NestedAttributeObject{Attributes: tolerationAttributes()},
 			},
 			"shm_size": schema.StringAttribute{
 				Optional: true,
@@ -377,33 +375,6 @@ func workloadVolumeBlock() schema.ListNestedBlock {
 					MarkdownDescription: "Mount read-only. Defaults to `false`.",
 				},
 			},
-		},
-	}
-}
-
-func workloadTolerationAttributes() map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"key": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "Taint key; with operator `Exists` and no key, every taint is tolerated.",
-		},
-		"operator": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "Valid values are: " + backtickList(tolerationOperators) + ". Kubernetes treats unset as `Equal`.",
-			Validators:          []validator.String{stringvalidator.OneOf(tolerationOperators...)},
-		},
-		"value": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "Taint value, with operator `Equal`.",
-		},
-		"effect": schema.StringAttribute{
-			Optional:            true,
-			MarkdownDescription: "Taint effect to tolerate; all when unset. Valid values are: " + backtickList(tolerationEffects) + ".",
-			Validators:          []validator.String{stringvalidator.OneOf(tolerationEffects...)},
-		},
-		"toleration_seconds": schema.Int64Attribute{
-			Optional:            true,
-			MarkdownDescription: "With effect `NoExecute`: how long the pod stays bound after the taint appears.",
 		},
 	}
 }
