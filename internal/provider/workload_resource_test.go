@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 )
 
 func testAccWorkloadTrainJobConfig(namespace, ncclDebug, extra string) string {
@@ -222,10 +223,16 @@ resource "gpu_workload" "train" {
 				{
 					PreConfig: func() {
 						deps := cluster.Client().AppsV1().Deployments(ns)
-						dep, err := deps.Get(context.Background(), "serve", metav1.GetOptions{})
-						require.NoError(t, err)
-						dep.Spec.Template.Spec.Containers[0].Image = "vllm/vllm-openai:hotfix"
-						_, err = deps.Update(context.Background(), dep, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+						// The Deployment controller writes the status concurrently: retry on conflict.
+						err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+							dep, err := deps.Get(context.Background(), "serve", metav1.GetOptions{})
+							if err != nil {
+								return err
+							}
+							dep.Spec.Template.Spec.Containers[0].Image = "vllm/vllm-openai:hotfix"
+							_, err = deps.Update(context.Background(), dep, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+							return err
+						})
 						require.NoError(t, err)
 					},
 					Config:             config,

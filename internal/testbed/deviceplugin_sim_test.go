@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )
@@ -117,14 +118,20 @@ func setPluginConfig(ctx context.Context, t *testing.T, namespace string, ds *ap
 		_, err = client.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	current, err := client.AppsV1().DaemonSets(namespace).Get(ctx, ds.Name, metav1.GetOptions{})
-	require.NoError(t, err)
-	spec := &current.Spec.Template.Spec
-	spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "plugin-config"}}}}}
-	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/config"}}
-	spec.Containers[0].Env = []corev1.EnvVar{{Name: "CONFIG_FILE", Value: "/config/config.yaml"}}
-	current.Spec.Template.Annotations = map[string]string{"config-hash": fmt.Sprint(len(config), config[len(config)-8:])}
-	_, err = client.AppsV1().DaemonSets(namespace).Update(ctx, current, metav1.UpdateOptions{})
+	// The DaemonSet controller writes the status concurrently: retry on conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := client.AppsV1().DaemonSets(namespace).Get(ctx, ds.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		spec := &current.Spec.Template.Spec
+		spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "plugin-config"}}}}}
+		spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/config"}}
+		spec.Containers[0].Env = []corev1.EnvVar{{Name: "CONFIG_FILE", Value: "/config/config.yaml"}}
+		current.Spec.Template.Annotations = map[string]string{"config-hash": fmt.Sprint(len(config), config[len(config)-8:])}
+		_, err = client.AppsV1().DaemonSets(namespace).Update(ctx, current, metav1.UpdateOptions{})
+		return err
+	})
 	require.NoError(t, err)
 }
 
