@@ -85,37 +85,20 @@ func ListInventory(ctx context.Context, client kubernetes.Interface, opts Invent
 	}
 	nodesByName := map[string]*GPUNode{}
 	var names []string
-	err := listPages(ctx, pageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
-		lo.LabelSelector = opts.LabelSelector
-		list, err := client.CoreV1().Nodes().List(ctx, lo)
-		if err != nil {
-			return "", fmt.Errorf("listing nodes: %w", err)
+	err := forEachNode(ctx, client, pageSize, opts.LabelSelector, func(node *corev1.Node) {
+		if n, ok := gpuNodeFrom(node); ok {
+			nodesByName[n.Name] = &n
+			names = append(names, n.Name)
 		}
-		for i := range list.Items {
-			if n, ok := gpuNodeFrom(&list.Items[i]); ok {
-				nodesByName[n.Name] = &n
-				names = append(names, n.Name)
-			}
-		}
-		return list.Continue, nil
 	})
 	if err != nil {
 		return Inventory{}, err
 	}
 	if len(names) > 0 {
-		err = listPages(ctx, pageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
-			lo.FieldSelector = nonTerminatedBoundPods
-			list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, lo)
-			if err != nil {
-				return "", fmt.Errorf("listing pods: %w", err)
+		err = forEachBoundActivePod(ctx, client, pageSize, func(pod *corev1.Pod) {
+			if n := nodesByName[pod.Spec.NodeName]; n != nil {
+				n.Allocated += podGPURequest(pod)
 			}
-			for i := range list.Items {
-				pod := &list.Items[i]
-				if n := nodesByName[pod.Spec.NodeName]; n != nil {
-					n.Allocated += podGPURequest(pod)
-				}
-			}
-			return list.Continue, nil
 		})
 		if err != nil {
 			return Inventory{}, err
@@ -129,6 +112,38 @@ func ListInventory(ctx context.Context, client kubernetes.Interface, opts Invent
 		inv.Nodes = append(inv.Nodes, *n)
 	}
 	return inv, nil
+}
+
+// forEachNode calls fn for every node that labelSelector selects, reading
+// them in paginated LISTs of pageSize.
+func forEachNode(ctx context.Context, client kubernetes.Interface, pageSize int64, labelSelector string, fn func(*corev1.Node)) error {
+	return listPages(ctx, pageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
+		lo.LabelSelector = labelSelector
+		list, err := client.CoreV1().Nodes().List(ctx, lo)
+		if err != nil {
+			return "", fmt.Errorf("listing nodes: %w", err)
+		}
+		for i := range list.Items {
+			fn(&list.Items[i])
+		}
+		return list.Continue, nil
+	})
+}
+
+// forEachBoundActivePod calls fn for every pod that holds resources on a
+// node (nonTerminatedBoundPods), reading them in paginated LISTs of pageSize.
+func forEachBoundActivePod(ctx context.Context, client kubernetes.Interface, pageSize int64, fn func(*corev1.Pod)) error {
+	return listPages(ctx, pageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
+		lo.FieldSelector = nonTerminatedBoundPods
+		list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, lo)
+		if err != nil {
+			return "", fmt.Errorf("listing pods: %w", err)
+		}
+		for i := range list.Items {
+			fn(&list.Items[i])
+		}
+		return list.Continue, nil
+	})
 }
 
 // listPages calls list until the server says there is no more.

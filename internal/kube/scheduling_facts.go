@@ -18,34 +18,18 @@ import (
 func ListNodeFacts(ctx context.Context, client kubernetes.Interface, resource corev1.ResourceName) ([]NodeFacts, error) {
 	var facts []NodeFacts
 	index := map[string]int{}
-	err := listPages(ctx, DefaultPageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
-		list, err := client.CoreV1().Nodes().List(ctx, lo)
-		if err != nil {
-			return "", fmt.Errorf("listing nodes: %w", err)
-		}
-		for i := range list.Items {
-			f := nodeFactsFrom(&list.Items[i], resource)
-			index[f.Name] = len(facts)
-			facts = append(facts, f)
-		}
-		return list.Continue, nil
+	err := forEachNode(ctx, client, DefaultPageSize, "", func(node *corev1.Node) {
+		f := nodeFactsFrom(node, resource)
+		index[f.Name] = len(facts)
+		facts = append(facts, f)
 	})
 	if err != nil {
 		return nil, err
 	}
-	err = listPages(ctx, DefaultPageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
-		lo.FieldSelector = nonTerminatedBoundPods
-		list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, lo)
-		if err != nil {
-			return "", fmt.Errorf("listing pods: %w", err)
+	err = forEachBoundActivePod(ctx, client, DefaultPageSize, func(pod *corev1.Pod) {
+		if j, ok := index[pod.Spec.NodeName]; ok {
+			facts[j].Free -= podResourceRequest(pod, resource)
 		}
-		for i := range list.Items {
-			pod := &list.Items[i]
-			if j, ok := index[pod.Spec.NodeName]; ok {
-				facts[j].Free -= podResourceRequest(pod, resource)
-			}
-		}
-		return list.Continue, nil
 	})
 	if err != nil {
 		return nil, err
