@@ -61,6 +61,22 @@ func (c *Clients) Kubernetes() (kubernetes.Interface, error) {
 	return c.kubeClient, c.kubeErr
 }
 
+// kubernetesFor returns the cluster client for a resource operation, or nil
+// after adding an error titled summary to diags. A nil Clients means the
+// provider was never configured, which is a bug in the provider.
+func (c *Clients) kubernetesFor(summary string, diags *diag.Diagnostics) kubernetes.Interface {
+	if c == nil {
+		diags.AddError(summary, "the provider is not configured: this is a bug in the provider, please report it")
+		return nil
+	}
+	client, err := c.Kubernetes()
+	if err != nil {
+		diags.AddError(summary, "configuring the Kubernetes client: "+err.Error())
+		return nil
+	}
+	return client
+}
+
 // AWS returns the SDK configuration, resolving credentials on the first call.
 func (c *Clients) AWS(ctx context.Context) (aws.Config, error) {
 	c.awsOnce.Do(func() {

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
@@ -65,15 +63,6 @@ func (r *DevicePluginResource) ValidateConfig(ctx context.Context, req resource.
 	resp.Diagnostics.Append(validateRequestsWithinLimits(ctx, config.Resources)...)
 }
 
-func (r *DevicePluginResource) kubernetes(diags *diag.Diagnostics, summary string) kubernetes.Interface {
-	client, err := r.clients.Kubernetes()
-	if err != nil {
-		diags.AddError(summary, "configuring the Kubernetes client: "+err.Error())
-		return nil
-	}
-	return client
-}
-
 func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan devicePluginModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -83,7 +72,7 @@ func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRe
 	spec, diags := plan.toSpec(ctx)
 	resp.Diagnostics.Append(diags...)
 	summary := fmt.Sprintf("creating NVIDIA device plugin (%s)", spec.ID())
-	client := r.kubernetes(&resp.Diagnostics, summary)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -134,7 +123,7 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	id := state.Namespace.ValueString() + "/" + state.Name.ValueString()
 	summary := fmt.Sprintf("reading NVIDIA device plugin (%s)", id)
-	client := r.kubernetes(&resp.Diagnostics, summary)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -169,7 +158,7 @@ func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRe
 	priorSpec, diags := prior.toSpec(ctx)
 	resp.Diagnostics.Append(diags...)
 	summary := fmt.Sprintf("updating NVIDIA device plugin (%s)", spec.ID())
-	client := r.kubernetes(&resp.Diagnostics, summary)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -208,7 +197,7 @@ func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRe
 	spec, diags := state.toSpec(ctx)
 	resp.Diagnostics.Append(diags...)
 	summary := fmt.Sprintf("deleting NVIDIA device plugin (%s)", spec.ID())
-	client := r.kubernetes(&resp.Diagnostics, summary)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -122,9 +122,8 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	client, err := d.clients.Kubernetes()
-	if err != nil {
-		resp.Diagnostics.AddError("configuring Kubernetes client for gpu_inventory", err.Error())
+	client := d.clients.kubernetesFor("reading GPU inventory from Kubernetes", &resp.Diagnostics)
+	if client == nil {
 		return
 	}
 	filter, opts, err := model.Filter.compile()

@@ -60,19 +60,6 @@ func (r *WorkloadResource) Configure(_ context.Context, req resource.ConfigureRe
 	r.clients = clients
 }
 
-func (r *WorkloadResource) kubernetes(summary string, diags *diag.Diagnostics) kubernetes.Interface {
-	if r.clients == nil {
-		diags.AddError(summary, "the provider is not configured: this is a bug in the provider, please report it")
-		return nil
-	}
-	client, err := r.clients.Kubernetes()
-	if err != nil {
-		diags.AddError(summary, "configuring the Kubernetes client: "+err.Error())
-		return nil
-	}
-	return client
-}
-
 func (r *WorkloadResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan workloadModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -80,7 +67,7 @@ func (r *WorkloadResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 	summary := "creating GPU workload (" + plan.identity() + ")"
-	client := r.kubernetes(summary, &resp.Diagnostics)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	timeout, diags := plan.Timeouts.Create(ctx, defaultWorkloadWaitTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -249,7 +236,7 @@ func (r *WorkloadResource) Read(ctx context.Context, req resource.ReadRequest, r
 		return
 	}
 	summary := "reading GPU workload (" + state.identity() + ")"
-	client := r.kubernetes(summary, &resp.Diagnostics)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -307,7 +294,7 @@ func (r *WorkloadResource) Update(ctx context.Context, req resource.UpdateReques
 		return
 	}
 	summary := "updating GPU workload (" + plan.identity() + ")"
-	client := r.kubernetes(summary, &resp.Diagnostics)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	timeout, diags := plan.Timeouts.Update(ctx, defaultWorkloadWaitTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -376,7 +363,7 @@ func (r *WorkloadResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	summary := "deleting GPU workload (" + state.identity() + ")"
-	client := r.kubernetes(summary, &resp.Diagnostics)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	timeout, diags := state.Timeouts.Delete(ctx, defaultWorkloadDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -423,7 +410,7 @@ func (r *WorkloadResource) ImportState(ctx context.Context, req resource.ImportS
 		resp.Diagnostics.AddError(summary, err.Error()+`; "job/namespace/name" and "deployment/namespace/name" name the kind too`)
 		return
 	}
-	client := r.kubernetes(summary, &resp.Diagnostics)
+	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
