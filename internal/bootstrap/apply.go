@@ -1,0 +1,131 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+)
+
+// Report is what an apply did.
+type Report struct {
+	Changes  int      // changes applied (or, with DryRun, that would be)
+	Backups  []string // target paths of the backups of replaced files
+	Restarts []string // services that need a restart (restarted with RestartRuntime)
+	Notes    []string // what the operator should know: "MIG mode is pending a GPU reset"
+}
+
+// Apply brings the host to the desired state one step at a time: each step
+// is planned right before it is applied, so it sees what earlier steps did
+// (persistence mode is set on the GPUs of a driver installed a moment ago).
+// With DryRun nothing is written or run; the files that would be written are
+// printed in full.
+func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Report, error) {
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	var report Report
+	backupRoot := path.Join(BackupDir, h.now().UTC().Format("20060102T150405Z"))
+	restarts := map[string]bool{}
+	if opts.DryRun {
+		h.pending = map[string]bool{}
+		defer func() { h.pending = nil }()
+	}
+	for _, step := range steps {
+		changes, err := step.Plan(ctx, h)
+		if err != nil {
+			return report, &StepError{Step: step.Name(), Err: err}
+		}
+		if opts.DryRun {
+			h.pending[step.Name()] = len(changes) > 0
+		}
+		if len(changes) == 0 {
+			fmt.Fprintf(out, "%s: up to date\n", step.Name())
+			continue
+		}
+		for _, change := range changes {
+			report.Changes++
+			if opts.DryRun {
+				fmt.Fprintf(out, "%s: would %s\n", step.Name(), change.Summary)
+				writeDryRunDetail(out, change)
+			} else {
+				fmt.Fprintf(out, "%s: %s\n", step.Name(), change.Summary)
+				backup, err := applyChange(ctx, h, change, backupRoot)
+				if err != nil {
+					return report, &StepError{Step: step.Name(), Err: err}
+				}
+				if backup != "" {
+					report.Backups = append(report.Backups, backup)
+					fmt.Fprintf(out, "  backup of the old file: %s\n", backup)
+				}
+			}
+			if change.Restart != "" {
+				restarts[change.Restart] = true
+			}
+			if change.Note != "" {
+				report.Notes = append(report.Notes, change.Note)
+			}
+		}
+	}
+	for service := range restarts {
+		report.Restarts = append(report.Restarts, service)
+	}
+	sort.Strings(report.Restarts)
+	if err := restartServices(ctx, h, &report, opts, out); err != nil {
+		return report, err
+	}
+	writeApplySummary(out, report, opts.DryRun)
+	return report, nil
+}
+
+func applyChange(ctx context.Context, h *Host, change Change, backupRoot string) (string, error) {
+	switch {
+	case change.File != nil:
+		return h.writeFile(change.File, backupRoot)
+	case len(change.Commands) > 0:
+		for _, cmd := range change.Commands {
+			if _, err := h.Runner.Run(ctx, cmd); err != nil {
+				return "", err
+			}
+		}
+		return "", nil
+	case change.Action != nil:
+		return "", change.Action(ctx, h)
+	}
+	return "", fmt.Errorf("change %q has nothing to do", change.Summary)
+}
+
+func restartServices(ctx context.Context, h *Host, report *Report, opts ApplyOptions, out io.Writer) error {
+	for _, service := range report.Restarts {
+		switch {
+		case opts.DryRun:
+			if opts.RestartRuntime {
+				fmt.Fprintf(out, "would run: systemctl restart %s\n", service)
+			}
+		case opts.RestartRuntime:
+			fmt.Fprintf(out, "restarting %s\n", service)
+			if _, err := h.Run(ctx, "systemctl", "restart", service); err != nil {
+				return &StepError{Step: "restart", Err: err}
+			}
+		default:
+			fmt.Fprintf(out, "%s must be restarted to pick up the change: systemctl restart %s (or pass --restart-runtime)\n", service, service)
+		}
+	}
+	return nil
+}
+
+func writeApplySummary(out io.Writer, report Report, dryRun bool) {
+	for _, note := range report.Notes {
+		fmt.Fprintf(out, "note: %s\n", note)
+	}
+	switch {
+	case report.Changes == 0:
+		fmt.Fprintln(out, "No changes: the host already matches the desired state.")
+	case dryRun:
+		fmt.Fprintf(out, "Dry run: %d change(s) would be made; nothing was changed.\n", report.Changes)
+	default:
+		fmt.Fprintf(out, "Applied %d change(s).\n", report.Changes)
+	}
+}

@@ -1,0 +1,95 @@
+package bootstrap
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+// WritePlan prints a plan the way `gpu-bootstrap plan` shows it: each step,
+// its changes, and for files a unified diff.
+func WritePlan(out io.Writer, plan Plan) {
+	for _, step := range plan {
+		if len(step.Changes) == 0 {
+			fmt.Fprintf(out, "%s: up to date\n", step.Step)
+			continue
+		}
+		for _, change := range step.Changes {
+			fmt.Fprintf(out, "%s: will %s\n", step.Step, change.Summary)
+			writeChangeDetail(out, change)
+		}
+	}
+	if plan.Empty() {
+		fmt.Fprintln(out, "No changes: the host already matches the desired state.")
+		return
+	}
+	fmt.Fprintf(out, "Plan: %d change(s). Run `gpu-bootstrap apply` to make them.\n", plan.Count())
+}
+
+// writeChangeDetail shows a file change as a diff and commands as the
+// command lines that would run.
+func writeChangeDetail(out io.Writer, change Change) {
+	switch {
+	case change.File != nil:
+		io.WriteString(out, indent(FileDiff(change.File), "    "))
+	case len(change.Commands) > 0:
+		for _, cmd := range change.Commands {
+			fmt.Fprintf(out, "    $ %s\n", cmd)
+		}
+	}
+	if change.Restart != "" {
+		fmt.Fprintf(out, "    (%s must restart to pick this up)\n", change.Restart)
+	}
+}
+
+// writeDryRunDetail is writeChangeDetail for --dry-run, which prints the
+// whole file that would be written.
+func writeDryRunDetail(out io.Writer, change Change) {
+	if change.File == nil {
+		writeChangeDetail(out, change)
+		return
+	}
+	fmt.Fprintf(out, "    --- %s as it would be written ---\n", change.File.Path)
+	io.WriteString(out, indent(string(change.File.New), "    "))
+	fmt.Fprintf(out, "    --- end of %s ---\n", change.File.Path)
+}
+
+// FileDiff is the unified diff of a file change.
+func FileDiff(f *FileChange) string {
+	from := f.Path
+	if f.Old == nil {
+		from = "/dev/null"
+	}
+	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A:        difflib.SplitLines(string(f.Old)),
+		B:        difflib.SplitLines(string(f.New)),
+		FromFile: from,
+		ToFile:   f.Path,
+		Context:  2,
+	})
+	if err != nil {
+		return fmt.Sprintf("(no diff: %v)\n", err)
+	}
+	return diff
+}
+
+func indent(text, prefix string) string {
+	if text == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	for _, line := range lines {
+		if line == "" {
+			continue
+		}
+		b.WriteString(prefix)
+		b.WriteString(line)
+	}
+	if !strings.HasSuffix(text, "\n") {
+		b.WriteString("\n")
+	}
+	return b.String()
+}
