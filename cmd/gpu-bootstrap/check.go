@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/bootstrap"
+)
+
+func runCheck(ctx context.Context, args []string, env environment) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	var d desiredFlags
+	d.register(fs)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return code
+	}
+	cfg, err := d.config()
+	if err != nil {
+		// A probe must not report healthy on a config it cannot read.
+		fmt.Fprintf(env.stderr, "gpu-bootstrap check: %v\n", err)
+		return exitError
+	}
+	h := d.host(env)
+	defer h.GPUs.Close()
+	health := bootstrap.Verify(ctx, h, cfg)
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(health); err != nil {
+			fmt.Fprintf(env.stderr, "gpu-bootstrap check: %v\n", err)
+			return exitError
+		}
+	} else {
+		writeHealth(env.stdout, health)
+	}
+	return health.ExitCode()
+}
+
+// writeHealth prints a health verdict: the status, then each problem, then
+// (when healthy) what was checked.
+func writeHealth(w io.Writer, health bootstrap.Health) {
+	fmt.Fprintf(w, "health: %s\n", health.Status)
+	for _, problem := range health.Problems {
+		fmt.Fprintf(w, "  problem: %s\n", problem)
+	}
+	for _, check := range health.Checks {
+		fmt.Fprintf(w, "  ok: %s\n", check)
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/bootstrap"
+)
+
+// prepare parses the flags of plan and apply and builds the desired state and
+// the host; ok is false when the command should stop with code.
+func prepare(fs *flag.FlagSet, d *desiredFlags, args []string, env environment) (cfg *bootstrap.Config, h *bootstrap.Host, code int, ok bool) {
+	d.register(fs)
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return nil, nil, code, false
+	}
+	if !d.anyStateFlag() {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap %s: nothing to do: pass --config FILE, or flags such as --runtime containerd (see -h)\n", fs.Name())
+		return nil, nil, exitUsage, false
+	}
+	cfg, err := d.config()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap %s: %v\n", fs.Name(), err)
+		return nil, nil, exitError, false
+	}
+	return cfg, d.host(env), exitOK, true
+}
+
+func runPlan(ctx context.Context, args []string, env environment) int {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	var d desiredFlags
+	cfg, h, code, ok := prepare(fs, &d, args, env)
+	if !ok {
+		return code
+	}
+	defer h.GPUs.Close()
+	plan, err := bootstrap.MakePlan(ctx, h, cfg.Steps())
+	if err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap plan: %v\n", err)
+		return exitError
+	}
+	bootstrap.WritePlan(env.stdout, plan)
+	if !plan.Empty() {
+		return exitChanges
+	}
+	return exitOK
+}
+
+func runApply(ctx context.Context, args []string, env environment) int {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	var d desiredFlags
+	var opts bootstrap.ApplyOptions
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the files that would be written and the commands that would run; change nothing")
+	fs.BoolVar(&opts.RestartRuntime, "restart-runtime", false, "restart the container runtime when its config changed (systemctl restart)")
+	skipVerify := fs.Bool("skip-verify", false, "do not check the node's health after applying")
+	cfg, h, code, ok := prepare(fs, &d, args, env)
+	if !ok {
+		return code
+	}
+	defer h.GPUs.Close()
+	opts.Out = env.stdout
+	report, err := bootstrap.Apply(ctx, h, cfg.Steps(), opts)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap apply: %v\n", err)
+		if report.Changes > 0 {
+			fmt.Fprintf(env.stderr, "gpu-bootstrap apply: %d change(s) were made before the failure; run apply again after fixing it\n", report.Changes-1)
+		}
+		return exitError
+	}
+	if opts.DryRun || *skipVerify {
+		return exitOK
+	}
+	health := bootstrap.Verify(ctx, h, cfg)
+	writeHealth(env.stdout, health)
+	if health.Status == bootstrap.HealthUnhealthy && len(report.Restarts) > 0 && !opts.RestartRuntime {
+		fmt.Fprintln(env.stdout, "(some problems may clear once the runtime restarts)")
+	}
+	return health.ExitCode()
+}

@@ -1,0 +1,237 @@
+// Package nvmltest gives tests a DGX A100 that answers every NVML call: go-nvml's
+// dgxa100 mock (8× A100-SXM4-40GB, driver 550.54.15) with deterministic UUIDs,
+// stateful settings (persistence, compute mode, power limit, application
+// clocks) and health counters a test can change, and every call the mock leaves
+// nil answering ERROR_NOT_SUPPORTED, as a real GPU does for a feature it lacks.
+package nvmltest
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+)
+
+// GPU is the state behind one mocked GPU. Tests change it directly, before or
+// between calls.
+type GPU struct {
+	mu sync.Mutex
+
+	Persistence        bool
+	ComputeMode        gonvml.ComputeMode
+	PowerLimitMW       uint32 // enforced limit, milliwatts
+	PowerMinMW         uint32
+	PowerMaxMW         uint32
+	PowerDrawMW        uint32
+	AppMemoryMHz       uint32
+	AppGraphicsMHz     uint32
+	TemperatureC       uint32
+	UtilizationGPU     uint32
+	VolatileECC        uint64 // uncorrected, since driver load
+	AggregateECC       uint64
+	RemapPending       bool
+	RemapFailure       bool
+	Processes          []gonvml.ProcessInfo
+	Lost               bool // every call answers ERROR_GPU_IS_LOST
+	PersistenceSetCall int  // how many times SetPersistenceMode was called
+}
+
+// Fleet is the mocked machine.
+type Fleet struct {
+	Server *dgxa100.Server
+	GPUs   [8]*GPU
+}
+
+// NewDGXA100 returns a healthy DGX A100: persistence off, default compute
+// mode, power limit 400 W (range 100–400 W), application clocks 1215/1410 MHz,
+// no ECC errors, no processes.
+func NewDGXA100() *Fleet {
+	f := &Fleet{Server: dgxa100.New()}
+	notSupported(&f.Server.Interface)
+	for i := range f.Server.Devices {
+		dev := f.Server.Devices[i].(*dgxa100.Device)
+		dev.UUID = fmt.Sprintf("GPU-00000000-0000-4000-8000-%012d", i)
+		gpu := &GPU{
+			PowerLimitMW: 400000, PowerMinMW: 100000, PowerMaxMW: 400000, PowerDrawMW: 61000,
+			AppMemoryMHz: 1215, AppGraphicsMHz: 1410, TemperatureC: 31,
+		}
+		f.GPUs[i] = gpu
+		notSupported(&dev.Device)
+		wire(dev, gpu, f)
+	}
+	return f
+}
+
+// notSupported fills every nil func field of a go-nvml mock struct with a
+// function that returns zero values and ERROR_NOT_SUPPORTED.
+func notSupported(mockStruct any) {
+	returnType := reflect.TypeOf(gonvml.SUCCESS)
+	v := reflect.ValueOf(mockStruct).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		field := v.Field(i)
+		if field.Kind() != reflect.Func || !field.IsNil() || !field.CanSet() {
+			continue
+		}
+		fnType := field.Type()
+		field.Set(reflect.MakeFunc(fnType, func([]reflect.Value) []reflect.Value {
+			results := make([]reflect.Value, fnType.NumOut())
+			for r := range results {
+				out := fnType.Out(r)
+				results[r] = reflect.Zero(out)
+				if out == returnType {
+					results[r] = reflect.ValueOf(gonvml.ERROR_NOT_SUPPORTED)
+				}
+			}
+			return results
+		}))
+	}
+}
+
+
+func wire(dev *dgxa100.Device, gpu *GPU, f *Fleet) {
+	lost := func() bool { gpu.mu.Lock(); defer gpu.mu.Unlock(); return gpu.Lost }
+	uuid, name := dev.GetUUIDFunc, dev.GetNameFunc
+	dev.GetUUIDFunc = func() (string, gonvml.Return) {
+		if lost() {
+			return "", gonvml.ERROR_GPU_IS_LOST
+		}
+		return uuid()
+	}
+	dev.GetNameFunc = func() (string, gonvml.Return) {
+		if lost() {
+			return "", gonvml.ERROR_GPU_IS_LOST
+		}
+		return name()
+	}
+	dev.GetPersistenceModeFunc = func() (gonvml.EnableState, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return enable(gpu.Persistence), ok(gpu)
+	}
+	dev.SetPersistenceModeFunc = func(state gonvml.EnableState) gonvml.Return {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		gpu.PersistenceSetCall++
+		gpu.Persistence = state == gonvml.FEATURE_ENABLED
+		return ok(gpu)
+	}
+	dev.GetComputeModeFunc = func() (gonvml.ComputeMode, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return gpu.ComputeMode, ok(gpu)
+	}
+	dev.SetComputeModeFunc = func(mode gonvml.ComputeMode) gonvml.Return {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		gpu.ComputeMode = mode
+		return ok(gpu)
+	}
+	powerLimit := func() (uint32, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return gpu.PowerLimitMW, ok(gpu)
+	}
+	dev.GetEnforcedPowerLimitFunc = powerLimit
+	dev.GetPowerManagementLimitFunc = powerLimit
+	dev.GetPowerManagementLimitConstraintsFunc = func() (uint32, uint32, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return gpu.PowerMinMW, gpu.PowerMaxMW, ok(gpu)
+	}
+	dev.SetPowerManagementLimitFunc = func(mw uint32) gonvml.Return {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		if mw < gpu.PowerMinMW || mw > gpu.PowerMaxMW {
+			return gonvml.ERROR_INVALID_ARGUMENT
+		}
+		gpu.PowerLimitMW = mw
+		return ok(gpu)
+	}
+	dev.GetPowerUsageFunc = func() (uint32, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return gpu.PowerDrawMW, ok(gpu)
+	}
+	dev.GetTemperatureFunc = func(gonvml.TemperatureSensors) (uint32, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return gpu.TemperatureC, ok(gpu)
+	}
+	dev.GetUtilizationRatesFunc = func() (gonvml.Utilization, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return gonvml.Utilization{Gpu: gpu.UtilizationGPU}, ok(gpu)
+	}
+	dev.GetApplicationsClockFunc = func(clock gonvml.ClockType) (uint32, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		switch clock {
+		case gonvml.CLOCK_MEM:
+			return gpu.AppMemoryMHz, ok(gpu)
+		case gonvml.CLOCK_GRAPHICS:
+			return gpu.AppGraphicsMHz, ok(gpu)
+		}
+		return 0, gonvml.ERROR_NOT_SUPPORTED
+	}
+	dev.SetApplicationsClocksFunc = func(mem, gfx uint32) gonvml.Return {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		gpu.AppMemoryMHz, gpu.AppGraphicsMHz = mem, gfx
+		return ok(gpu)
+	}
+	dev.GetClockInfoFunc = func(clock gonvml.ClockType) (uint32, gonvml.Return) {
+		return map[gonvml.ClockType]uint32{gonvml.CLOCK_GRAPHICS: 1410, gonvml.CLOCK_SM: 1410, gonvml.CLOCK_MEM: 1215}[clock], ok(gpu)
+	}
+	dev.GetMaxClockInfoFunc = dev.GetClockInfoFunc
+	dev.GetEccModeFunc = func() (gonvml.EnableState, gonvml.EnableState, gonvml.Return) {
+		return gonvml.FEATURE_ENABLED, gonvml.FEATURE_ENABLED, ok(gpu)
+	}
+	dev.GetTotalEccErrorsFunc = func(kind gonvml.MemoryErrorType, counter gonvml.EccCounterType) (uint64, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		if kind != gonvml.MEMORY_ERROR_TYPE_UNCORRECTED {
+			return 0, ok(gpu)
+		}
+		if counter == gonvml.VOLATILE_ECC {
+			return gpu.VolatileECC, ok(gpu)
+		}
+		return gpu.AggregateECC, ok(gpu)
+	}
+	dev.GetRemappedRowsFunc = func() (int, int, bool, bool, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return 0, 0, gpu.RemapPending, gpu.RemapFailure, ok(gpu)
+	}
+	dev.GetComputeRunningProcessesFunc = func() ([]gonvml.ProcessInfo, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return append([]gonvml.ProcessInfo(nil), gpu.Processes...), ok(gpu)
+	}
+	dev.GetTopologyCommonAncestorFunc = func(other gonvml.Device) (gonvml.GpuTopologyLevel, gonvml.Return) {
+		// Two GPUs per PCIe switch, four per CPU socket, as on a DGX A100.
+		peer := other.(*dgxa100.Device)
+		switch {
+		case dev.Index/2 == peer.Index/2:
+			return gonvml.TOPOLOGY_MULTIPLE, ok(gpu)
+		case dev.Index/4 == peer.Index/4:
+			return gonvml.TOPOLOGY_NODE, ok(gpu)
+		}
+		return gonvml.TOPOLOGY_SYSTEM, ok(gpu)
+	}
+}
+
+func ok(gpu *GPU) gonvml.Return {
+	if gpu.Lost {
+		return gonvml.ERROR_GPU_IS_LOST
+	}
+	return gonvml.SUCCESS
+}
+
+func enable(on bool) gonvml.EnableState {
+	if on {
+		return gonvml.FEATURE_ENABLED
+	}
+	return gonvml.FEATURE_DISABLED
+}
