@@ -53,6 +53,13 @@ type Device struct {
 	ECC               ECC       `json:"ecc"`
 	Processes         []Process `json:"processes"`
 	Clocks            Clocks    `json:"clocks"`
+	// Lost is true when NVML reports the GPU as fallen off the bus
+	// (ERROR_GPU_IS_LOST): it needs a reset or a reboot.
+	Lost bool `json:"lost,omitempty"`
+	// Error says why the GPU could not be read completely, e.g. "reading
+	// UUID: ERROR_GPU_IS_LOST"; the fields read before it are kept. "" when
+	// every reading worked or was merely not supported.
+	Error string `json:"error,omitempty"`
 }
 
 // Compute modes, spelled as nvidia-smi spells them.

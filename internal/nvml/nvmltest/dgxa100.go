@@ -8,6 +8,7 @@ package nvmltest
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -53,13 +54,14 @@ func NewDGXA100() *Fleet {
 	for i := range f.Server.Devices {
 		dev := f.Server.Devices[i].(*dgxa100.Device)
 		dev.UUID = fmt.Sprintf("GPU-00000000-0000-4000-8000-%012d", i)
+		dev.PciBusID = fmt.Sprintf("0000:%s:00.0", dgxBusNumbers[i])
 		gpu := &GPU{
 			PowerLimitMW: 400000, PowerMinMW: 100000, PowerMaxMW: 400000, PowerDrawMW: 61000,
 			AppMemoryMHz: 1215, AppGraphicsMHz: 1410, TemperatureC: 31,
 		}
 		f.GPUs[i] = gpu
 		notSupported(&dev.Device)
-		wire(dev, gpu, f)
+		wire(dev, gpu)
 	}
 	return f
 }
@@ -89,8 +91,10 @@ func notSupported(mockStruct any) {
 	}
 }
 
+// dgxBusNumbers are the PCI bus numbers of the eight GPUs of a DGX A100.
+var dgxBusNumbers = [8]string{"07", "0f", "47", "4e", "87", "90", "b7", "bd"}
 
-func wire(dev *dgxa100.Device, gpu *GPU, f *Fleet) {
+func wire(dev *dgxa100.Device, gpu *GPU) {
 	lost := func() bool { gpu.mu.Lock(); defer gpu.mu.Unlock(); return gpu.Lost }
 	uuid, name := dev.GetUUIDFunc, dev.GetNameFunc
 	dev.GetUUIDFunc = func() (string, gonvml.Return) {
@@ -104,6 +108,16 @@ func wire(dev *dgxa100.Device, gpu *GPU, f *Fleet) {
 			return "", gonvml.ERROR_GPU_IS_LOST
 		}
 		return name()
+	}
+	dev.GetPciInfoFunc = func() (gonvml.PciInfo, gonvml.Return) {
+		// NVML spells the domain with eight digits and the bus in upper case.
+		var info gonvml.PciInfo
+		busID := "0000" + strings.ToUpper(dev.PciBusID)
+		for i := 0; i < len(busID) && i < len(info.BusId)-1; i++ {
+			info.BusId[i] = int8(busID[i])
+		}
+		info.PciDeviceId = 0x20B010DE
+		return info, ok(gpu)
 	}
 	dev.GetPersistenceModeFunc = func() (gonvml.EnableState, gonvml.Return) {
 		gpu.mu.Lock()
