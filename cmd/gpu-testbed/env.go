@@ -10,15 +10,24 @@ import (
 
 // runEnv prints `export` lines for a shell's eval. The AWS and Proxmox
 // emulators will add their endpoints here. With --terraform-path it prints
-// only the path of the cached Terraform CLI (--tofu-path: OpenTofu), running
-// testbed or not.
+// only the path of the cached Terraform CLI (--tofu-path: OpenTofu,
+// --packer-path: Packer), running testbed or not.
 func runEnv(_ context.Context, args []string) error {
 	flags := flag.NewFlagSet("env", flag.ContinueOnError)
 	dirArg := dirFlag(flags)
 	terraformPath := flags.Bool("terraform-path", false, "print the path of the cached Terraform CLI and nothing else")
 	tofuPath := flags.Bool("tofu-path", false, "print the path of the cached OpenTofu CLI and nothing else")
+	packerPath := flags.Bool("packer-path", false, "print the path of the cached Packer CLI and nothing else")
 	if err := flags.Parse(args); err != nil {
 		return err
+	}
+	if *packerPath {
+		path, err := testbed.PackerPath()
+		if err != nil {
+			return err
+		}
+		fmt.Println(path)
+		return nil
 	}
 	if *terraformPath || *tofuPath {
 		bins, err := testbed.Binaries()

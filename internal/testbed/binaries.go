@@ -69,6 +69,22 @@ func locateBinaries() (BinaryPaths, error) {
 	}, nil
 }
 
+// PackerPath returns the path of the cached Packer CLI, which validates
+// examples/packer. Neither a cluster nor the acceptance tests need it, so it
+// is not one of the BinaryPaths; the error, a *MissingBinariesError, says how
+// to build it.
+func PackerPath() (string, error) {
+	root, err := CacheRoot()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(packerBinDir(root), "packer")
+	if !isExecutable(path) {
+		return "", &MissingBinariesError{Missing: []string{fmt.Sprintf("packer (%s)", path)}}
+	}
+	return path, nil
+}
+
 func locateEtcd() string {
 	if path := os.Getenv("GPU_TESTBED_ETCD"); path != "" {
 		return path

@@ -34,3 +34,5 @@ func terraformBinDir(root string) string {
 }
 
 func tofuBinDir(root string) string { return filepath.Join(root, "bin", "tofu-"+TofuVersion) }
+
+func packerBinDir(root string) string { return filepath.Join(root, "bin", "packer-"+PackerVersion) }

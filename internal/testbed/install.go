@@ -22,7 +22,8 @@ type buildStep struct {
 // Install builds every testbed binary missing from the cache with the Go
 // toolchain: the Kubernetes control plane from the module in
 // <toolsDir>/kube (it pins k8s.io/kubernetes), OpenTofu from <toolsDir>/tofu,
-// kwok and Terraform from the Go module proxy. Binaries already present are not rebuilt. Each build goes
+// Packer from <toolsDir>/packer, kwok and Terraform from the Go module proxy.
+// Binaries already present are not rebuilt. Each build goes
 // to a temporary directory first and is renamed into place, so a half-built
 // binary is never taken for a present one. The go command's output goes to
 // out.
@@ -39,6 +40,7 @@ func Install(ctx context.Context, toolsDir string, out io.Writer) error {
 		return fmt.Errorf("finding the Kubernetes tools module (pass --tools-dir): %w", err)
 	}
 	tofuModule := filepath.Join(filepath.Dir(kubeModule), "tofu")
+	packerModule := filepath.Join(filepath.Dir(kubeModule), "packer")
 
 	steps := []buildStep{
 		{
@@ -71,6 +73,16 @@ func Install(ctx context.Context, toolsDir string, out io.Writer) error {
 			binaries: []string{"tofu"},
 			goArgs: []string{"-C", tofuModule, "install", "-ldflags", "-X github.com/opentofu/opentofu/version.dev=no",
 				"github.com/opentofu/opentofu/cmd/tofu"},
+		},
+		{
+			// Not run by the testbed: it validates examples/packer. A module
+			// of its own: `go install github.com/hashicorp/packer@v1.9.4`
+			// is refused (the proxy has no version list for Packer), and
+			// old dependencies can be raised there if a Go release breaks them.
+			name:     "Packer " + PackerVersion,
+			dir:      packerBinDir(root),
+			binaries: []string{"packer"},
+			goArgs:   []string{"-C", packerModule, "install", "github.com/hashicorp/packer"},
 		},
 	}
 	for _, step := range steps {

@@ -46,3 +46,13 @@ func TestToolsModulePinsTofuVersion(t *testing.T) {
 	require.NotNil(t, pinned, "tools/tofu/go.mod does not require github.com/opentofu/opentofu")
 	require.Equal(t, TofuVersion, pinned[1])
 }
+
+// The packer tools module builds the Packer CLI that validates
+// examples/packer: its requirement must be the version the testbed caches.
+func TestToolsModulePinsPackerVersion(t *testing.T) {
+	data, err := os.ReadFile("../../tools/packer/go.mod")
+	require.NoError(t, err)
+	pinned := regexp.MustCompile(`(?m)^\s*(?:require\s+)?github\.com/hashicorp/packer\s+(v\S+)`).FindStringSubmatch(string(data))
+	require.NotNil(t, pinned, "tools/packer/go.mod does not require github.com/hashicorp/packer")
+	require.Equal(t, PackerVersion, pinned[1])
+}
