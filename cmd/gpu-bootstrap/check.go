@@ -44,6 +44,9 @@ func runCheck(ctx context.Context, args []string, env environment) int {
 // (when healthy) what was checked.
 func writeHealth(w io.Writer, health bootstrap.Health) {
 	fmt.Fprintf(w, "health: %s\n", health.Status)
+	if health.Message != "" {
+		fmt.Fprintf(w, "  %s\n", health.Message)
+	}
 	for _, problem := range health.Problems {
 		fmt.Fprintf(w, "  problem: %s\n", problem)
 	}

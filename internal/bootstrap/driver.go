@@ -1,20 +1,248 @@
 package bootstrap
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
 
-// DriverConfig pins the NVIDIA driver branch. (Contract stub: owned by the
-// driver step's author.)
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
+)
+
+// The driver step installs one NVIDIA driver branch with the distribution's
+// package manager and pins it there, so an unattended upgrade never moves the
+// node to another branch:
+//
+//   - Ubuntu: the headless "-server" packages of Ubuntu's own archive,
+//     held with apt-mark (driver_debian.go);
+//   - Debian 12: NVIDIA's CUDA apt repository, pinned with NVIDIA's
+//     nvidia-driver-pinning-<branch> package (driver_debian.go);
+//   - Amazon Linux 2023, RHEL 8/9 and rebuilds: NVIDIA's CUDA repository and
+//     its nvidia-driver:<branch>-open / <branch>-dkms module streams, where
+//     the enabled stream is the pin (driver_dnf.go).
+//
+// A node already running the branch (NVML says so) gets no changes beyond a
+// missing pin, and none at all on a system this step has no packaging for. Which GPUs the kernel module flavor supports is checked at
+// plan time (driver_gpus.go).
+
+// DriverConfig pins the NVIDIA driver branch.
 type DriverConfig struct {
-	Branch        string `json:"branch"`                   // "535", "550", "570"
+	Branch        string `json:"branch"`                   // "535", "550", "570", "580": the driver's major version
 	KernelModules string `json:"kernel_modules,omitempty"` // "open" (default) or "proprietary"
 }
 
-func (c *DriverConfig) validate(field string) []error { return nil }
+// Kernel module flavors.
+const (
+	KernelModulesOpen        = "open"
+	KernelModulesProprietary = "proprietary"
+)
 
-type driverStep struct{ cfg DriverConfig }
+// flavor is KernelModules with its default.
+func (c DriverConfig) flavor() string {
+	if c.KernelModules == "" {
+		return KernelModulesOpen
+	}
+	return c.KernelModules
+}
 
-func newDriverStep(cfg DriverConfig) Step { return driverStep{cfg: cfg} }
+func (c DriverConfig) open() bool { return c.flavor() == KernelModulesOpen }
+
+// branchNumber is Branch as a number; 0 when it is not a branch.
+func (c DriverConfig) branchNumber() int {
+	if !branchPattern.MatchString(c.Branch) {
+		return 0
+	}
+	n, _ := strconv.Atoi(c.Branch)
+	return n
+}
+
+var (
+	branchPattern      = regexp.MustCompile(`^[1-9][0-9]{2}$`)
+	fullVersionPattern = regexp.MustCompile(`^([1-9][0-9]{2})\.[0-9]+(\.[0-9]+)?$`)
+)
+
+const (
+	// firstOpenBranch is the first branch with open GPU kernel modules
+	// (NVIDIA released them with R515 in May 2022).
+	firstOpenBranch = 515
+	// firstOpenOnlyBranch is the first branch without proprietary kernel
+	// modules: NVIDIA's Driver Installation Guide for 620 lists
+	// "Proprietary Kernel Modules Removed" under its recent updates.
+	firstOpenOnlyBranch = 620
+)
+
+func (c *DriverConfig) validate(field string) []error {
+	var errs []error
+	branchField, modulesField := field+".branch", field+".kernel_modules"
+	switch {
+	case c.Branch == "":
+		errs = append(errs, fieldError(branchField, `is required: the driver branch to install, its major version such as "570" or "580"`))
+	case fullVersionPattern.MatchString(c.Branch):
+		m := fullVersionPattern.FindStringSubmatch(c.Branch)
+		errs = append(errs, fieldError(branchField, "%q is a full driver version: give only its branch, %q (the package manager keeps the branch up to date)", c.Branch, m[1]))
+	case !branchPattern.MatchString(c.Branch):
+		errs = append(errs, fieldError(branchField, `%q is not a driver branch: give the three-digit major version, such as "570" or "580"`, c.Branch))
+	}
+	switch c.KernelModules {
+	case "", KernelModulesOpen, KernelModulesProprietary:
+	default:
+		errs = append(errs, fieldError(modulesField, `%q is not a kernel module flavor: use "open" (Turing and newer GPUs) or "proprietary" (needed by Maxwell, Pascal and Volta GPUs)`, c.KernelModules))
+		return errs
+	}
+	if n := c.branchNumber(); n != 0 {
+		if c.open() && n < firstOpenBranch {
+			errs = append(errs, fieldError(modulesField, `branch %s has no open kernel modules (NVIDIA ships them from branch %d on): set %s to "proprietary" or choose a newer branch`, c.Branch, firstOpenBranch, modulesField))
+		}
+		if !c.open() && n >= firstOpenOnlyBranch {
+			errs = append(errs, fieldError(modulesField, `NVIDIA ships only the open kernel modules from branch %d on: set %s to "open" or choose an older branch for pre-Turing GPUs`, firstOpenOnlyBranch, modulesField))
+		}
+	}
+	return errs
+}
+
+type driverStep struct {
+	cfg DriverConfig
+	// arch is the GOARCH of the target; the binary's own by default (tests
+	// set it so the repository URLs do not depend on the test machine).
+	arch string
+}
+
+func newDriverStep(cfg DriverConfig) Step { return driverStep{cfg: cfg, arch: runtime.GOARCH} }
 
 func (driverStep) Name() string { return "driver" }
 
-func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) { return nil, nil }
+// Plan compares the running driver (NVML) and the installed packages (the
+// package database under Host.Root) with the configured branch and flavor.
+func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
+	if errs := s.cfg.validate("driver"); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	snap, err := driverSnapshot(h)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKernelModuleGPUs("driver.kernel_modules", s.cfg, snap); err != nil {
+		return nil, err
+	}
+	running := snap.Driver.Loaded && snap.Driver.Version != ""
+	branchRuns := running && snap.Driver.Branch() == s.cfg.Branch
+
+	distro, err := readDistro(h)
+	if err != nil {
+		if branchRuns {
+			// Nothing to install, and no package manager this step knows
+			// to pin with (a Bottlerocket node, a test root): the host
+			// runs the branch, which is the desired state.
+			return nil, nil
+		}
+		return nil, err
+	}
+	live := hostIsLive(h)
+	kernel, err := targetKernel(h, live)
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := s.packaging(ctx, h, distro, kernel)
+	if err != nil {
+		return nil, err
+	}
+
+	if branchRuns {
+		// A driver this step did not install (an AMI's, a runfile's) is
+		// left alone; its own packages get their pin.
+		if !pkg.installed || pkg.pinned {
+			return nil, nil
+		}
+		return []Change{pkg.pinChange(s.cfg)}, nil
+	}
+
+	var changes []Change
+	switch {
+	case !pkg.installed:
+		changes = append(changes, pkg.setup...)
+		if len(pkg.release) > 0 {
+			changes = append(changes, Change{
+				Summary:  "release the hold on " + strings.Join(pkg.releasePackages, ", ") + " so branch " + s.cfg.Branch + " can replace them",
+				Commands: pkg.release,
+			})
+		}
+		install := pkg.installChange(s.cfg)
+		if running {
+			install.Note = fmt.Sprintf("driver %s is running: reboot to load branch %s (a loaded kernel module cannot be swapped underneath its users)", snap.Driver.Version, s.cfg.Branch)
+		} else if !live {
+			install.Note = fmt.Sprintf("the NVIDIA %s driver (branch %s) loads when the image boots", s.cfg.flavor(), s.cfg.Branch)
+		}
+		changes = append(changes, install)
+	case !pkg.pinned:
+		changes = append(changes, pkg.pinChange(s.cfg))
+	}
+
+	switch {
+	case running:
+		if pkg.installed {
+			// Installed earlier; only the reboot is missing. The change
+			// stays in the plan until the machine runs the branch.
+			changes = append(changes, Change{
+				Summary: fmt.Sprintf("replace the running driver %s with branch %s (installed: %s)", snap.Driver.Version, s.cfg.Branch, pkg.installedVersion),
+				Action:  func(context.Context, *Host) error { return nil },
+				Note:    fmt.Sprintf("reboot to load driver branch %s; %s stays loaded until then", s.cfg.Branch, snap.Driver.Version),
+			})
+		}
+	case live && strings.Contains(snap.Driver.Reason, "mismatch"):
+		// An upgrade replaced the user-space library while the old kernel
+		// module stays loaded: modprobe cannot fix that, a reboot does.
+		changes = append(changes, Change{
+			Summary: fmt.Sprintf("load driver branch %s in place of the kernel module still loaded (%s)", s.cfg.Branch, snap.Driver.Reason),
+			Action:  func(context.Context, *Host) error { return nil },
+			Note:    fmt.Sprintf("reboot to load driver branch %s", s.cfg.Branch),
+		})
+	case live:
+		if load := loadChange(snap, s.cfg); load != nil {
+			changes = append(changes, *load)
+		}
+	}
+	return changes, nil
+}
+
+// loadChange loads the freshly installed kernel module on a running machine,
+// or says why a reboot is needed instead; nil when there is no NVIDIA GPU to
+// load it for (modprobe nvidia fails without one).
+func loadChange(snap nvml.Snapshot, cfg DriverConfig) *Change {
+	display := nvidiaDisplayFunctions(snap)
+	if len(display) == 0 {
+		return nil
+	}
+	for _, fn := range display {
+		if fn.Driver == "nouveau" {
+			return &Change{
+				Summary: "load the NVIDIA kernel module after a reboot (nouveau drives " + fn.Address + " now)",
+				Action:  func(context.Context, *Host) error { return nil },
+				Note:    "reboot: the driver packages blacklist nouveau, and the nvidia module can only bind the GPUs once nouveau is gone",
+			}
+		}
+	}
+	return &Change{
+		Summary:  fmt.Sprintf("load the NVIDIA kernel module (branch %s, %s)", cfg.Branch, cfg.flavor()),
+		Commands: []Command{{Root: "/", Name: "modprobe", Args: []string{"nvidia"}}},
+	}
+}
+
+// driverSnapshot reads the GPUs; a host without a GPU library has none.
+func driverSnapshot(h *Host) (nvml.Snapshot, error) {
+	if h.GPUs == nil {
+		return nvml.Snapshot{Driver: nvml.Driver{Reason: "no GPU library"}}, nil
+	}
+	snap, err := h.GPUs.Snapshot()
+	if err != nil {
+		return snap, fmt.Errorf("reading the GPUs: %w", err)
+	}
+	return snap, nil
+}
+
+// hostIsLive reports whether Host.Root is the running machine (rather than
+// an image being built or a test directory): only then are kernel modules
+// loaded and services started.
+func hostIsLive(h *Host) bool { return h.Root == "" || h.Root == "/" }

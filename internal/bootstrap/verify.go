@@ -1,18 +1,32 @@
 package bootstrap
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
 // VerifyConfig is what `check` (and the end of `apply`) expects of the node.
-// (Contract stub: owned by the verify author.)
 type VerifyConfig struct {
-	ExpectGPUs int `json:"expect_gpus,omitempty"` // 0 = at least one
+	// ExpectGPUs is how many GPUs NVML must list; 0 means at least one,
+	// unless the node is CPU only (see Verify).
+	ExpectGPUs int `json:"expect_gpus,omitempty"`
 }
 
-func (c *VerifyConfig) validate(field string) []error { return nil }
+func (c *VerifyConfig) validate(field string) []error {
+	if c.ExpectGPUs < 0 {
+		return []error{fieldError(field+".expect_gpus", "%d is negative; give the number of GPUs the node must have, or 0 for at least one", c.ExpectGPUs)}
+	}
+	return nil
+}
 
 // Health is the verdict of Verify.
 type Health struct {
-	Status   string   `json:"status"` // HealthHealthy, HealthUnhealthy, HealthCPUOnly
+	Status string `json:"status"` // HealthHealthy, HealthUnhealthy, HealthCPUOnly
+	// Message is the verdict in one line, for a probe's output: "healthy:
+	// 8 GPUs, driver 550.54.15", "CPU only: NVIDIA_VISIBLE_DEVICES is unset,
+	// no GPU expected", "unhealthy: <first problem> (and 2 more problems)".
+	Message  string   `json:"message"`
 	Problems []string `json:"problems,omitempty"`
 	Checks   []string `json:"checks,omitempty"` // what was checked and passed
 }
@@ -36,4 +50,120 @@ func (h Health) ExitCode() int {
 
 // Verify checks the node against the config: the driver, the GPUs, and that
 // every configured step has nothing left to do.
-func Verify(ctx context.Context, h *Host, cfg *Config) Health { return Health{Status: HealthHealthy} }
+//
+// CPU only. The NVIDIA container runtime sets NVIDIA_VISIBLE_DEVICES inside
+// containers ("all", indexes, UUIDs; "void" or "none" for no GPU); on a bare
+// node it is normally unset. So unset alone cannot mean "no GPU": a node
+// whose PCI bus has NVIDIA functions, or whose config expects GPUs, must
+// have working GPUs whatever the variable says. Verify reports CPU only
+// (exit 0, nothing else checked) when all of these hold:
+//
+//   - NVIDIA_VISIBLE_DEVICES is unset, empty, "void" or "none";
+//   - no NVIDIA PCI function is in sysfs and NVML lists no GPU;
+//   - verify.expect_gpus is 0.
+//
+// This is the image that runs on CPU and GPU nodes alike (its health check
+// passes on the CPU ones), and the GPU image built on a CPU-only builder.
+//
+// Otherwise every rule below is checked and each failure is a problem:
+// the driver is loaded (else the NVIDIA PCI functions found are named);
+// NVML lists verify.expect_gpus GPUs, or at least one; no GPU is lost,
+// unreadable, has volatile uncorrected ECC errors, pages waiting to be
+// retired, rows waiting to be remapped or a failed remapping, or a MIG mode
+// switch waiting for a reset; persistence mode is on when the config asks
+// for it; the driver branch is driver.branch when set; and every configured
+// step (driver, persistence, runtime, cdi, gpu) plans no change.
+func Verify(ctx context.Context, h *Host, cfg *Config) Health {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	v := &verification{}
+	snap, err := h.GPUs.Snapshot()
+	if err != nil {
+		v.problem("reading the GPUs: %v", err)
+	}
+	visible := h.getenv("NVIDIA_VISIBLE_DEVICES")
+	if err == nil && noGPURequested(visible) && len(snap.PCI) == 0 && len(snap.Devices) == 0 && cfg.Verify.ExpectGPUs == 0 {
+		return Health{
+			Status:  HealthCPUOnly,
+			Message: fmt.Sprintf("CPU only: NVIDIA_VISIBLE_DEVICES is %s, no GPU expected", describeVisibleDevices(visible)),
+			Checks: []string{
+				fmt.Sprintf("NVIDIA_VISIBLE_DEVICES is %s", describeVisibleDevices(visible)),
+				"no NVIDIA PCI device found",
+				"verify.expect_gpus is 0",
+			},
+		}
+	}
+	if err == nil {
+		v.checkDriver(snap, cfg)
+		v.checkGPUCount(snap, cfg.Verify.ExpectGPUs)
+		v.checkGPUs(snap, cfg)
+	}
+	v.checkSteps(ctx, h, cfg.Steps())
+	return v.health(snap.Driver.Version, len(snap.Devices))
+}
+
+// noGPURequested reports whether NVIDIA_VISIBLE_DEVICES asks for no GPU.
+func noGPURequested(visible string) bool {
+	switch strings.TrimSpace(visible) {
+	case "", "void", "none":
+		return true
+	}
+	return false
+}
+
+func describeVisibleDevices(visible string) string {
+	if strings.TrimSpace(visible) == "" {
+		return "unset"
+	}
+	return strings.TrimSpace(visible)
+}
+
+// verification collects problems and passed checks.
+type verification struct {
+	problems []string
+	checks   []string
+}
+
+func (v *verification) problem(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+func (v *verification) check(format string, args ...any) {
+	v.checks = append(v.checks, fmt.Sprintf(format, args...))
+}
+
+// checkSteps plans every configured step: a step with changes left, or one
+// that cannot plan, is a problem.
+func (v *verification) checkSteps(ctx context.Context, h *Host, steps []Step) {
+	for _, step := range steps {
+		changes, err := step.Plan(ctx, h)
+		switch {
+		case err != nil:
+			v.problem("%s: %v", step.Name(), err)
+		case len(changes) == 1:
+			v.problem("%s: not configured: %s (run gpu-bootstrap apply)", step.Name(), changes[0].Summary)
+		case len(changes) > 1:
+			v.problem("%s: not configured: %s (and %d more changes; run gpu-bootstrap apply)", step.Name(), changes[0].Summary, len(changes)-1)
+		default:
+			v.check("%s: configured", step.Name())
+		}
+	}
+}
+
+func (v *verification) health(driverVersion string, gpus int) Health {
+	if len(v.problems) == 0 {
+		return Health{
+			Status:  HealthHealthy,
+			Message: fmt.Sprintf("healthy: %d GPUs, driver %s", gpus, driverVersion),
+			Checks:  v.checks,
+		}
+	}
+	msg := "unhealthy: " + v.problems[0]
+	if n := len(v.problems) - 1; n == 1 {
+		msg += " (and 1 more problem)"
+	} else if n > 1 {
+		msg += fmt.Sprintf(" (and %d more problems)", n)
+	}
+	return Health{Status: HealthUnhealthy, Message: msg, Problems: v.problems, Checks: v.checks}
+}

@@ -1,0 +1,420 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/tomledit"
+)
+
+// containerd keeps its runtimes in the CRI plugin, whose name depends on the
+// config version (containerd 1.7 pkg/cri/config PluginConfig, 2.0
+// internal/cri/config RuntimeConfig registered as io.containerd.cri.v1
+// "runtime"; nvidia-container-toolkit pkg/config/engine/containerd
+// criRuntimePluginName):
+//
+//	version 1  [plugins.cri.containerd.runtimes.nvidia]
+//	version 2  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+//	version 3  [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.nvidia]
+//
+// In each, default_runtime_name sits in the plugin's [containerd] table and
+// enable_cdi / cdi_spec_dirs in the plugin's own table (not under
+// [containerd]: nvidia-ctk 1.20.1 writes version 1's enable_cdi under
+// plugins.cri.containerd, where containerd 1.x does not read it).
+const (
+	defaultContainerdConfig = "/etc/containerd/config.toml"
+	containerdDropInName    = "99-nvidia.toml"
+	containerdRuncV2        = "io.containerd.runc.v2"
+	containerdLinuxV1       = "io.containerd.runtime.v1.linux"
+)
+
+type containerdSchema struct {
+	version int64
+	plugin  string
+}
+
+func containerdSchemaFor(version int64) containerdSchema {
+	switch version {
+	case 1:
+		return containerdSchema{version: 1, plugin: "cri"}
+	case 2:
+		return containerdSchema{version: 2, plugin: "io.containerd.grpc.v1.cri"}
+	default:
+		return containerdSchema{version: 3, plugin: "io.containerd.cri.v1.runtime"}
+	}
+}
+
+// cri is a key path in the CRI plugin's table.
+func (s containerdSchema) cri(keys ...string) []string {
+	return append([]string{"plugins", s.plugin}, keys...)
+}
+
+func (s containerdSchema) runtime(name string, keys ...string) []string {
+	return s.cri(append([]string{"containerd", "runtimes", name}, keys...)...)
+}
+
+func (s containerdSchema) defaultRuntime() []string {
+	return s.cri("containerd", "default_runtime_name")
+}
+
+// planContainerd adds the nvidia runtime to containerd's config, or to a
+// drop-in it imports (see containerdDropIn).
+func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) {
+	path := want.configPath
+	if path == "" {
+		path = defaultContainerdConfig
+	}
+	main, err := readConfigFile(h, path)
+	if err != nil {
+		return nil, err
+	}
+	mainDoc, err := parseTOMLFile(main)
+	if err != nil {
+		return nil, err
+	}
+	ver, known := probeVersion(ctx, h, "containerd")
+	version, why, err := containerdConfigVersion(path, mainDoc, ver, known)
+	if err != nil {
+		return nil, err
+	}
+	if known && !ver.atLeast(2, 0) && version >= 3 {
+		return nil, fmt.Errorf("%s is containerd config version 3, which containerd %s cannot read (version 3 needs containerd 2.0 or later)", path, ver)
+	}
+	if want.enableCDI && known && !ver.atLeast(1, 7) {
+		return nil, fieldError("runtime.enable_cdi", "containerd %s has no CDI support (it came in containerd 1.7); upgrade containerd or set enable_cdi: false", ver)
+	}
+	ed := containerdEdit{
+		schema:      containerdSchemaFor(version),
+		want:        want,
+		runtimeType: containerdRuncV2,
+		// CDI is on unless turned off from containerd 2.0 (internal/cri/config
+		// DefaultRuntimeConfig: EnableCDI true); off by default in 1.7.
+		cdiOnByDefault: version >= 3 || known && ver.atLeast(2, 0),
+	}
+	if known && !ver.atLeast(1, 3) {
+		// The runc v2 shim came with containerd 1.3; before it the default
+		// was the v1 Linux runtime, which reads options.Runtime.
+		ed.runtimeType = containerdLinuxV1
+	}
+	about := fmt.Sprintf(" (containerd config version %d: %s)", version, why)
+
+	dropIn, importPattern, inPlaceWhy := containerdDropIn(path, mainDoc, ver, known, version)
+	if dropIn == "" {
+		verb := "update"
+		if !main.exists {
+			verb = "create"
+		}
+		if mainDoc.IsEmpty() {
+			if _, err := mainDoc.Set([]string{"version"}, version); err != nil {
+				return nil, err
+			}
+		}
+		did, err := ed.apply(mainDoc, nil)
+		if err != nil {
+			return nil, editError(path, err)
+		}
+		change, ok := main.change(mainDoc.Bytes(), describeEdits(verb, path, did)+about+inPlaceWhy, "containerd")
+		if !ok {
+			return nil, nil
+		}
+		return []Change{change}, nil
+	}
+
+	in, err := readConfigFile(h, dropIn)
+	if err != nil {
+		return nil, err
+	}
+	inDoc, err := parseTOMLFile(in)
+	if err != nil {
+		return nil, err
+	}
+	verb := "update"
+	if !in.exists {
+		verb = "create"
+	}
+	if inDoc.IsEmpty() {
+		// The main config alone may have it all already (configured in
+		// place before it imported drop-ins): then no drop-in is needed.
+		scratch, _ := tomledit.Parse(mainDoc.Bytes())
+		if did, err := ed.apply(scratch, nil); err == nil && len(did) == 0 {
+			return nil, nil
+		}
+		if _, err := inDoc.Set([]string{"version"}, version); err != nil {
+			return nil, err
+		}
+	}
+	did, err := ed.apply(inDoc, mainDoc)
+	if err != nil {
+		return nil, editError(dropIn, err)
+	}
+	var changes []Change
+	if !in.exists && len(did) == 0 {
+		// The main config has the runtime; what is left to do is there.
+		importPattern = ""
+	} else if change, ok := in.change(inDoc.Bytes(), describeEdits(verb, dropIn, did)+about, "containerd"); ok {
+		changes = append(changes, change)
+	}
+	var mainDid []string
+	if importPattern != "" {
+		if changed, err := mainDoc.AppendString([]string{"imports"}, importPattern); err != nil {
+			return nil, editError(path, err)
+		} else if changed {
+			mainDid = append(mainDid, "import "+importPattern)
+		}
+	}
+	if !want.setDefault {
+		if def, _ := mainDoc.Get(ed.schema.defaultRuntime()...); def == nvidiaRuntime {
+			if _, err := mainDoc.Delete(ed.schema.defaultRuntime()); err != nil {
+				return nil, editError(path, err)
+			}
+			mainDid = append(mainDid, "stop making nvidia the default runtime")
+		}
+	}
+	if change, ok := main.change(mainDoc.Bytes(), describeEdits("update", path, mainDid), "containerd"); ok {
+		changes = append(changes, change)
+	}
+	return changes, nil
+}
+
+// containerdConfigVersion is the config version to edit in, and why: the
+// file's version key (containerd reads a file without one as version 1);
+// for a new file the version the installed containerd writes (`containerd
+// config default`: 3 from 2.0, 2 from 1.3); 2 when containerd does not say.
+func containerdConfigVersion(path string, doc *tomledit.Doc, ver engineVersion, known bool) (int64, string, error) {
+	if !doc.IsEmpty() {
+		v, ok := doc.Get("version")
+		if !ok {
+			return 1, "the file has no version key, which containerd reads as version 1", nil
+		}
+		n, isInt := v.(int64)
+		if !isInt || n < 1 || n > 3 {
+			return 0, "", fmt.Errorf("%s: version = %v is not a containerd config version (1, 2 or 3)", path, v)
+		}
+		return n, "the file's version key", nil
+	}
+	switch {
+	case !known:
+		return 2, "a new file; `containerd --version` gave no version, and containerd 1.3 to 2.x read version 2", nil
+	case ver.atLeast(2, 0):
+		return 3, "a new file for containerd " + ver.String(), nil
+	case ver.atLeast(1, 3):
+		return 2, "a new file for containerd " + ver.String(), nil
+	}
+	return 1, "a new file for containerd " + ver.String(), nil
+}
+
+// containerdDropIn decides where the runtime goes when the main config
+// imports drop-ins, and returns the drop-in path and the import to add to the
+// main config ("" when an import already covers it).
+//
+// containerd merges an imported file into the main config in
+// cmd/containerd/server/config mergeConfig. Before 2.0 it replaced every
+// plugin section the import names as a whole ("Maps merged by keys, but
+// values are replaced entirely"; containerd/containerd#5837): a drop-in with
+// only the nvidia runtime would wipe sandbox_image, the runc options and
+// everything else of the main file's CRI section. Since 2.0
+// (containerd/containerd#9982) plugin sections are merged key by key, so a
+// drop-in that holds just the nvidia keys is right. nvidia-ctk 1.18+
+// instead copies the whole CRI section into its drop-in for old containerd,
+// which then shadows later edits of the main file; this bootstrap edits the
+// main file in place instead. So: a drop-in only when the main config has
+// imports and containerd is 2.x (or, when `containerd --version` says
+// nothing, the config is version 3, which only 2.x reads).
+func containerdDropIn(path string, doc *tomledit.Doc, ver engineVersion, known bool, version int64) (dropIn, importPattern, inPlaceWhy string) {
+	v, _ := doc.Get("imports")
+	imports, _ := stringList(v)
+	if len(imports) == 0 {
+		return "", "", ""
+	}
+	if known && !ver.atLeast(2, 0) || !known && version < 3 {
+		return "", "", "; in the main file although it has imports: containerd before 2.0 replaces whole plugin sections from imported files (containerd/containerd#5837)"
+	}
+	dir := filepath.Dir(path)
+	for _, imp := range imports {
+		pattern := imp
+		if !filepath.IsAbs(pattern) {
+			pattern = filepath.Join(dir, pattern)
+		}
+		pattern = filepath.Clean(pattern)
+		if !strings.Contains(pattern, "*") || strings.ContainsAny(filepath.Dir(pattern), "*?[") {
+			continue
+		}
+		candidate := filepath.Join(filepath.Dir(pattern), containerdDropInName)
+		if ok, _ := filepath.Match(pattern, candidate); ok {
+			return candidate, "", ""
+		}
+	}
+	confD := filepath.Join(dir, "conf.d")
+	return filepath.Join(confD, containerdDropInName), filepath.Join(confD, "*.toml"), ""
+}
+
+// containerdEdit makes one config document (the main config, or a drop-in
+// over it) define the nvidia runtime.
+type containerdEdit struct {
+	schema         containerdSchema
+	want           runtimeWant
+	runtimeType    string // for a runtime that copies none
+	cdiOnByDefault bool
+}
+
+// apply edits doc, reading settings doc does not have from below (the main
+// config under a drop-in). It returns what it changed, nothing when doc
+// (over below) already has it all.
+func (e containerdEdit) apply(doc, below *tomledit.Doc) ([]string, error) {
+	get := func(path []string) (any, bool) {
+		if v, ok := doc.Get(path...); ok {
+			return v, true
+		}
+		if below != nil {
+			return below.Get(path...)
+		}
+		return nil, false
+	}
+	ensure := func(path []string, value any) (bool, error) {
+		if v, ok := get(path); ok && v == value {
+			return false, nil
+		}
+		return doc.Set(path, value)
+	}
+	var did []string
+	rt := e.schema.runtime(nvidiaRuntime)
+	if _, ok := get(rt); !ok {
+		from, err := e.copyLowLevelRuntime(doc, below, get)
+		if err != nil {
+			return nil, err
+		}
+		if from != "" {
+			did = append(did, fmt.Sprintf("add the nvidia runtime (%s, with the settings of runtime %q)", e.want.binary, from))
+		} else {
+			did = append(did, fmt.Sprintf("add the nvidia runtime (%s)", e.want.binary))
+		}
+	}
+	if t, _ := get(append(rt, "runtime_type")); t == nil || t == "" {
+		if _, err := doc.Set(append(rt, "runtime_type"), e.runtimeType); err != nil {
+			return nil, err
+		}
+	}
+	changed, err := ensure(append(rt, "options", "BinaryName"), e.want.binary)
+	if err != nil {
+		return nil, err
+	}
+	if e.schema.version == 1 {
+		// io.containerd.runtime.v1.linux, still common with version 1
+		// configs, reads the binary from options.Runtime (as nvidia-ctk sets).
+		c, err := ensure(append(rt, "options", "Runtime"), e.want.binary)
+		if err != nil {
+			return nil, err
+		}
+		changed = changed || c
+	}
+	if changed && len(did) == 0 {
+		did = append(did, "point the nvidia runtime at "+e.want.binary)
+	}
+
+	def := e.schema.defaultRuntime()
+	if e.want.setDefault {
+		if c, err := ensure(def, nvidiaRuntime); err != nil {
+			return nil, err
+		} else if c {
+			did = append(did, "make nvidia the default runtime")
+		}
+	} else if v, _ := doc.Get(def...); v == nvidiaRuntime {
+		if _, err := doc.Delete(def); err != nil {
+			return nil, err
+		}
+		did = append(did, "stop making nvidia the default runtime")
+	}
+
+	if e.want.enableCDI {
+		on := e.cdiOnByDefault
+		if v, ok := get(e.schema.cri("enable_cdi")); ok {
+			on = v == true
+		}
+		if !on {
+			if _, err := doc.Set(e.schema.cri("enable_cdi"), true); err != nil {
+				return nil, err
+			}
+			did = append(did, "enable CDI")
+		}
+	}
+	if e.want.cdiSpecDir != "" {
+		v, set := get(e.schema.cri("cdi_spec_dirs"))
+		dirs, _ := stringList(v)
+		if next := withSpecDir(dirs, set, e.want.cdiSpecDir); next != nil {
+			if _, err := doc.Set(e.schema.cri("cdi_spec_dirs"), next); err != nil {
+				return nil, err
+			}
+			did = append(did, "scan "+e.want.cdiSpecDir+" for CDI specs")
+		}
+	}
+	return did, nil
+}
+
+// copyLowLevelRuntime gives a new nvidia runtime the settings of the runtime
+// it wraps — the default runtime unless that is an nvidia one, else runc,
+// else crun, as nvidia-ctk does (engine.GetLowLevelRuntimes) — so that
+// SystemdCgroup and friends match runc's and the kubelet's cgroup driver.
+// The binary is replaced by the nvidia runtime's. It returns the runtime
+// copied, "" when there is none.
+func (e containerdEdit) copyLowLevelRuntime(doc, below *tomledit.Doc, get func([]string) (any, bool)) (string, error) {
+	def, _ := get(e.schema.defaultRuntime())
+	defName, _ := def.(string)
+	for _, name := range lowLevelRuntimes(defName) {
+		leaves := doc.Leaves(e.schema.runtime(name)...)
+		if len(leaves) == 0 && below != nil {
+			leaves = below.Leaves(e.schema.runtime(name)...)
+		}
+		if len(leaves) == 0 {
+			continue
+		}
+		for _, leaf := range leaves {
+			raw := leaf.Raw
+			switch strings.Join(leaf.Path, ".") {
+			case "options.BinaryName", "options.Runtime":
+				raw = tomledit.Quote(e.want.binary)
+			}
+			if _, err := doc.SetRaw(e.schema.runtime(nvidiaRuntime, leaf.Path...), raw); err != nil {
+				return "", err
+			}
+		}
+		return name, nil
+	}
+	return "", nil
+}
+
+// lowLevelRuntimes are the runtimes whose settings an nvidia runtime
+// copies, in order of preference.
+func lowLevelRuntimes(defaultRuntime string) []string {
+	if defaultRuntime != "" && !strings.HasPrefix(defaultRuntime, "nvidia") && defaultRuntime != "runc" && defaultRuntime != "crun" {
+		return []string{defaultRuntime, "runc", "crun"}
+	}
+	if defaultRuntime == "crun" {
+		return []string{"crun", "runc"}
+	}
+	return []string{"runc", "crun"}
+}
+
+// parseTOMLFile parses a config file; text that is not TOML is a
+// *ParseError naming the file, line and column.
+func parseTOMLFile(f configFile) (*tomledit.Doc, error) {
+	doc, err := tomledit.Parse(f.old)
+	var serr *tomledit.SyntaxError
+	if errors.As(err, &serr) {
+		return nil, &ParseError{Path: f.path, Line: serr.Line, Column: serr.Column, Err: errors.New(serr.Msg)}
+	}
+	return doc, err
+}
+
+// editError names the file an edit could not be made in; a file whose shape
+// is in the way (a value where a table must go) is a *ParseError, left as
+// it is.
+func editError(path string, err error) error {
+	var eerr *tomledit.EditError
+	if errors.As(err, &eerr) {
+		return &ParseError{Path: path, Line: eerr.Line, Err: errors.New(eerr.Msg)}
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
