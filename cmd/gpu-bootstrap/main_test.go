@@ -123,7 +123,7 @@ func TestWithoutADriverOrAGPU(t *testing.T) {
 	}
 	for _, visible := range []string{"", "void"} {
 		env, stdout, _, _ := testEnv(nil, map[string]string{"NVIDIA_VISIBLE_DEVICES": visible})
-		if code := runIn(env, "check", "--sysfs", sysfs); code != exitOK {
+		if code := runIn(env, "check", "--sysfs", sysfs, "--root", t.TempDir()); code != exitOK {
 			t.Errorf("check with NVIDIA_VISIBLE_DEVICES=%q: exit %d, want 0 (CPU only)\n%s", visible, code, stdout.String())
 		}
 		if !strings.Contains(stdout.String(), bootstrap.HealthCPUOnly) {
@@ -146,7 +146,9 @@ func TestGPUsWithoutADriverAreUnhealthy(t *testing.T) {
 		}
 	}
 	stdout.Reset()
-	if code := runIn(env, "check", "--sysfs", sysfs); code != 1 {
+	// --root: a bare node, whatever this test machine is (a container's
+	// /.dockerenv would make it CPU only).
+	if code := runIn(env, "check", "--sysfs", sysfs, "--root", t.TempDir()); code != 1 {
 		t.Errorf("check: exit %d, want 1 (GPUs present, no driver)\n%s", code, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "no NVIDIA driver loaded") {

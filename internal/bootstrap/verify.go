@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 )
 
 // VerifyConfig is what `check` (and the end of `apply`) expects of the node.
@@ -53,15 +55,19 @@ func (h Health) ExitCode() int {
 //
 // CPU only. The NVIDIA container runtime sets NVIDIA_VISIBLE_DEVICES inside
 // containers ("all", indexes, UUIDs; "void" or "none" for no GPU); on a bare
-// node it is normally unset. So unset alone cannot mean "no GPU": a node
-// whose PCI bus has NVIDIA functions, or whose config expects GPUs, must
-// have working GPUs whatever the variable says. Verify reports CPU only
-// (exit 0, nothing else checked) when all of these hold:
+// node it is normally unset. Containers see the host's sysfs, so a container
+// that was given no GPU still sees the host's GPUs on the PCI bus. Verify
+// reports CPU only (exit 0, nothing else checked) when verify.expect_gpus is
+// 0, NVML lists no GPU, and one of these holds:
 //
-//   - NVIDIA_VISIBLE_DEVICES is unset, empty, "void" or "none";
-//   - no NVIDIA PCI function is in sysfs and NVML lists no GPU;
-//   - verify.expect_gpus is 0.
+//   - NVIDIA_VISIBLE_DEVICES is "void" or "none": the runtime said so;
+//   - it is unset or empty and this is a container (/.dockerenv,
+//     /run/.containerenv, $container or $KUBERNETES_SERVICE_HOST): the NVIDIA
+//     runtime injected nothing;
+//   - it is unset or empty and no NVIDIA PCI function is in sysfs: a machine
+//     without NVIDIA GPUs.
 //
+// So a bare node with GPUs on its bus is never CPU only: its GPUs must work.
 // This is the image that runs on CPU and GPU nodes alike (its health check
 // passes on the CPU ones), and the GPU image built on a CPU-only builder.
 //
@@ -82,16 +88,13 @@ func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 	if err != nil {
 		v.problem("reading the GPUs: %v", err)
 	}
-	visible := h.getenv("NVIDIA_VISIBLE_DEVICES")
-	if err == nil && noGPURequested(visible) && len(snap.PCI) == 0 && len(snap.Devices) == 0 && cfg.Verify.ExpectGPUs == 0 {
-		return Health{
-			Status:  HealthCPUOnly,
-			Message: fmt.Sprintf("CPU only: NVIDIA_VISIBLE_DEVICES is %s, no GPU expected", describeVisibleDevices(visible)),
-			Checks: []string{
-				fmt.Sprintf("NVIDIA_VISIBLE_DEVICES is %s", describeVisibleDevices(visible)),
-				"no NVIDIA PCI device found",
-				"verify.expect_gpus is 0",
-			},
+	if err == nil && len(snap.Devices) == 0 && cfg.Verify.ExpectGPUs == 0 {
+		if why := cpuOnlyReason(h, snap); why != "" {
+			return Health{
+				Status:  HealthCPUOnly,
+				Message: "CPU only: " + why + ", no GPU expected",
+				Checks:  []string{why, "verify.expect_gpus is 0"},
+			}
 		}
 	}
 	if err == nil {
@@ -103,20 +106,30 @@ func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 	return v.health(snap.Driver.Version, len(snap.Devices))
 }
 
-// noGPURequested reports whether NVIDIA_VISIBLE_DEVICES asks for no GPU.
-func noGPURequested(visible string) bool {
-	switch strings.TrimSpace(visible) {
-	case "", "void", "none":
-		return true
+// cpuOnlyReason says why no GPU is expected here, or "" when GPUs are (see
+// Verify).
+func cpuOnlyReason(h *Host, snap nvml.Snapshot) string {
+	visible := strings.TrimSpace(h.getenv("NVIDIA_VISIBLE_DEVICES"))
+	switch {
+	case visible == "void" || visible == "none":
+		return "NVIDIA_VISIBLE_DEVICES is " + visible
+	case visible != "":
+		return ""
+	case inContainer(h):
+		return "a container without NVIDIA_VISIBLE_DEVICES"
+	case len(snap.PCI) == 0:
+		return "NVIDIA_VISIBLE_DEVICES is unset and no NVIDIA PCI device found"
 	}
-	return false
+	return ""
 }
 
-func describeVisibleDevices(visible string) string {
-	if strings.TrimSpace(visible) == "" {
-		return "unset"
-	}
-	return strings.TrimSpace(visible)
+// inContainer reports the marks container engines leave: Docker's
+// /.dockerenv, Podman's /run/.containerenv, the $container variable of
+// systemd-nspawn and Podman, and the service variables Kubernetes gives
+// every pod.
+func inContainer(h *Host) bool {
+	return h.Exists("/.dockerenv") || h.Exists("/run/.containerenv") ||
+		h.getenv("container") != "" || h.getenv("KUBERNETES_SERVICE_HOST") != ""
 }
 
 // verification collects problems and passed checks.

@@ -17,6 +17,7 @@ type verifyMachine struct {
 	noDriver bool              // libnvidia-ml.so.1 cannot be loaded
 	pci      map[string]string // PCI address -> bound driver ("" for none) of NVIDIA GPUs in sysfs
 	env      string            // NVIDIA_VISIBLE_DEVICES
+	files    map[string]string // files under the root, e.g. /.dockerenv
 	change   func(*nvmltest.Fleet)
 }
 
@@ -41,7 +42,9 @@ func (m verifyMachine) host(t *testing.T) *Host {
 		}
 	}
 	plantFiles(t, sysfs, files)
-	h := cdiHost(t, fleet, t.TempDir())
+	root := t.TempDir()
+	plantFiles(t, root, m.files)
+	h := cdiHost(t, fleet, root)
 	h.GPUs = nvml.New(nvml.Options{Lib: fleet.Server, SysfsRoot: sysfs})
 	h.Getenv = func(key string) string {
 		if key == "NVIDIA_VISIBLE_DEVICES" {
@@ -85,7 +88,7 @@ func TestVerify(t *testing.T) {
 			description: "CPU only: no variable, no GPU on the bus, none expected",
 			machine:     verifyMachine{noDriver: true},
 			status:      HealthCPUOnly,
-			message:     "CPU only: NVIDIA_VISIBLE_DEVICES is unset, no GPU expected",
+			message:     "CPU only: NVIDIA_VISIBLE_DEVICES is unset and no NVIDIA PCI device found, no GPU expected",
 		},
 		{
 			description: "CPU only: the NVIDIA runtime said void",
@@ -94,7 +97,25 @@ func TestVerify(t *testing.T) {
 			message:     "CPU only: NVIDIA_VISIBLE_DEVICES is void, no GPU expected",
 		},
 		{
-			description: "GPUs on the PCI bus but no driver is unhealthy, variable or not",
+			description: "CPU only: a container given no GPU on a GPU host sees the host's GPUs in sysfs",
+			machine:     verifyMachine{noDriver: true, env: "void", pci: map[string]string{"0000:07:00.0": "nvidia"}},
+			status:      HealthCPUOnly,
+			message:     "CPU only: NVIDIA_VISIBLE_DEVICES is void, no GPU expected",
+		},
+		{
+			description: "CPU only: a container without the variable on a GPU host",
+			machine:     verifyMachine{noDriver: true, files: map[string]string{"/.dockerenv": ""}, pci: map[string]string{"0000:07:00.0": "nvidia"}},
+			status:      HealthCPUOnly,
+			message:     "CPU only: a container without NVIDIA_VISIBLE_DEVICES, no GPU expected",
+		},
+		{
+			description: "a container given GPUs whose driver is gone is unhealthy",
+			machine:     verifyMachine{noDriver: true, env: "all", files: map[string]string{"/.dockerenv": ""}, pci: map[string]string{"0000:07:00.0": "nvidia"}},
+			status:      HealthUnhealthy,
+			contains:    []string{"no NVIDIA driver loaded"},
+		},
+		{
+			description: "GPUs on the PCI bus of a bare node but no driver is unhealthy",
 			machine:     verifyMachine{noDriver: true, pci: map[string]string{"0000:07:00.0": "", "0000:0f:00.0": "vfio-pci"}},
 			status:      HealthUnhealthy,
 			problems: []string{
