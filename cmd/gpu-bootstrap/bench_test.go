@@ -85,7 +85,8 @@ func BenchmarkPlanAllStepsNoOp(b *testing.B) {
 // driver's libraries.
 func prepareDriverRoot(b *testing.B, root string) {
 	files := []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
-		"/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15"}
+		"/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15",
+		"/usr/bin/nvidia-container-runtime"} // the runtime step needs the toolkit's runtime
 	for i := 0; i < 8; i++ {
 		files = append(files, fmt.Sprintf("/dev/nvidia%d", i))
 	}

@@ -19,6 +19,8 @@ type desiredFlags struct {
 
 	driverBranch   string
 	kernelModules  string
+	installToolkit optionalBool
+	toolkitVersion string
 	persistence    optionalBool
 	runtimeEngine  string
 	runtimeDefault optionalBool
@@ -31,6 +33,8 @@ func (d *desiredFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.configPath, "config", "", "desired state `file` (YAML; see examples/bootstrap); the flags below override its keys")
 	fs.StringVar(&d.driverBranch, "driver-branch", "", "driver branch to install and pin, e.g. 570 (driver.branch)")
 	fs.StringVar(&d.kernelModules, "kernel-modules", "", "open or proprietary (driver.kernel_modules)")
+	fs.Var(&d.installToolkit, "install-toolkit", "install the NVIDIA Container Toolkit (nvidia-container-runtime, nvidia-ctk) (toolkit.install)")
+	fs.StringVar(&d.toolkitVersion, "toolkit-version", "", "NVIDIA Container Toolkit release to install and keep, e.g. 1.17.8; implies --install-toolkit (toolkit.version)")
 	fs.Var(&d.persistence, "persistence", "persistence mode on every GPU and nvidia-persistenced enabled (persistence)")
 	fs.StringVar(&d.runtimeEngine, "runtime", "", "containerd, docker or crio: add the nvidia runtime to it (runtime.engine)")
 	fs.Var(&d.runtimeDefault, "runtime-default", "make nvidia the default runtime (runtime.set_as_default)")
@@ -45,7 +49,7 @@ func (d *desiredFlags) registerHost(fs *flag.FlagSet) {
 }
 
 func (d *desiredFlags) anyStateFlag() bool {
-	return d.configPath != "" || d.driverBranch != "" || d.kernelModules != "" || d.persistence.set ||
+	return d.configPath != "" || d.driverBranch != "" || d.kernelModules != "" || d.installToolkit.set || d.toolkitVersion != "" || d.persistence.set ||
 		d.runtimeEngine != "" || d.runtimeDefault.set || d.cdi.set || d.expectGPUs >= 0
 }
 
@@ -77,6 +81,18 @@ func (d *desiredFlags) overlay(cfg *bootstrap.Config) {
 		}
 		if d.kernelModules != "" {
 			cfg.Driver.KernelModules = d.kernelModules
+		}
+	}
+	if d.installToolkit.set || d.toolkitVersion != "" {
+		if cfg.Toolkit == nil {
+			cfg.Toolkit = &bootstrap.ToolkitConfig{}
+		}
+		if d.toolkitVersion != "" {
+			cfg.Toolkit.Version = d.toolkitVersion
+			cfg.Toolkit.Install = true
+		}
+		if d.installToolkit.set {
+			cfg.Toolkit.Install = d.installToolkit.value
 		}
 	}
 	if d.persistence.set {

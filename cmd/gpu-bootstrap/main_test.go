@@ -176,6 +176,11 @@ func TestPlanApplyPlan(t *testing.T) {
 	fleet := nvmltest.NewDGXA100()
 	env, stdout, stderr, runner := testEnv(fleet, nil)
 	root := t.TempDir()
+	// The NVIDIA Container Toolkit is installed: the runtime step refuses
+	// to point containerd at a runtime binary that is not there.
+	runtimeBinary := filepath.Join(root, "usr/bin/nvidia-container-runtime")
+	must(t, os.MkdirAll(filepath.Dir(runtimeBinary), 0o755))
+	must(t, os.WriteFile(runtimeBinary, []byte("#!/bin/sh\n"), 0o755))
 	config := writeConfig(t, nodeConfig)
 	args := func(cmd string, extra ...string) []string {
 		return append([]string{cmd, "--config", config, "--root", root}, extra...)

@@ -12,6 +12,7 @@ import (
 // examples/bootstrap) and/or flags. A section left out is a step not run.
 type Config struct {
 	Driver      *DriverConfig      `json:"driver,omitempty"`
+	Toolkit     *ToolkitConfig     `json:"toolkit,omitempty"`
 	Persistence *bool              `json:"persistence,omitempty"`
 	Runtime     *RuntimeConfig     `json:"runtime,omitempty"`
 	CDI         *CDIConfig         `json:"cdi,omitempty"`
@@ -58,6 +59,9 @@ func (c *Config) Validate() error {
 	if c.Driver != nil {
 		errs = append(errs, c.Driver.validate("driver")...)
 	}
+	if c.Toolkit != nil {
+		errs = append(errs, c.Toolkit.validate("toolkit")...)
+	}
 	if c.Runtime != nil {
 		errs = append(errs, c.Runtime.validate("runtime")...)
 	}
@@ -78,6 +82,9 @@ func (c *Config) Steps() []Step {
 	var steps []Step
 	if c.Driver != nil {
 		steps = append(steps, newDriverStep(*c.Driver))
+	}
+	if c.Toolkit != nil && c.Toolkit.Install {
+		steps = append(steps, newToolkitStep(*c.Toolkit))
 	}
 	if c.Persistence != nil && *c.Persistence {
 		steps = append(steps, newPersistenceStep())

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -56,13 +57,8 @@ func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kern
 	module := "nvidia-driver:" + stream
 
 	p := driverPackaging{source: "NVIDIA's CUDA repository", pinFirst: true}
-	repoFile := "/etc/yum.repos.d/cuda-" + d.CUDARepo + ".repo"
-	if !h.Exists(repoFile) {
-		p.setup = append(p.setup, Change{
-			Summary:  fmt.Sprintf("add NVIDIA's CUDA repository for %s (%s)", d.CUDARepo, repoFile),
-			Commands: []Command{{Root: h.Root, Name: "dnf", Args: []string{"config-manager", "--add-repo", cudaRepoBase(d.CUDARepo, arch) + "cuda-" + d.CUDARepo + ".repo"}}},
-		})
-	}
+	p.setup = append(p.setup, dnfAddRepo(h, cudaRepoBase(d.CUDARepo, arch)+"cuda-"+d.CUDARepo+".repo",
+		"add NVIDIA's CUDA repository for "+d.CUDARepo)...)
 	if d.Family == familyRHEL && !h.Exists(epelRepoPath) {
 		epel := "epel-release"
 		if d.Release.ID == "rhel" {
@@ -180,11 +176,31 @@ func readDNFModuleStream(h *Host) (dnfModuleStream, error) {
 	return s, scanner.Err()
 }
 
+// dnfAddRepo adds a repository from its .repo file's URL with dnf
+// config-manager, which saves the file as /etc/yum.repos.d/<its name>; no
+// change when that file exists already (set up earlier, or by hand).
+func dnfAddRepo(h *Host, url, summary string) []Change {
+	repoFile := "/etc/yum.repos.d/" + path.Base(url)
+	if h.Exists(repoFile) {
+		return nil
+	}
+	return []Change{{
+		Summary:  summary + " (" + repoFile + ")",
+		Commands: []Command{{Root: h.Root, Name: "dnf", Args: []string{"config-manager", "--add-repo", url}}},
+	}}
+}
+
 // rpmVersion is the installed version of a package, "" when it is not
 // installed. rpm runs on the target (chroot for an image), which is where
 // its database is.
 func rpmVersion(ctx context.Context, h *Host, pkg string) (string, error) {
-	out, err := h.Run(ctx, "rpm", "-q", "--queryformat", "%{VERSION}", pkg)
+	return rpmQuery(ctx, h, pkg, "%{VERSION}")
+}
+
+// rpmQuery is `rpm -q --queryformat format pkg`: the installed package's
+// tags as format spells them, "" when it is not installed.
+func rpmQuery(ctx context.Context, h *Host, pkg, format string) (string, error) {
+	out, err := h.Run(ctx, "rpm", "-q", "--queryformat", format, pkg)
 	var cmdErr *CommandError
 	if errors.As(err, &cmdErr) && cmdErr.Output.ExitCode == 1 {
 		return "", nil // "package … is not installed"

@@ -111,6 +111,9 @@ func (s runtimeStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	if want.binary == "" {
 		want.binary = defaultNvidiaRuntimePath
 	}
+	if err := checkRuntimeBinary(h, want.binary); err != nil {
+		return nil, err
+	}
 	var changes []Change
 	var err error
 	switch engine {
@@ -129,6 +132,20 @@ func (s runtimeStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		}
 	}
 	return changes, err
+}
+
+// checkRuntimeBinary refuses to point the engine at a runtime binary that
+// is not under the root, unless the toolkit step of this run installs it
+// there (it plans before this step, so Host.Pending says whether it will;
+// its packages put the runtime at the default path only). An engine whose
+// nvidia runtime is missing fails every container that asks for it, which a
+// plan should say before anything is written.
+func checkRuntimeBinary(h *Host, binary string) error {
+	if h.Exists(binary) || h.Pending("toolkit") && binary == defaultNvidiaRuntimePath {
+		return nil
+	}
+	return fieldError("runtime.runtime_path", "%s does not exist under %s, so the nvidia runtime would point at a missing binary: add `toolkit: {install: true}` to the config (or install nvidia-container-toolkit, which puts it at %s), or set runtime.runtime_path to where nvidia-container-runtime is installed",
+		binary, rootName(h), defaultNvidiaRuntimePath)
 }
 
 // runtimeWant is the desired runtime setup with defaults filled in.

@@ -178,6 +178,16 @@ func TestRuntimeGolden(t *testing.T) {
 	}
 }
 
+// installNvidiaRuntime puts a stand-in for nvidia-container-runtime at its
+// default path under root, as the toolkit's packages would, and returns root.
+func installNvidiaRuntime(t *testing.T, root string) string {
+	t.Helper()
+	full := filepath.Join(root, defaultNvidiaRuntimePath)
+	require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+	require.NoError(t, os.WriteFile(full, []byte("#!/bin/sh\n"), 0o755))
+	return root
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
@@ -189,6 +199,7 @@ func TestRuntimeKeepsTheModeAndBacksUpTheReplacedFile(t *testing.T) {
 	old := "version = 2\n\n# site settings\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.9\"\n"
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, config), []byte(old), 0o600))
+	installNvidiaRuntime(t, root)
 	h := &Host{Root: root, Runner: &RecordingRunner{}, Now: runtimeTestNow}
 
 	report, err := Apply(ctx, h, []Step{newRuntimeStep(RuntimeConfig{Engine: engineContainerd}, nil)}, ApplyOptions{})
@@ -298,6 +309,7 @@ func TestRuntimeLeavesFilesItCannotParseUnchanged(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 				require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
 			}
+			installNvidiaRuntime(t, root)
 			h := &Host{Root: root, Runner: &RecordingRunner{}, Now: runtimeTestNow}
 			steps := []Step{newRuntimeStep(tc.cfg, nil)}
 
@@ -493,6 +505,7 @@ func TestRuntimeContainerdVersionRules(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.description, func(t *testing.T) {
 			root := t.TempDir()
+			installNvidiaRuntime(t, root)
 			if tc.config != "" {
 				require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/containerd"), 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(root, "etc/containerd/config.toml"), []byte(tc.config), 0o644))
@@ -521,13 +534,13 @@ func TestRuntimeContainerdVersionRules(t *testing.T) {
 func TestRuntimeCRIOChecksItsCDISupport(t *testing.T) {
 	runner := &RecordingRunner{}
 	runner.Reply("crio --version", Output{Stdout: []byte("crio version 1.23.5\n")})
-	h := &Host{Root: t.TempDir(), Runner: runner}
+	h := &Host{Root: installNvidiaRuntime(t, t.TempDir()), Runner: runner}
 	_, err := newRuntimeStep(RuntimeConfig{Engine: engineCRIO, EnableCDI: true}, nil).Plan(context.Background(), h)
 	require.ErrorContains(t, err, "runtime.enable_cdi: CRI-O 1.23.5 cannot inject CDI devices")
 
 	runner = &RecordingRunner{}
 	runner.Reply("crio --version", Output{Stdout: []byte("crio version 1.24.0\n")})
-	h = &Host{Root: t.TempDir(), Runner: runner}
+	h = &Host{Root: installNvidiaRuntime(t, t.TempDir()), Runner: runner}
 	changes, err := newRuntimeStep(RuntimeConfig{Engine: engineCRIO, EnableCDI: true}, nil).Plan(context.Background(), h)
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
@@ -577,4 +590,64 @@ func TestRuntimeDryRunWritesNothingAndRestartIsAsked(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"containerd"}, report.Restarts)
 	require.Contains(t, runner.Lines(), "chroot "+h.Root+" systemctl restart containerd")
+}
+
+// TestRuntimeRefusesAMissingRuntimeBinary: without nvidia-container-runtime
+// under the root, and no toolkit step to install it, the plan fails naming
+// runtime.runtime_path and both fixes, and apply writes nothing.
+func TestRuntimeRefusesAMissingRuntimeBinary(t *testing.T) {
+	tests := []struct {
+		description string
+		cfg         RuntimeConfig
+		binary      string
+	}{
+		{"The default binary is missing.", RuntimeConfig{Engine: engineContainerd}, defaultNvidiaRuntimePath},
+		{"A configured binary is missing.", RuntimeConfig{Engine: engineDocker, RuntimePath: "/opt/nvidia/bin/nvidia-container-runtime"}, "/opt/nvidia/bin/nvidia-container-runtime"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.description, func(t *testing.T) {
+			ctx := context.Background()
+			root := installNvidiaRuntime(t, t.TempDir()) // the default path exists; a configured one must still be found
+			if tc.binary == defaultNvidiaRuntimePath {
+				root = t.TempDir()
+			}
+			h := &Host{Root: root, Runner: &RecordingRunner{}, Now: runtimeTestNow}
+			steps := []Step{newRuntimeStep(tc.cfg, nil)}
+
+			_, err := MakePlan(ctx, h, steps)
+			var ferr *FieldError
+			require.True(t, errors.As(err, &ferr), "want a *FieldError, got %v", err)
+			require.Equal(t, "runtime.runtime_path", ferr.Field)
+			require.Contains(t, err.Error(), tc.binary+" does not exist under "+root)
+			require.Contains(t, err.Error(), "toolkit: {install: true}")
+			require.Contains(t, err.Error(), "install nvidia-container-toolkit")
+
+			before := readRuntimeTree(t, root)
+			_, err = Apply(ctx, h, steps, ApplyOptions{})
+			require.True(t, errors.As(err, &ferr), "apply fails the same way: %v", err)
+			require.Equal(t, before, readRuntimeTree(t, root), "nothing was written")
+		})
+	}
+}
+
+// TestRuntimePlansAfterAPendingToolkit: a missing runtime binary is fine
+// while the toolkit step of the same run still has its install to do, and
+// only then (pendingStep, from cdi_test.go, stands in for the toolkit step).
+func TestRuntimePlansAfterAPendingToolkit(t *testing.T) {
+	ctx := context.Background()
+	h := &Host{Root: t.TempDir(), Runner: &RecordingRunner{}, Now: runtimeTestNow}
+	runtime := newRuntimeStep(RuntimeConfig{Engine: engineContainerd}, nil)
+
+	plan, err := MakePlan(ctx, h, []Step{pendingStep{name: "toolkit"}, runtime})
+	require.NoError(t, err)
+	require.Len(t, plan, 2)
+	require.Len(t, plan[1].Changes, 1)
+	require.Contains(t, plan[1].Changes[0].Summary, "add the nvidia runtime (/usr/bin/nvidia-container-runtime)")
+
+	_, err = MakePlan(ctx, h, []Step{pendingStep{name: "driver"}, runtime})
+	require.ErrorContains(t, err, "runtime.runtime_path:", "a pending driver does not bring the runtime")
+
+	elsewhere := newRuntimeStep(RuntimeConfig{Engine: engineContainerd, RuntimePath: "/opt/nvidia/nvidia-container-runtime"}, nil)
+	_, err = MakePlan(ctx, h, []Step{pendingStep{name: "toolkit"}, elsewhere})
+	require.ErrorContains(t, err, "runtime.runtime_path: /opt/nvidia/nvidia-container-runtime does not exist", "the toolkit's packages install to /usr/bin only")
 }

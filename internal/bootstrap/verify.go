@@ -78,7 +78,7 @@ func (h Health) ExitCode() int {
 // retired, rows waiting to be remapped or a failed remapping, or a MIG mode
 // switch waiting for a reset; persistence mode is on when the config asks
 // for it; the driver branch is driver.branch when set; and every configured
-// step (driver, persistence, runtime, cdi, gpu) plans no change.
+// step (driver, toolkit, persistence, runtime, cdi, gpu) plans no change.
 func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 	if cfg == nil {
 		cfg = &Config{}

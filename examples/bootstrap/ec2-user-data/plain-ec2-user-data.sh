@@ -1,7 +1,8 @@
 #!/bin/bash
 # EC2 user data for a plain (non-EKS) Amazon Linux 2023 GPU instance, such as
-# g5.xlarge: installs Docker and gpu-bootstrap, then makes Docker run GPU
-# containers (docker run --gpus all ...).
+# g5.xlarge: installs Docker and gpu-bootstrap, then the NVIDIA driver and
+# Container Toolkit, and makes Docker run GPU containers
+# (docker run --gpus all ...).
 set -euo pipefail
 
 GPU_BOOTSTRAP_URL="https://artifacts.example.com/gpu-bootstrap/linux-amd64/gpu-bootstrap"
@@ -20,6 +21,8 @@ cat >/etc/gpu-bootstrap/config.yaml <<'CONFIG'
 driver:
   branch: "570"        # NVIDIA driver branch to install/pin
   kernel_modules: open # open | proprietary
+toolkit:
+  install: true        # nvidia-container-runtime, which Docker's nvidia runtime runs
 persistence: true
 runtime:
   engine: docker       # containerd | docker | crio
