@@ -18,7 +18,8 @@ export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
 go build -o "$work/gpu-bootstrap" ./cmd/gpu-bootstrap
 bin="$work/gpu-bootstrap"
 root="$work/root"
-mkdir -p "$root"
+mkdir -p "$root/usr/bin"
+: >"$root/usr/bin/nvidia-container-runtime" # what nvidia-container-toolkit installs
 cat >"$work/node.yaml" <<'YAML'
 runtime:
   engine: containerd
