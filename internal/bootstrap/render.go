@@ -42,6 +42,9 @@ func writeChangeDetail(out io.Writer, change Change) {
 	if change.Restart != "" {
 		fmt.Fprintf(out, "    (%s must restart to pick this up)\n", change.Restart)
 	}
+	if change.Note != "" {
+		fmt.Fprintf(out, "    note: %s\n", change.Note)
+	}
 }
 
 // writeDryRunDetail is writeChangeDetail for --dry-run, which prints the
@@ -63,8 +66,8 @@ func FileDiff(f *FileChange) string {
 		from = "/dev/null"
 	}
 	diff, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A:        difflib.SplitLines(string(f.Old)),
-		B:        difflib.SplitLines(string(f.New)),
+		A:        diffLines(f.Old),
+		B:        diffLines(f.New),
 		FromFile: from,
 		ToFile:   f.Path,
 		Context:  2,
@@ -73,6 +76,15 @@ func FileDiff(f *FileChange) string {
 		return fmt.Sprintf("(no diff: %v)\n", err)
 	}
 	return diff
+}
+
+// diffLines splits content into lines for difflib; an empty file has none
+// (difflib.SplitLines would give it one empty line).
+func diffLines(content []byte) []string {
+	if len(content) == 0 {
+		return nil
+	}
+	return difflib.SplitLines(strings.TrimSuffix(string(content), "\n") + "\n")
 }
 
 func indent(text, prefix string) string {
