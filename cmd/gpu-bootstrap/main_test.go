@@ -262,3 +262,25 @@ func snapshotTree(t *testing.T, root string) string {
 	must(t, err)
 	return b.String()
 }
+
+// TestApplyOfANewDriverBranchAsksForAReboot replaces the running 550 driver
+// of the mocked DGX A100 with branch 570 on Ubuntu: apply installs it, says a
+// reboot is needed and skips the health check, which could only fail (550
+// stays loaded until the reboot).
+func TestApplyOfANewDriverBranchAsksForAReboot(t *testing.T) {
+	env, stdout, stderr, runner := testEnv(nvmltest.NewDGXA100(), nil)
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "etc"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "etc/os-release"), []byte("NAME=\"Ubuntu\"\nVERSION_ID=\"24.04\"\nID=ubuntu\nID_LIKE=debian\n"), 0o644))
+	config := writeConfig(t, "driver:\n  branch: \"570\"\n")
+
+	if code := runIn(env, "apply", "--config", config, "--root", root); code != exitOK {
+		t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout.String(), "Reboot required") || strings.Contains(stdout.String(), "health:") {
+		t.Errorf("apply should ask for a reboot and skip the health check:\n%s", stdout)
+	}
+	if ran := strings.Join(runner.Lines(), "\n"); !strings.Contains(ran, "apt-get install -y nvidia-headless-570-server-open") {
+		t.Errorf("apply did not install branch 570:\n%s", ran)
+	}
+}

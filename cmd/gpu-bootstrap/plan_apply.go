@@ -71,6 +71,11 @@ func runApply(ctx context.Context, args []string, env environment) int {
 	if opts.DryRun || *skipVerify {
 		return exitOK
 	}
+	if report.RebootRequired {
+		// The health check could only fail until the reboot: the old driver
+		// (or nouveau) is still loaded. The summary above says to reboot.
+		return exitOK
+	}
 	health := bootstrap.Verify(ctx, h, cfg)
 	writeHealth(env.stdout, health)
 	if health.Status == bootstrap.HealthUnhealthy && len(report.Restarts) > 0 && !opts.RestartRuntime {

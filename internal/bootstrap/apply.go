@@ -14,6 +14,9 @@ type Report struct {
 	Backups  []string // target paths of the backups of replaced files
 	Restarts []string // services that need a restart (restarted with RestartRuntime)
 	Notes    []string // what the operator should know: "MIG mode is pending a GPU reset"
+	// RebootRequired is set when an applied change takes effect only after
+	// a reboot (see Change.Reboot).
+	RebootRequired bool
 }
 
 // Apply brings the host to the desired state one step at a time: each step
@@ -67,6 +70,7 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 			if change.Note != "" {
 				report.Notes = append(report.Notes, change.Note)
 			}
+			report.RebootRequired = report.RebootRequired || change.Reboot
 		}
 	}
 	for service := range restarts {
@@ -127,5 +131,8 @@ func writeApplySummary(out io.Writer, report Report, dryRun bool) {
 		fmt.Fprintf(out, "Dry run: %d change(s) would be made; nothing was changed.\n", report.Changes)
 	default:
 		fmt.Fprintf(out, "Applied %d change(s).\n", report.Changes)
+	}
+	if report.RebootRequired {
+		fmt.Fprintln(out, "Reboot required: some changes take effect only after the machine reboots; run `gpu-bootstrap check` after the reboot.")
 	}
 }

@@ -172,6 +172,7 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		install := pkg.installChange(s.cfg)
 		if running {
 			install.Note = fmt.Sprintf("driver %s is running: reboot to load branch %s (a loaded kernel module cannot be swapped underneath its users)", snap.Driver.Version, s.cfg.Branch)
+			install.Reboot = true
 		} else if !live {
 			install.Note = fmt.Sprintf("the NVIDIA %s driver (branch %s) loads when the image boots", s.cfg.flavor(), s.cfg.Branch)
 		}
@@ -189,6 +190,7 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 				Summary: fmt.Sprintf("replace the running driver %s with branch %s (installed: %s)", snap.Driver.Version, s.cfg.Branch, pkg.installedVersion),
 				Action:  func(context.Context, *Host) error { return nil },
 				Note:    fmt.Sprintf("reboot to load driver branch %s; %s stays loaded until then", s.cfg.Branch, snap.Driver.Version),
+				Reboot:  true,
 			})
 		}
 	case live && strings.Contains(snap.Driver.Reason, "mismatch"):
@@ -198,6 +200,7 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 			Summary: fmt.Sprintf("load driver branch %s in place of the kernel module still loaded (%s)", s.cfg.Branch, snap.Driver.Reason),
 			Action:  func(context.Context, *Host) error { return nil },
 			Note:    fmt.Sprintf("reboot to load driver branch %s", s.cfg.Branch),
+			Reboot:  true,
 		})
 	case live:
 		if load := loadChange(snap, s.cfg); load != nil {
@@ -221,6 +224,7 @@ func loadChange(snap nvml.Snapshot, cfg DriverConfig) *Change {
 				Summary: "load the NVIDIA kernel module after a reboot (nouveau drives " + fn.Address + " now)",
 				Action:  func(context.Context, *Host) error { return nil },
 				Note:    "reboot: the driver packages blacklist nouveau, and the nvidia module can only bind the GPUs once nouveau is gone",
+				Reboot:  true,
 			}
 		}
 	}

@@ -32,6 +32,11 @@ type Change struct {
 	// Note is said after the change is applied: "takes effect after the
 	// GPU is reset or the machine reboots".
 	Note string
+	// Reboot says the change only takes effect after the machine reboots
+	// (a driver replacing the loaded one). Apply then reports
+	// Report.RebootRequired and gpu-bootstrap skips the health check, which
+	// could only fail until the reboot.
+	Reboot bool
 }
 
 // StepPlan is the plan of one step.
