@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -294,5 +295,32 @@ func TestCommandStringQuotesWhatAShellWouldSplit(t *testing.T) {
 	want := `chroot /mnt/image env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-570-open "a b"`
 	if got := c.String(); got != want {
 		t.Errorf("String() = %s, want %s", got, want)
+	}
+}
+
+func TestApplyKeepsTheOwnerOfAReplacedFile(t *testing.T) {
+	h, _ := newTestHost(t)
+	writeTarget(t, h, "/etc/app/owned.conf", "old\n", 0o640)
+	uid, gid := os.Getuid(), os.Getgid()
+	if os.Geteuid() == 0 {
+		// As root (CI), give the file an owner that is not the writer's.
+		uid, gid = 1234, 5678
+		if err := os.Chown(h.Path("/etc/app/owned.conf"), uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Apply(context.Background(), h, []Step{fileStep{path: "/etc/app/owned.conf", content: "new\n"}}, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(h.Path("/etc/app/owned.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		t.Fatalf("no owner in %T", info.Sys())
+	}
+	if int(st.Uid) != uid || int(st.Gid) != gid || info.Mode().Perm() != 0o640 {
+		t.Errorf("replaced file is %d:%d %v, want %d:%d 0640", st.Uid, st.Gid, info.Mode().Perm(), uid, gid)
 	}
 }
