@@ -28,16 +28,24 @@ func runCheck(ctx context.Context, args []string, env environment) int {
 	defer h.GPUs.Close()
 	health := bootstrap.Verify(ctx, h, cfg)
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(health); err != nil {
-			fmt.Fprintf(env.stderr, "gpu-bootstrap check: %v\n", err)
-			return exitError
+		if code := writeJSON(env, "check", health); code != exitOK {
+			return code
 		}
 	} else {
 		writeHealth(env.stdout, health)
 	}
 	return health.ExitCode()
+}
+
+// writeJSON prints v as indented JSON for --json.
+func writeJSON(env environment, command string, v any) int {
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap %s: %v\n", command, err)
+		return exitError
+	}
+	return exitOK
 }
 
 // writeHealth prints a health verdict: the status, then each problem, then

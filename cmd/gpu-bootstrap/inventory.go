@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -27,13 +26,7 @@ func runInventory(_ context.Context, args []string, env environment) int {
 		return exitError
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(snap); err != nil {
-			fmt.Fprintf(env.stderr, "gpu-bootstrap inventory: %v\n", err)
-			return exitError
-		}
-		return exitOK
+		return writeJSON(env, "inventory", snap)
 	}
 	writeInventory(env.stdout, snap)
 	return exitOK

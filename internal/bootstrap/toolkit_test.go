@@ -306,13 +306,7 @@ func TestToolkitConfigValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.description, func(t *testing.T) {
-			errs := tc.cfg.validate("toolkit")
-			require.Len(t, errs, len(tc.want), "%v", errs)
-			for i, want := range tc.want {
-				var ferr *FieldError
-				require.True(t, errors.As(errs[i], &ferr))
-				require.Contains(t, errs[i].Error(), want)
-			}
+			requireFieldErrors(t, tc.cfg.validate("toolkit"), tc.want)
 		})
 	}
 }
