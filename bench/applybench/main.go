@@ -53,7 +53,7 @@ func run(jobs int) error {
 	if err != nil {
 		return err
 	}
-	defer tb.Stop()
+	defer func() { _ = tb.Stop() }()
 
 	tf := terraformRun{binary: bins.Terraform, dir: filepath.Join(work, "config"), pluginDir: pluginDir, logPath: filepath.Join(work, "provider.log")}
 	if err := tf.writeConfig(tb.KubeconfigPath(), jobs); err != nil {

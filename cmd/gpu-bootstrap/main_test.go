@@ -29,7 +29,7 @@ func testEnv(fleet *nvmltest.Fleet, vars map[string]string) (environment, *bytes
 		getenv: func(key string) string { return vars[key] },
 		now:    func() time.Time { return time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC) },
 		openGPUs: func(sysfsRoot string) nvml.Library {
-			var lib gonvml.Interface = gonvml.New(gonvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))
+			lib := gonvml.New(gonvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))
 			if fleet != nil {
 				lib = fleet.Server
 			}

@@ -295,12 +295,12 @@ func cdiDriverLibraries(h *Host, version string) []string {
 	for _, pattern := range []string{"*.so." + version, "libnvidia-nvvm70.so.*"} {
 		for _, dir := range dirs {
 			for _, match := range h.glob(path.Join(dir, pattern)) {
-				real, err := h.resolve(match)
-				if err != nil || seen[real] || !h.isRegularFile(real) {
+				target, err := h.resolve(match)
+				if err != nil || seen[target] || !h.isRegularFile(target) {
 					continue
 				}
-				seen[real] = true
-				libs = append(libs, real)
+				seen[target] = true
+				libs = append(libs, target)
 			}
 		}
 	}

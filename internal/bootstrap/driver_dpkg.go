@@ -97,7 +97,7 @@ func parseDpkgStatus(data []byte) (dpkgStatus, error) {
 		case "Status":
 			fields := strings.Fields(value)
 			if len(fields) != 3 {
-				return nil, &ParseError{Path: dpkgStatusPath, Line: line, Err: fmt.Errorf("Status %q is not \"want flag state\"", value)}
+				return nil, &ParseError{Path: dpkgStatusPath, Line: line, Err: fmt.Errorf("the Status field %q is not \"want flag state\"", value)}
 			}
 			cur.Want, cur.State = fields[0], fields[2]
 		case "Version":

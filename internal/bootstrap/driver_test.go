@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
@@ -497,7 +496,7 @@ func TestDriverPlanChecksTheFlavorAgainstTheGPUs(t *testing.T) {
 			func(t *testing.T) nvml.Library {
 				fleet := nvmltest.NewDGXA100()
 				for _, d := range fleet.Server.Devices {
-					d.(*dgxa100.Device).Architecture = gonvml.DEVICE_ARCH_VOLTA
+					nvmltest.Mock(d).Architecture = gonvml.DEVICE_ARCH_VOLTA
 				}
 				return dgxGPUs(t, fleet)
 			},

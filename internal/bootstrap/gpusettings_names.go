@@ -40,10 +40,10 @@ func indexRuns(indexes []int) string {
 		for j+1 < len(indexes) && indexes[j+1] == indexes[j]+1 {
 			j++
 		}
-		switch {
-		case j == i:
+		switch j {
+		case i:
 			parts = append(parts, strconv.Itoa(indexes[i]))
-		case j == i+1:
+		case i + 1:
 			parts = append(parts, strconv.Itoa(indexes[i]), strconv.Itoa(indexes[j]))
 		default:
 			parts = append(parts, fmt.Sprintf("%d-%d", indexes[i], indexes[j]))

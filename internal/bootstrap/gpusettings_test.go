@@ -225,7 +225,7 @@ func TestGPUSettingsMIGSwitchingAtOnce(t *testing.T) {
 func TestGPUSettingsMIGSwitchWaitingForAReset(t *testing.T) {
 	fleet := nvmltest.NewDGXA100()
 	state := &migState{}
-	state.wire(fleet.Server.Devices[0].(*dgxa100.Device))
+	state.wire(fleet.Device(0))
 	h := gpuHost(t, fleet)
 	cfg := &Config{GPU: &GPUSettingsConfig{MIG: &MIGConfig{Enabled: true, Profiles: []string{"1g.5gb", "1g.5gb", "2g.10gb"}, GPUs: []int{0}}}}
 	steps := cfg.Steps()
@@ -259,7 +259,7 @@ func TestGPUSettingsMIGSwitchWaitingForAReset(t *testing.T) {
 
 func TestGPUSettingsMIGGPUsMustExistAndSupportMIG(t *testing.T) {
 	fleet := nvmltest.NewDGXA100()
-	noMIG := fleet.Server.Devices[2].(*dgxa100.Device)
+	noMIG := fleet.Device(2)
 	noMIG.GetMigModeFunc = func() (int, int, gonvml.Return) { return 0, 0, gonvml.ERROR_NOT_SUPPORTED }
 	h := gpuHost(t, fleet)
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
@@ -99,7 +98,7 @@ func TestPersistencePlanSetsEveryGPUThenIsEmpty(t *testing.T) {
 func TestPersistencePlanSkipsGPUsWithoutPersistenceMode(t *testing.T) {
 	fleet := nvmltest.NewDGXA100()
 	for _, d := range fleet.Server.Devices {
-		d.(*dgxa100.Device).GetPersistenceModeFunc = func() (gonvml.EnableState, gonvml.Return) {
+		nvmltest.Mock(d).GetPersistenceModeFunc = func() (gonvml.EnableState, gonvml.Return) {
 			return 0, gonvml.ERROR_NOT_SUPPORTED
 		}
 	}

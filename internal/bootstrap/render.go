@@ -33,7 +33,7 @@ func WritePlan(out io.Writer, plan Plan) {
 func writeChangeDetail(out io.Writer, change Change) {
 	switch {
 	case change.File != nil:
-		io.WriteString(out, indent(FileDiff(change.File), "    "))
+		fmt.Fprint(out, indent(FileDiff(change.File), "    "))
 	case len(change.Commands) > 0:
 		for _, cmd := range change.Commands {
 			fmt.Fprintf(out, "    $ %s\n", cmd)
@@ -55,7 +55,7 @@ func writeDryRunDetail(out io.Writer, change Change) {
 		return
 	}
 	fmt.Fprintf(out, "    --- %s as it would be written ---\n", change.File.Path)
-	io.WriteString(out, indent(string(change.File.New), "    "))
+	fmt.Fprint(out, indent(string(change.File.New), "    "))
 	fmt.Fprintf(out, "    --- end of %s ---\n", change.File.Path)
 }
 

@@ -150,7 +150,7 @@ func editCRIODropIn(doc *tomledit.Doc, sources []*tomledit.Doc, want runtimeWant
 		def, _ := get(crioDefaultRuntime)
 		defName, _ := def.(string)
 		from := ""
-	copy:
+	copyFrom:
 		for _, name := range lowLevelRuntimes(defName) {
 			for i := len(sources) - 1; i >= 0; i-- {
 				leaves := sources[i].Leaves(crioRuntime(name)...)
@@ -170,7 +170,7 @@ func editCRIODropIn(doc *tomledit.Doc, sources []*tomledit.Doc, want runtimeWant
 					}
 				}
 				from = name
-				break copy
+				break copyFrom
 			}
 		}
 		if from != "" {

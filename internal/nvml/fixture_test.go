@@ -8,7 +8,10 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
 
 // dgxBusIDs are the GPU PCI addresses of a DGX A100, as NVML spells them
@@ -49,7 +52,7 @@ func newDGXA100(tb testing.TB) *dgxa100.Server {
 
 // device is mocked GPU i.
 func device(server *dgxa100.Server, i int) *dgxa100.Device {
-	return server.Devices[i].(*dgxa100.Device)
+	return nvmltest.Mock(server.Devices[i])
 }
 
 func fillDevice(d *dgxa100.Device, i int) {
@@ -109,7 +112,7 @@ func fillDevice(d *dgxa100.Device, i int) {
 		return pciInfo(fmt.Sprintf("00000000:%02X:00.0", 0xC4+link/2), 0x1AF110DE), gonvml.SUCCESS
 	}
 	d.GetTopologyCommonAncestorFunc = func(other gonvml.Device) (gonvml.GpuTopologyLevel, gonvml.Return) {
-		peer := other.(*dgxa100.Device)
+		peer := nvmltest.Mock(other)
 		switch {
 		case d.Index/2 == peer.Index/2:
 			return gonvml.TOPOLOGY_MULTIPLE, gonvml.SUCCESS

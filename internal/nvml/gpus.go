@@ -17,10 +17,10 @@ type Options struct {
 	SysfsRoot string
 }
 
-// GPUs implements Library over go-nvml. NVML is initialised lazily, on the
+// GPUs implements Library over go-nvml. NVML is initialized lazily, on the
 // first Snapshot or setter, and again on the next call for as long as it
 // keeps failing, so a driver installed after New is found. A GPUs is safe
-// for concurrent use; calls are serialised.
+// for concurrent use; calls are serialized.
 type GPUs struct {
 	lib       gonvml.Interface
 	sysfsRoot string
@@ -47,8 +47,8 @@ func New(opts Options) *GPUs {
 	return &GPUs{lib: lib, sysfsRoot: root}
 }
 
-// Close shuts NVML down if it was initialised. It is safe to call more than
-// once; a later Snapshot initialises NVML again.
+// Close shuts NVML down if it was initialized. It is safe to call more than
+// once; a later Snapshot initializes NVML again.
 func (g *GPUs) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -62,7 +62,7 @@ func (g *GPUs) Close() error {
 	return nil
 }
 
-// ensureInit initialises NVML unless that already succeeded, and says
+// ensureInit initializes NVML unless that already succeeded, and says
 // whether a driver is there to talk to. g.mu must be held.
 func (g *GPUs) ensureInit() bool {
 	if g.initialized {
@@ -94,7 +94,7 @@ func initFailureReason(ret gonvml.Return) string {
 	}
 }
 
-// deviceByUUID finds a GPU for a setter, initialising NVML if needed. It
+// deviceByUUID finds a GPU for a setter, initializing NVML if needed. It
 // returns ErrNoDriver when there is no driver. g.mu must be held.
 func (g *GPUs) deviceByUUID(uuid string) (gonvml.Device, gpuRef, error) {
 	ref := gpuRef{index: -1, uuid: uuid}

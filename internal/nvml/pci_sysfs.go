@@ -21,7 +21,7 @@ import (
 const (
 	vendorNVIDIA = "10de"
 	classVGA     = "0300" // VGA compatible controller
-	class3D      = "0302" // 3D controller (data-centre GPUs)
+	class3D      = "0302" // 3D controller (data-center GPUs)
 )
 
 // readPCIDevices lists NVIDIA display and 3D functions, sorted by address. A

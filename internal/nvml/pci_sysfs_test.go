@@ -17,7 +17,7 @@ func TestReadPCIDevices(t *testing.T) {
 		pciFunction{address: "0000:65:00.2", vendor: "0x10de", device: "0x1ad8", class: "0x0c0330", numaNode: "-1"},
 		// An NVSwitch (bridge class) is not a GPU.
 		pciFunction{address: "0000:c4:00.0", vendor: "0x10de", device: "0x1af1", class: "0x068000", numaNode: "1"},
-		// A data-centre GPU on a platform that does not report NUMA.
+		// A data-center GPU on a platform that does not report NUMA.
 		pciFunction{address: "0000:17:00.0", vendor: "0x10de", device: "0x20b0", class: "0x030200", driver: "nvidia"},
 	)
 

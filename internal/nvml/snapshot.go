@@ -11,7 +11,7 @@ import (
 // (Driver.Loaded=false, no Devices, PCI still listed); a GPU that cannot be
 // read is listed with Lost/Error set while the others are read normally.
 // The error is for what makes the snapshot itself untrustworthy: NVML
-// initialised but cannot count the GPUs, or sysfs cannot be read.
+// initialized but cannot count the GPUs, or sysfs cannot be read.
 func (g *GPUs) Snapshot() (Snapshot, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

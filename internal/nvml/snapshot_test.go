@@ -113,7 +113,7 @@ func TestSnapshotWithoutDriver(t *testing.T) {
 			require.ErrorIs(t, gpus.SetPersistenceMode(testUUID(0), true), ErrNoDriver)
 			_, err = gpus.SetMIGMode(testUUID(0), true)
 			require.ErrorIs(t, err, ErrNoDriver)
-			require.NoError(t, gpus.Close(), "closing a library that never initialised")
+			require.NoError(t, gpus.Close(), "closing a library that never initialized")
 		})
 	}
 }
@@ -143,7 +143,7 @@ func TestSnapshotRetriesInitAfterNoDriver(t *testing.T) {
 
 	_, err = gpus.Snapshot()
 	require.NoError(t, err)
-	require.Equal(t, 2, inits, "once NVML is up it is not initialised again")
+	require.Equal(t, 2, inits, "once NVML is up it is not initialized again")
 }
 
 func TestSnapshotMixedHealth(t *testing.T) {

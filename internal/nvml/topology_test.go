@@ -5,7 +5,10 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
 
 func TestTopologyWithoutNVSwitch(t *testing.T) {
@@ -42,7 +45,7 @@ func TestTopologyWithoutNVSwitch(t *testing.T) {
 		}
 		levels := map[int]gonvml.GpuTopologyLevel{1: gonvml.TOPOLOGY_SINGLE, 2: gonvml.TOPOLOGY_HOSTBRIDGE, 3: gonvml.TOPOLOGY_SYSTEM}
 		d.GetTopologyCommonAncestorFunc = func(other gonvml.Device) (gonvml.GpuTopologyLevel, gonvml.Return) {
-			peer := other.(*dgxa100.Device).Index
+			peer := nvmltest.Mock(other).Index
 			if i == 2 && peer == 3 {
 				return 0, gonvml.ERROR_NOT_SUPPORTED
 			}

@@ -77,7 +77,7 @@ func runJobToCompletion(t *testing.T, namespace, name, node string, gpus int64) 
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		job, err := jobs.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // not there yet: keep polling until the timeout
 		}
 		for _, c := range job.Status.Conditions {
 			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {

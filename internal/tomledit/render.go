@@ -70,7 +70,8 @@ func renderKey(key string) string {
 		return `""`
 	}
 	for _, r := range key {
-		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+		bare := r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+		if !bare {
 			return quote(key)
 		}
 	}

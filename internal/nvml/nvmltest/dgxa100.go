@@ -52,7 +52,7 @@ func NewDGXA100() *Fleet {
 	f := &Fleet{Server: dgxa100.New()}
 	notSupported(&f.Server.Interface)
 	for i := range f.Server.Devices {
-		dev := f.Server.Devices[i].(*dgxa100.Device)
+		dev := f.Device(i)
 		dev.UUID = fmt.Sprintf("GPU-00000000-0000-4000-8000-%012d", i)
 		dev.PciBusID = fmt.Sprintf("0000:%s:00.0", dgxBusNumbers[i])
 		gpu := &GPU{
@@ -225,7 +225,7 @@ func wire(dev *dgxa100.Device, gpu *GPU) {
 	}
 	dev.GetTopologyCommonAncestorFunc = func(other gonvml.Device) (gonvml.GpuTopologyLevel, gonvml.Return) {
 		// Two GPUs per PCIe switch, four per CPU socket, as on a DGX A100.
-		peer := other.(*dgxa100.Device)
+		peer := Mock(other)
 		switch {
 		case dev.Index/2 == peer.Index/2:
 			return gonvml.TOPOLOGY_MULTIPLE, ok(gpu)
@@ -249,3 +249,16 @@ func enable(on bool) gonvml.EnableState {
 	}
 	return gonvml.FEATURE_DISABLED
 }
+
+// Mock returns the dgxa100 mock behind a device handle the fleet gave out,
+// to change what it answers. It panics on any other device: a test bug.
+func Mock(d gonvml.Device) *dgxa100.Device {
+	mock, ok := d.(*dgxa100.Device)
+	if !ok {
+		panic(fmt.Sprintf("nvmltest.Mock: %T is not a dgxa100 mock device", d))
+	}
+	return mock
+}
+
+// Device returns the mock of GPU i.
+func (f *Fleet) Device(i int) *dgxa100.Device { return Mock(f.Server.Devices[i]) }
