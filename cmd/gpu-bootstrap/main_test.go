@@ -197,6 +197,18 @@ func TestPlanApplyPlan(t *testing.T) {
 	}
 
 	stdout.Reset()
+	if code := runIn(env, args("plan", "--json")...); code != exitChanges {
+		t.Fatalf("plan --json: exit %d, want %d\n%s%s", code, exitChanges, stdout, stderr)
+	}
+	var planJSON bootstrap.PlanJSON
+	if err := json.Unmarshal(stdout.Bytes(), &planJSON); err != nil {
+		t.Fatalf("plan --json is not a plan: %v\n%s", err, stdout)
+	}
+	if planJSON.Changes == 0 || !planHasFile(planJSON, "/etc/containerd/config.toml", "containerd") {
+		t.Errorf("plan --json lacks the containerd change (with restart): %+v", planJSON)
+	}
+
+	stdout.Reset()
 	if code := runIn(env, args("apply")...); code != exitOK {
 		t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -283,4 +295,15 @@ func TestApplyOfANewDriverBranchAsksForAReboot(t *testing.T) {
 	if ran := strings.Join(runner.Lines(), "\n"); !strings.Contains(ran, "apt-get install -y nvidia-headless-570-server-open") {
 		t.Errorf("apply did not install branch 570:\n%s", ran)
 	}
+}
+
+func planHasFile(plan bootstrap.PlanJSON, path, restart string) bool {
+	for _, step := range plan.Steps {
+		for _, change := range step.Changes {
+			if change.File == path && change.Restart == restart && strings.Contains(change.Diff, "+++ "+path) {
+				return true
+			}
+		}
+	}
+	return false
 }

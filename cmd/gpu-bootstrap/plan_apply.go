@@ -30,6 +30,7 @@ func prepare(fs *flag.FlagSet, d *desiredFlags, args []string, env environment) 
 func runPlan(ctx context.Context, args []string, env environment) int {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var d desiredFlags
+	asJSON := fs.Bool("json", false, "print the plan as JSON (steps, changes, diffs, commands); the exit code is the same")
 	cfg, h, code, ok := prepare(fs, &d, args, env)
 	if !ok {
 		return code
@@ -40,7 +41,13 @@ func runPlan(ctx context.Context, args []string, env environment) int {
 		fmt.Fprintf(env.stderr, "gpu-bootstrap plan: %v\n", err)
 		return exitError
 	}
-	bootstrap.WritePlan(env.stdout, plan)
+	if *asJSON {
+		if code := writeJSON(env, "plan", plan.JSON()); code != exitOK {
+			return code
+		}
+	} else {
+		bootstrap.WritePlan(env.stdout, plan)
+	}
 	if !plan.Empty() {
 		return exitChanges
 	}
