@@ -100,11 +100,26 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	if exists {
 		verb = "update"
 	}
+	note := fmt.Sprintf("containers can now ask for %s=all (or =0, =GPU-<uuid>); the spec lists the GPUs as they are now, so run apply again after changing GPUs, MIG mode or the driver", spec.Kind)
+	if refreshed := refreshedSpec(h, target); refreshed != "" {
+		note += fmt.Sprintf("; NVIDIA's nvidia-cdi-refresh (container toolkit 1.18 and later) also keeps %s, which CDI reads after /etc/cdi and which wins for the same device names: keep one spec (cdi.spec_path: %s, or cdi.enabled: false)", refreshed, refreshed)
+	}
 	return []Change{{
 		Summary: fmt.Sprintf("%s the CDI spec %s (%s: %d GPUs, driver %s)", verb, target, spec.Kind, len(snap.Devices), snap.Driver.Version),
 		File:    &FileChange{Path: target, Old: old, New: want, Mode: 0o644},
-		Note:    fmt.Sprintf("containers can now ask for %s=all (or =0, =GPU-<uuid>); the spec lists the GPUs as they are now, so run apply again after changing GPUs, MIG mode or the driver", spec.Kind),
+		Note:    note,
 	}}, nil
+}
+
+// refreshedSpec is the spec NVIDIA's nvidia-cdi-refresh unit keeps in the
+// dynamic CDI directory, when there is one and it is not target.
+func refreshedSpec(h *Host, target string) string {
+	for _, path := range []string{"/var/run/cdi/nvidia.yaml", "/run/cdi/nvidia.yaml"} {
+		if path != target && h.Exists(path) {
+			return path
+		}
+	}
+	return ""
 }
 
 // noDriverReason is the snapshot's reason, or a generic one.
