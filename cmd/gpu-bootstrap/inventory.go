@@ -56,11 +56,36 @@ func writeInventory(w io.Writer, snap nvml.Snapshot) {
 	}
 	tw.Flush()
 	if len(snap.Topology) > 0 {
-		fmt.Fprintln(w, "\nTopology:")
-		for _, link := range snap.Topology {
-			fmt.Fprintf(w, "  GPU%d <-> GPU%d  %s\n", link.GPU1, link.GPU2, link.Level)
-		}
+		fmt.Fprintln(w, "\nTopology (as nvidia-smi topo -m: NV<n> = n NVLinks, PIX/PXB = PCIe switch, PHB = host bridge, NODE = same NUMA node, SYS = across sockets):")
+		writeTopology(w, snap)
 	}
+}
+
+// writeTopology prints the GPU-to-GPU matrix; pairs NVML said nothing about
+// are blank.
+func writeTopology(w io.Writer, snap nvml.Snapshot) {
+	level := map[[2]int]string{}
+	for _, link := range snap.Topology {
+		level[[2]int{link.GPU1, link.GPU2}] = link.Level
+		level[[2]int{link.GPU2, link.GPU1}] = link.Level
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, dev := range snap.Devices {
+		fmt.Fprintf(tw, "\tGPU%d", dev.Index)
+	}
+	fmt.Fprintln(tw)
+	for _, row := range snap.Devices {
+		fmt.Fprintf(tw, "GPU%d", row.Index)
+		for _, col := range snap.Devices {
+			cell := level[[2]int{row.Index, col.Index}]
+			if row.Index == col.Index {
+				cell = "X"
+			}
+			fmt.Fprintf(tw, "\t%s", cell)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }
 
 func writePCI(w io.Writer, devices []nvml.PCIDevice) {

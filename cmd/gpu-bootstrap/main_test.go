@@ -307,3 +307,22 @@ func planHasFile(plan bootstrap.PlanJSON, path, restart string) bool {
 	}
 	return false
 }
+
+// TestInventoryTableGolden pins the table a person reads on a DGX A100
+// (regenerate with -update after a deliberate change).
+func TestInventoryTableGolden(t *testing.T) {
+	env, stdout, _, _ := testEnv(nvmltest.NewDGXA100(), nil)
+	if code := runIn(env, "inventory", "--sysfs", t.TempDir()); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	golden := filepath.Join("testdata", "inventory-dgxa100.txt")
+	if *update {
+		must(t, os.MkdirAll("testdata", 0o755))
+		must(t, os.WriteFile(golden, stdout.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	must(t, err)
+	if stdout.String() != string(want) {
+		t.Errorf("inventory table differs from %s (go test -run TestInventoryTableGolden -update):\n%s", golden, stdout)
+	}
+}

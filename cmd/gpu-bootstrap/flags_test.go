@@ -1,0 +1,5 @@
+package main
+
+import "flag"
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
