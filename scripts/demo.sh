@@ -67,4 +67,23 @@ echo "==> GPU inventory of the testbed"
 echo
 echo "==> terraform destroy"
 "$tf" -chdir="$work/quickstart" destroy -input=false -auto-approve -no-color >/dev/null
+
+# The node side: gpu-bootstrap on this machine (which has no NVIDIA driver),
+# configuring a scratch root so nothing of this machine's changes.
+echo
+echo "==> gpu-bootstrap (node side) on this machine"
+go build -o "$work/gpu-bootstrap" ./cmd/gpu-bootstrap
+"$work/gpu-bootstrap" inventory
+node="$work/node-root"
+mkdir -p "$node/etc/containerd" "$node/usr/bin"
+: >"$node/usr/bin/nvidia-container-runtime" # what nvidia-container-toolkit installs
+printf '# a hand-written config: its comments and settings are kept\nversion = 2\n\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "registry.k8s.io/pause:3.10"\n' >"$node/etc/containerd/config.toml"
+echo
+echo "==> gpu-bootstrap plan --root $node --runtime containerd --runtime-default   (exit 2: changes pending)"
+"$work/gpu-bootstrap" plan --root "$node" --runtime containerd --runtime-default || test $? -eq 2
+echo
+echo "==> gpu-bootstrap apply ... --skip-verify   (then a second apply has nothing to do)"
+"$work/gpu-bootstrap" apply --root "$node" --runtime containerd --runtime-default --skip-verify
+"$work/gpu-bootstrap" apply --root "$node" --runtime containerd --runtime-default --skip-verify | tail -1
+echo
 echo "demo finished: the testbed is stopped on exit"

@@ -324,3 +324,14 @@ func TestApplyKeepsTheOwnerOfAReplacedFile(t *testing.T) {
 		t.Errorf("replaced file is %d:%d %v, want %d:%d 0640", st.Uid, st.Gid, info.Mode().Perm(), uid, gid)
 	}
 }
+
+func TestFileDiffShowsOnlyRealLines(t *testing.T) {
+	diff := FileDiff(&FileChange{Path: "/etc/a.conf", Old: []byte("a\nb\n"), New: []byte("a\nb\nc\n")})
+	want := "--- /etc/a.conf\n+++ /etc/a.conf\n@@ -1,2 +1,3 @@\n a\n b\n+c\n"
+	if diff != want {
+		t.Errorf("diff:\n%q\nwant:\n%q", diff, want)
+	}
+	if diff := FileDiff(&FileChange{Path: "/etc/new", New: []byte("x\n")}); !strings.HasSuffix(diff, "@@ -0,0 +1 @@\n+x\n") {
+		t.Errorf("diff of a new file:\n%q", diff)
+	}
+}

@@ -78,13 +78,17 @@ func FileDiff(f *FileChange) string {
 	return diff
 }
 
-// diffLines splits content into lines for difflib; an empty file has none
-// (difflib.SplitLines would give it one empty line).
+// diffLines splits content into lines, each ending in a newline, for
+// difflib. (difflib.SplitLines adds an empty line after a final newline,
+// which would show in every diff as a blank line.)
 func diffLines(content []byte) []string {
-	if len(content) == 0 {
-		return nil
+	lines := strings.SplitAfter(string(content), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n" // no newline at the end of the file
 	}
-	return difflib.SplitLines(strings.TrimSuffix(string(content), "\n") + "\n")
+	return lines
 }
 
 func indent(text, prefix string) string {
