@@ -78,7 +78,9 @@ func (h Health) ExitCode() int {
 // retired, rows waiting to be remapped or a failed remapping, or a MIG mode
 // switch waiting for a reset; persistence mode is on when the config asks
 // for it; the driver branch is driver.branch when set; and every configured
-// step (driver, toolkit, persistence, runtime, cdi, gpu) plans no change.
+// step (driver, toolkit, persistence, runtime, cdi, gpu) plans no change;
+// and, on a live root, the container engine started after its config last
+// changed (see checkRuntimeRestarted).
 func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 	if cfg == nil {
 		cfg = &Config{}
@@ -103,6 +105,9 @@ func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 		v.checkGPUs(snap, cfg)
 	}
 	v.checkSteps(ctx, h, cfg.Steps())
+	if h.Root == "" || h.Root == "/" {
+		v.checkRuntimeRestarted(ctx, h, cfg.Runtime)
+	}
 	return v.health(snap.Driver.Version, len(snap.Devices))
 }
 
