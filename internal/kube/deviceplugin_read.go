@@ -169,7 +169,9 @@ func devicePluginStatus(ctx context.Context, client kubernetes.Interface, ds *ap
 	if err != nil || len(nodes) == 0 {
 		return status, err
 	}
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	// Consistent, not from the watch cache: right after the wait for
+	// allocatable GPUs, a cached list could still show none.
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return status, fmt.Errorf("listing nodes: %w", err)
 	}

@@ -35,6 +35,7 @@ func WaitForObject[T runtime.Object, L runtime.Object](ctx context.Context, lw L
 	defer cancelRequests()
 	listWatch := &cache.ListWatch{
 		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
+			consistentList(&opts)
 			opts.FieldSelector = selector
 			return lw.List(requestCtx, opts)
 		},
@@ -75,4 +76,12 @@ func WaitForObject[T runtime.Object, L runtime.Object](ctx context.Context, lw L
 		return last, fmt.Errorf("waiting for %s: the watch closed: %w", name, err)
 	}
 	return last, err
+}
+
+// consistentList makes an informer's list a consistent read. An informer
+// lists at resourceVersion "0", which the API server may answer from a watch
+// cache that has not yet seen the write a wait follows: a Deployment's status
+// from before its update would then end the wait for that update.
+func consistentList(opts *metav1.ListOptions) {
+	opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
 }

@@ -28,6 +28,7 @@ func WaitForList[T runtime.Object, L runtime.Object](ctx context.Context, lw Lis
 	defer cancelRequests()
 	listWatch := &cache.ListWatch{
 		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
+			consistentList(&opts)
 			options(&opts)
 			return lw.List(requestCtx, opts)
 		},

@@ -21,6 +21,7 @@ func WaitForPod(ctx context.Context, client kubernetes.Interface, namespace, lab
 	pods := client.CoreV1().Pods(namespace)
 	listWatch := &cache.ListWatch{
 		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
+			consistentList(&opts)
 			opts.LabelSelector = labelSelector
 			return pods.List(ctx, opts)
 		},

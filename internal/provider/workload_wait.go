@@ -74,7 +74,9 @@ func waitDeploymentRolledOut(ctx context.Context, client kubernetes.Interface, d
 			if deploymentProgressDeadlineExceeded(d) {
 				return false, fmt.Errorf("the rollout passed its progress deadline: %s", describeWaitingPods(ctx, client, d.Namespace, selector, req))
 			}
-			return deploymentRolledOut(d), nil
+			// Only this update's generation or a later one counts: an
+			// older copy of the object says nothing about this rollout.
+			return d.Generation >= dep.Generation && deploymentRolledOut(d), nil
 		})
 		return err
 	})
