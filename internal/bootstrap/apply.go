@@ -33,16 +33,13 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 	backupRoot := path.Join(BackupDir, h.now().UTC().Format("20060102T150405Z"))
 	restarts := map[string]bool{}
 	if opts.DryRun {
-		h.pending = map[string]bool{}
-		defer func() { h.pending = nil }()
+		// Nothing is applied, so the run is one planning pass.
+		defer h.beginPlanning(true)()
 	}
 	for _, step := range steps {
-		changes, err := step.Plan(ctx, h)
+		changes, err := h.planStep(ctx, step)
 		if err != nil {
-			return report, &StepError{Step: step.Name(), Err: err}
-		}
-		if opts.DryRun {
-			h.pending[step.Name()] = len(changes) > 0
+			return report, err
 		}
 		if len(changes) == 0 {
 			fmt.Fprintf(out, "%s: up to date\n", step.Name())

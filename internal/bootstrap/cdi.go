@@ -65,9 +65,9 @@ func (cdiStep) Name() string { return "cdi" }
 // work pending, and fails otherwise.
 func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	target := s.cfg.specPath()
-	snap, err := h.GPUs.Snapshot()
+	snap, err := h.Snapshot()
 	if err != nil {
-		return nil, fmt.Errorf("reading the GPUs: %w", err)
+		return nil, err
 	}
 	if !snap.Driver.Loaded {
 		if h.Pending("driver") {

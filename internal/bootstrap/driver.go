@@ -120,7 +120,7 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	if errs := s.cfg.validate("driver"); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	snap, err := driverSnapshot(h)
+	snap, err := h.Snapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		}
 		return nil, err
 	}
-	live := hostIsLive(h)
+	live := h.live()
 	kernel, err := targetKernel(h, live)
 	if err != nil {
 		return nil, err
@@ -233,20 +233,3 @@ func loadChange(snap nvml.Snapshot, cfg DriverConfig) *Change {
 		Commands: []Command{{Root: "/", Name: "modprobe", Args: []string{"nvidia"}}},
 	}
 }
-
-// driverSnapshot reads the GPUs; a host without a GPU library has none.
-func driverSnapshot(h *Host) (nvml.Snapshot, error) {
-	if h.GPUs == nil {
-		return nvml.Snapshot{Driver: nvml.Driver{Reason: "no GPU library"}}, nil
-	}
-	snap, err := h.GPUs.Snapshot()
-	if err != nil {
-		return snap, fmt.Errorf("reading the GPUs: %w", err)
-	}
-	return snap, nil
-}
-
-// hostIsLive reports whether Host.Root is the running machine (rather than
-// an image being built or a test directory): only then are kernel modules
-// loaded and services started.
-func hostIsLive(h *Host) bool { return h.Root == "" || h.Root == "/" }

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
 
 // fileStep wants one file to hold one content: the smallest real step, used
@@ -333,5 +336,50 @@ func TestFileDiffShowsOnlyRealLines(t *testing.T) {
 	}
 	if diff := FileDiff(&FileChange{Path: "/etc/new", New: []byte("x\n")}); !strings.HasSuffix(diff, "@@ -0,0 +1 @@\n+x\n") {
 		t.Errorf("diff of a new file:\n%q", diff)
+	}
+}
+
+// countingGPUs counts the snapshots taken of the library it wraps.
+type countingGPUs struct {
+	nvml.Library
+	snapshots int
+}
+
+func (c *countingGPUs) Snapshot() (nvml.Snapshot, error) {
+	c.snapshots++
+	return c.Library.Snapshot()
+}
+
+func TestAPlanningPassReadsTheGPUsOnce(t *testing.T) {
+	fleet := nvmltest.NewDGXA100()
+	gpus := &countingGPUs{Library: nvml.New(nvml.Options{Lib: fleet.Server, SysfsRoot: t.TempDir()})}
+	h, _ := newTestHost(t)
+	h.GPUs = gpus
+	limit := uint32(300)
+	steps := []Step{newDriverStep(DriverConfig{Branch: "550"}), newPersistenceStep(), newGPUSettingsStep(GPUSettingsConfig{PowerLimitWatts: &limit})}
+
+	plan, err := MakePlan(context.Background(), h, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gpus.snapshots != 1 {
+		t.Errorf("planning three GPU steps took %d snapshots, want 1", gpus.snapshots)
+	}
+	if plan.Count() == 0 {
+		t.Fatal("the plan is empty: persistence and the power limit should differ")
+	}
+
+	// Applying changes the GPUs between steps: each step reads them anew
+	// and sees what the ones before it did.
+	gpus.snapshots = 0
+	if _, err := Apply(context.Background(), h, steps, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if gpus.snapshots < len(steps) {
+		t.Errorf("apply took %d snapshots for %d steps, want one per step at least", gpus.snapshots, len(steps))
+	}
+	gpus.snapshots = 0
+	if plan, err := MakePlan(context.Background(), h, steps); err != nil || !plan.Empty() || gpus.snapshots != 1 {
+		t.Errorf("plan after apply: %d changes, err %v, %d snapshots; want none, nil, 1", plan.Count(), err, gpus.snapshots)
 	}
 }

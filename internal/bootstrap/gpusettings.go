@@ -112,9 +112,9 @@ func (gpuSettingsStep) Name() string { return "gpu" }
 // for the GPUs that differ: MIG mode and instances first, then compute mode,
 // power limit and application clocks.
 func (s gpuSettingsStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
-	snap, err := h.GPUs.Snapshot()
+	snap, err := h.Snapshot()
 	if err != nil {
-		return nil, fmt.Errorf("reading the GPUs: %w", err)
+		return nil, err
 	}
 	if !snap.Driver.Loaded {
 		if h.Pending("driver") {

@@ -169,7 +169,7 @@ func migLayoutChange(dev nvml.Device, profiles []string, afterSwitch bool) Chang
 	if afterSwitch {
 		change.Summary = fmt.Sprintf("lay out MIG instances %s on %s once its MIG mode is on", layout, gpuLabel(dev))
 		change.Action = func(ctx context.Context, h *Host) error {
-			snap, err := h.GPUs.Snapshot()
+			snap, err := h.Snapshot()
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,14 +29,72 @@ type Host struct {
 	// changes to make, so a later step can plan "after the driver is
 	// installed" instead of failing on a driver that is not there yet.
 	pending map[string]bool
+	// planning is set during a pass that plans without applying anything
+	// (see beginPlanning); snapshot is its one reading of the GPUs.
+	planning bool
+	snapshot *nvml.Snapshot
 }
 
 // Path maps an absolute path on the target to the path this process opens.
 func (h *Host) Path(path string) string {
-	if h.Root == "" || h.Root == "/" {
+	if h.live() {
 		return filepath.Clean(path)
 	}
 	return filepath.Join(h.Root, path)
+}
+
+// live reports whether Host.Root is the running machine rather than an
+// image being built or a test directory: only then are kernel modules
+// loaded, services started and running engines asked.
+func (h *Host) live() bool { return isLiveRoot(h.Root) }
+
+// isLiveRoot reports whether a root is the running machine's ("" or "/").
+func isLiveRoot(root string) bool { return root == "" || root == "/" }
+
+// Snapshot reads the GPUs; a host without a GPU library has none. During a
+// planning pass nothing changes the GPUs, so every step shares the pass's
+// first reading instead of asking NVML again.
+func (h *Host) Snapshot() (nvml.Snapshot, error) {
+	if h.planning && h.snapshot != nil {
+		return *h.snapshot, nil
+	}
+	if h.GPUs == nil {
+		return nvml.Snapshot{Driver: nvml.Driver{Reason: "no GPU library"}}, nil
+	}
+	snap, err := h.GPUs.Snapshot()
+	if err != nil {
+		return snap, fmt.Errorf("reading the GPUs: %w", err)
+	}
+	if h.planning {
+		h.snapshot = &snap
+	}
+	return snap, nil
+}
+
+// beginPlanning starts a pass that reads the host without changing it
+// (MakePlan, a dry run, Verify): the GPUs are read once for the whole pass,
+// and with trackPending each step's leftover changes are recorded for the
+// steps after it (see Pending). The returned func ends the pass.
+func (h *Host) beginPlanning(trackPending bool) (end func()) {
+	pending := h.pending
+	if trackPending {
+		h.pending = map[string]bool{}
+	}
+	h.planning, h.snapshot = true, nil
+	return func() { h.pending, h.planning, h.snapshot = pending, false, nil }
+}
+
+// planStep plans one step, recording whether it left changes when the pass
+// tracks them.
+func (h *Host) planStep(ctx context.Context, step Step) ([]Change, error) {
+	changes, err := step.Plan(ctx, h)
+	if err != nil {
+		return nil, &StepError{Step: step.Name(), Err: err}
+	}
+	if h.pending != nil {
+		h.pending[step.Name()] = len(changes) > 0
+	}
+	return changes, nil
 }
 
 // ReadFile reads a target file; a missing file is (nil, false, nil).

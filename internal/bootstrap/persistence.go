@@ -44,7 +44,7 @@ func newPersistenceStep() Step { return persistenceStep{} }
 func (persistenceStep) Name() string { return "persistence" }
 
 func (s persistenceStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
-	snap, err := driverSnapshot(h)
+	snap, err := h.Snapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s persistenceStep) planService(ctx context.Context, h *Host, svc *persiste
 				Summary: fmt.Sprintf("make nvidia-persistenced keep persistence mode on: %s starts it with --no-persistence-mode", svc.ExecStartFrom),
 				File:    &FileChange{Path: persistenceDropInPath, Old: svc.DropInOld, New: want, Mode: 0o644},
 			})
-			if hostIsLive(h) {
+			if h.live() {
 				changes = append(changes, Change{
 					Summary: "reload systemd and restart nvidia-persistenced if it runs, so the drop-in takes effect",
 					Commands: []Command{
@@ -130,7 +130,7 @@ func (s persistenceStep) planService(ctx context.Context, h *Host, svc *persiste
 	if !enabled {
 		args := []string{"enable", "nvidia-persistenced"}
 		summary := "enable nvidia-persistenced so persistence mode comes back at every boot"
-		if hostIsLive(h) && driverLoaded {
+		if h.live() && driverLoaded {
 			args = []string{"enable", "--now", "nvidia-persistenced"}
 			summary = "enable and start nvidia-persistenced so persistence mode comes back at every boot"
 		}
@@ -161,7 +161,7 @@ func persistencedEnabled(ctx context.Context, h *Host) (bool, error) {
 // mode on the unit files of an image (systemctl --root, run from the build
 // host, hence Command.Root "/").
 func systemctlCommand(h *Host, args ...string) Command {
-	if hostIsLive(h) {
+	if h.live() {
 		return Command{Root: "/", Name: "systemctl", Args: args}
 	}
 	return Command{Root: "/", Name: "systemctl", Args: append([]string{"--root=" + h.Root}, args...)}
@@ -185,7 +185,7 @@ func setPersistenceChange(dev nvml.Device) Change {
 // it reads the GPUs again and turns persistence mode on where it is off. No
 // driver yet is not an error: nvidia-persistenced takes over at boot.
 func setPersistenceWhenLoaded(ctx context.Context, h *Host) error {
-	snap, err := driverSnapshot(h)
+	snap, err := h.Snapshot()
 	if err != nil {
 		return err
 	}

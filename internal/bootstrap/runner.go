@@ -22,7 +22,7 @@ type Command struct {
 // String is the command as a person would type it, quoted where needed.
 func (c Command) String() string {
 	words := make([]string, 0, len(c.Args)+3)
-	if c.Root != "" && c.Root != "/" {
+	if !isLiveRoot(c.Root) {
 		words = append(words, "chroot", quoteWord(c.Root))
 	}
 	words = append(words, quoteWord(c.Name))
@@ -79,7 +79,7 @@ type ExecRunner struct{}
 // Run implements Runner.
 func (ExecRunner) Run(ctx context.Context, c Command) (Output, error) {
 	name, args := c.Name, c.Args
-	if c.Root != "" && c.Root != "/" {
+	if !isLiveRoot(c.Root) {
 		name, args = "chroot", append([]string{c.Root, c.Name}, c.Args...)
 	}
 	cmd := exec.CommandContext(ctx, name, args...)

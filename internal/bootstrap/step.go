@@ -70,15 +70,13 @@ func (p Plan) Count() int {
 // MakePlan plans every step against the host as it is. A step planned after
 // one with pending changes sees Host.Pending(thatStep) == true.
 func MakePlan(ctx context.Context, h *Host, steps []Step) (Plan, error) {
-	h.pending = map[string]bool{}
-	defer func() { h.pending = nil }()
+	defer h.beginPlanning(true)()
 	plan := make(Plan, 0, len(steps))
 	for _, step := range steps {
-		changes, err := step.Plan(ctx, h)
+		changes, err := h.planStep(ctx, step)
 		if err != nil {
-			return plan, &StepError{Step: step.Name(), Err: err}
+			return plan, err
 		}
-		h.pending[step.Name()] = len(changes) > 0
 		plan = append(plan, StepPlan{Step: step.Name(), Changes: changes})
 	}
 	return plan, nil

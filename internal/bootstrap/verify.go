@@ -85,10 +85,11 @@ func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 	if cfg == nil {
 		cfg = &Config{}
 	}
+	defer h.beginPlanning(false)()
 	v := &verification{}
-	snap, err := h.GPUs.Snapshot()
+	snap, err := h.Snapshot()
 	if err != nil {
-		v.problem("reading the GPUs: %v", err)
+		v.problem("%v", err)
 	}
 	if err == nil && len(snap.Devices) == 0 && cfg.Verify.ExpectGPUs == 0 {
 		if why := cpuOnlyReason(h, snap); why != "" {
@@ -105,7 +106,7 @@ func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 		v.checkGPUs(snap, cfg)
 	}
 	v.checkSteps(ctx, h, cfg.Steps())
-	if h.Root == "" || h.Root == "/" {
+	if h.live() {
 		v.checkRuntimeRestarted(ctx, h, cfg.Runtime)
 	}
 	return v.health(snap.Driver.Version, len(snap.Devices))
