@@ -234,11 +234,7 @@ func containerdDropIn(path string, doc *tomledit.Doc, ver engineVersion, known b
 	}
 	dir := filepath.Dir(path)
 	for _, imp := range imports {
-		pattern := imp
-		if !filepath.IsAbs(pattern) {
-			pattern = filepath.Join(dir, pattern)
-		}
-		pattern = filepath.Clean(pattern)
+		pattern := containerdImportPattern(dir, imp)
 		if !strings.Contains(pattern, "*") || strings.ContainsAny(filepath.Dir(pattern), "*?[") {
 			continue
 		}
@@ -249,6 +245,40 @@ func containerdDropIn(path string, doc *tomledit.Doc, ver engineVersion, known b
 	}
 	confD := filepath.Join(dir, "conf.d")
 	return filepath.Join(confD, containerdDropInName), filepath.Join(confD, "*.toml"), ""
+}
+
+// containerdImportPattern resolves an entry of `imports` as containerd does:
+// relative to the main config's directory.
+func containerdImportPattern(dir, imp string) string {
+	if !filepath.IsAbs(imp) {
+		imp = filepath.Join(dir, imp)
+	}
+	return filepath.Clean(imp)
+}
+
+// containerdConfigFiles are the files containerd reads its config from: the
+// main file and the patterns it imports (just the main file when that cannot
+// be read).
+func containerdConfigFiles(h *Host, configPath string) []string {
+	path := configPath
+	if path == "" {
+		path = defaultContainerdConfig
+	}
+	files := []string{path}
+	f, err := readConfigFile(h, path)
+	if err != nil || !f.exists {
+		return files
+	}
+	doc, err := parseTOMLFile(f)
+	if err != nil {
+		return files
+	}
+	v, _ := doc.Get("imports")
+	imports, _ := stringList(v)
+	for _, imp := range imports {
+		files = append(files, containerdImportPattern(filepath.Dir(path), imp))
+	}
+	return files
 }
 
 // containerdEdit makes one config document (the main config, or a drop-in

@@ -42,12 +42,18 @@ func crioRuntime(name string, keys ...string) []string {
 
 var crioDefaultRuntime = []string{"crio", "runtime", "default_runtime"}
 
+// crioDropInDir is the drop-in directory CRI-O reads after its main config
+// (crio.conf.d(5)): crio.conf.d beside it.
+func crioDropInDir(mainPath string) string {
+	return filepath.Join(filepath.Dir(mainPath), "crio.conf.d")
+}
+
 func planCRIO(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) {
 	mainPath := want.configPath
 	if mainPath == "" {
 		mainPath = defaultCRIOConfig
 	}
-	dropInDir := filepath.Join(filepath.Dir(mainPath), "crio.conf.d")
+	dropInDir := crioDropInDir(mainPath)
 	dropIn := filepath.Join(dropInDir, crioDropInName)
 
 	if want.enableCDI {

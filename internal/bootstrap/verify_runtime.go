@@ -28,7 +28,7 @@ func (v *verification) checkRuntimeRestarted(ctx context.Context, h *Host, cfg *
 		}
 		engine = detected
 	}
-	service, files := engineConfigFiles(engine, cfg.ConfigPath)
+	service, files := engineConfigFiles(h, engine, cfg.ConfigPath)
 	if service == "" {
 		return
 	}
@@ -57,9 +57,10 @@ func (v *verification) checkRuntimeRestarted(ctx context.Context, h *Host, cfg *
 }
 
 // engineConfigFiles is an engine's systemd unit and the config files it
-// reads: the main file (or configPath) and the usual drop-in directory.
-func engineConfigFiles(engine, configPath string) (service string, files []string) {
-	main := func(def string) string {
+// reads, as the runtime step finds them: containerd's main file and its
+// imports, Docker's daemon.json, CRI-O's main file and drop-in directory.
+func engineConfigFiles(h *Host, engine, configPath string) (service string, files []string) {
+	orDefault := func(def string) string {
 		if configPath != "" {
 			return configPath
 		}
@@ -67,13 +68,12 @@ func engineConfigFiles(engine, configPath string) (service string, files []strin
 	}
 	switch engine {
 	case engineContainerd:
-		path := main(defaultContainerdConfig)
-		return "containerd", []string{path, filepath.Join(filepath.Dir(path), "conf.d", "*.toml")}
+		return "containerd", containerdConfigFiles(h, configPath)
 	case engineDocker:
-		return "docker", []string{main(defaultDockerConfig)}
+		return "docker", []string{orDefault(defaultDockerConfig)}
 	case engineCRIO:
-		path := main(defaultCRIOConfig)
-		return "crio", []string{path, filepath.Join(filepath.Dir(path), "crio.conf.d", "*")}
+		path := orDefault(defaultCRIOConfig)
+		return "crio", []string{path, filepath.Join(crioDropInDir(path), "*")}
 	}
 	return "", nil
 }

@@ -25,7 +25,9 @@ func TestVerifyNamesAnEngineThatDidNotRestartAfterItsConfigChanged(t *testing.T)
 	} {
 		t.Run(tc.description, func(t *testing.T) {
 			h, runner := newTestHost(t)
-			writeTarget(t, h, "/etc/containerd/config.toml", "version = 2\n", 0o644)
+			// containerd reads the drop-in because the main file imports it
+			// (relative to its own directory).
+			writeTarget(t, h, "/etc/containerd/config.toml", "version = 2\nimports = [\"conf.d/*.toml\"]\n", 0o644)
 			writeTarget(t, h, "/etc/containerd/conf.d/99-nvidia.toml", "version = 2\n", 0o644)
 			old := time.Now().Add(-2 * time.Hour)
 			if err := os.Chtimes(h.Path("/etc/containerd/config.toml"), old, old); err != nil {
