@@ -211,6 +211,17 @@ func (f configFile) change(data []byte, summary, restart string) (Change, bool) 
 	}, true
 }
 
+// configPathOr is runtime.config_path when set, else the engine's usual
+// main config.
+func configPathOr(configPath, engineDefault string) string {
+	if configPath != "" {
+		return configPath
+	}
+	return engineDefault
+}
+
+// readConfigFile reads an engine's config file; a missing one reads as
+// empty, with exists false.
 func readConfigFile(h *Host, path string) (configFile, error) {
 	data, exists, err := h.ReadFile(path)
 	if err != nil {

@@ -63,10 +63,7 @@ func (s containerdSchema) defaultRuntime() []string {
 // planContainerd adds the nvidia runtime to containerd's config, or to a
 // drop-in it imports (see containerdDropIn).
 func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) {
-	path := want.configPath
-	if path == "" {
-		path = defaultContainerdConfig
-	}
+	path := configPathOr(want.configPath, defaultContainerdConfig)
 	main, err := readConfigFile(h, path)
 	if err != nil {
 		return nil, err
@@ -260,10 +257,7 @@ func containerdImportPattern(dir, imp string) string {
 // main file and the patterns it imports (just the main file when that cannot
 // be read).
 func containerdConfigFiles(h *Host, configPath string) []string {
-	path := configPath
-	if path == "" {
-		path = defaultContainerdConfig
-	}
+	path := configPathOr(configPath, defaultContainerdConfig)
 	files := []string{path}
 	f, err := readConfigFile(h, path)
 	if err != nil || !f.exists {

@@ -49,10 +49,7 @@ func crioDropInDir(mainPath string) string {
 }
 
 func planCRIO(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) {
-	mainPath := want.configPath
-	if mainPath == "" {
-		mainPath = defaultCRIOConfig
-	}
+	mainPath := configPathOr(want.configPath, defaultCRIOConfig)
 	dropInDir := crioDropInDir(mainPath)
 	dropIn := filepath.Join(dropInDir, crioDropInName)
 

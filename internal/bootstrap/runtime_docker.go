@@ -23,10 +23,7 @@ import (
 const defaultDockerConfig = "/etc/docker/daemon.json"
 
 func planDocker(h *Host, want runtimeWant) ([]Change, error) {
-	path := want.configPath
-	if path == "" {
-		path = defaultDockerConfig
-	}
+	path := configPathOr(want.configPath, defaultDockerConfig)
 	f, err := readConfigFile(h, path)
 	if err != nil {
 		return nil, err

@@ -60,19 +60,13 @@ func (v *verification) checkRuntimeRestarted(ctx context.Context, h *Host, cfg *
 // reads, as the runtime step finds them: containerd's main file and its
 // imports, Docker's daemon.json, CRI-O's main file and drop-in directory.
 func engineConfigFiles(h *Host, engine, configPath string) (service string, files []string) {
-	orDefault := func(def string) string {
-		if configPath != "" {
-			return configPath
-		}
-		return def
-	}
 	switch engine {
 	case engineContainerd:
 		return "containerd", containerdConfigFiles(h, configPath)
 	case engineDocker:
-		return "docker", []string{orDefault(defaultDockerConfig)}
+		return "docker", []string{configPathOr(configPath, defaultDockerConfig)}
 	case engineCRIO:
-		path := orDefault(defaultCRIOConfig)
+		path := configPathOr(configPath, defaultCRIOConfig)
 		return "crio", []string{path, filepath.Join(crioDropInDir(path), "*")}
 	}
 	return "", nil
