@@ -13,18 +13,13 @@ import (
 func runCheck(ctx context.Context, args []string, env environment) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	var d desiredFlags
-	d.register(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if code, ok := parseFlags(fs, args, env); !ok {
+	// A config that cannot be read is exit 1: a probe must not report
+	// healthy on it.
+	cfg, h, code, ok := prepare(fs, &d, args, env, false)
+	if !ok {
 		return code
 	}
-	cfg, err := d.config()
-	if err != nil {
-		// A probe must not report healthy on a config it cannot read.
-		fmt.Fprintf(env.stderr, "gpu-bootstrap check: %v\n", err)
-		return exitError
-	}
-	h := d.host(env)
 	defer h.GPUs.Close()
 	health := bootstrap.Verify(ctx, h, cfg)
 	if *asJSON {

@@ -8,14 +8,16 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/bootstrap"
 )
 
-// prepare parses the flags of plan and apply and builds the desired state and
-// the host; ok is false when the command should stop with code.
-func prepare(fs *flag.FlagSet, d *desiredFlags, args []string, env environment) (cfg *bootstrap.Config, h *bootstrap.Host, code int, ok bool) {
+// prepare parses the flags of plan, apply and check and builds the desired
+// state and the host; ok is false when the command should stop with code.
+// needState makes a command without --config or a state flag a usage error
+// (plan and apply would have nothing to do; check has its defaults).
+func prepare(fs *flag.FlagSet, d *desiredFlags, args []string, env environment, needState bool) (cfg *bootstrap.Config, h *bootstrap.Host, code int, ok bool) {
 	d.register(fs)
 	if code, ok := parseFlags(fs, args, env); !ok {
 		return nil, nil, code, false
 	}
-	if !d.anyStateFlag() {
+	if needState && !d.anyStateFlag() {
 		fmt.Fprintf(env.stderr, "gpu-bootstrap %s: nothing to do: pass --config FILE, or flags such as --runtime containerd (see -h)\n", fs.Name())
 		return nil, nil, exitUsage, false
 	}
@@ -31,7 +33,7 @@ func runPlan(ctx context.Context, args []string, env environment) int {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var d desiredFlags
 	asJSON := fs.Bool("json", false, "print the plan as JSON (steps, changes, diffs, commands); the exit code is the same")
-	cfg, h, code, ok := prepare(fs, &d, args, env)
+	cfg, h, code, ok := prepare(fs, &d, args, env, true)
 	if !ok {
 		return code
 	}
@@ -61,7 +63,7 @@ func runApply(ctx context.Context, args []string, env environment) int {
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print the files that would be written and the commands that would run; change nothing")
 	fs.BoolVar(&opts.RestartRuntime, "restart-runtime", false, "restart the container runtime when its config changed (systemctl restart)")
 	skipVerify := fs.Bool("skip-verify", false, "do not check the node's health after applying")
-	cfg, h, code, ok := prepare(fs, &d, args, env)
+	cfg, h, code, ok := prepare(fs, &d, args, env, true)
 	if !ok {
 		return code
 	}
