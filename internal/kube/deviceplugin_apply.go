@@ -19,7 +19,8 @@ var applyOptions = metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
 
 // EnsureNamespace creates namespace unless it exists, and says whether it
 // created it (so that destroying can leave a namespace it did not make).
-func EnsureNamespace(ctx context.Context, client kubernetes.Interface, namespace string) (created bool, err error) {
+func EnsureNamespace(ctx context.Context, c *Cluster, namespace string) (created bool, err error) {
+	client := c.client
 	_, err = client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 	if err == nil {
 		return false, nil
@@ -42,7 +43,8 @@ func EnsureNamespace(ctx context.Context, client kubernetes.Interface, namespace
 // that never leaves a pod without its config or RuntimeClass, then removes
 // what prior (the last applied spec, nil on create) had and spec has not.
 // Warnings are things the user should know that did not stop the apply.
-func ApplyDevicePlugin(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec, prior *DevicePluginSpec) (warnings []string, err error) {
+func ApplyDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, prior *DevicePluginSpec) (warnings []string, err error) {
+	client := c.client
 	objs, err := BuildDevicePluginObjects(spec)
 	if err != nil {
 		return nil, err

@@ -16,9 +16,9 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )
 
-// diagnosisTimeout bounds the reads that explain a timeout; the wait's own
-// context has expired by then.
-const diagnosisTimeout = 10 * time.Second
+// diagnosisTimeout bounds the reads that explain a failed wait, which run
+// after the wait's own context has expired or been canceled.
+const diagnosisTimeout = 30 * time.Second
 
 // maxDiagnosedNodes keeps an error readable on a large cluster.
 const maxDiagnosedNodes = 10
@@ -26,8 +26,10 @@ const maxDiagnosedNodes = 10
 // recentEvents is how many of a pod's latest events a diagnosis quotes.
 const recentEvents = 3
 
-func diagnosisContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), diagnosisTimeout)
+// diagnosisContext outlives the wait it explains, keeping ctx's values (the
+// logger) but not its deadline or cancellation.
+func diagnosisContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), diagnosisTimeout)
 }
 
 // describeNodeWithoutGPUs says why node (last seen as seen, may be nil)

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -40,7 +39,8 @@ type DevicePluginStatus struct {
 
 // ReadDevicePlugin reads the deployment namespace/name; nil without error
 // when its plugin DaemonSet does not exist.
-func ReadDevicePlugin(ctx context.Context, client kubernetes.Interface, namespace, name string) (*DevicePluginLive, error) {
+func ReadDevicePlugin(ctx context.Context, c *Cluster, namespace, name string) (*DevicePluginLive, error) {
+	client := c.client
 	daemonSets := client.AppsV1().DaemonSets(namespace)
 	ds, err := daemonSets.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -213,44 +213,9 @@ func advertisedGPUs(node *corev1.Node, config DevicePluginConfig) int64 {
 	return n
 }
 
-// DeleteDevicePlugin deletes every object of the deployment spec names,
-// whichever components are enabled, with foreground propagation, and
-// waits until its DaemonSets are gone (and the namespace, when
-// deleteNamespace); ctx bounds the wait. Objects already gone are fine.
-func DeleteDevicePlugin(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec, deleteNamespace bool) error {
-	ns := spec.Namespace
-	daemonSets := []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()}
-	var errs []error
-	for _, name := range daemonSets {
-		errs = append(errs, deleteIgnoringNotFound("DaemonSet", ns, name, client.AppsV1().DaemonSets(ns).Delete(ctx, name, foreground())))
-	}
-	errs = append(errs,
-		deleteIgnoringNotFound("ConfigMap", ns, spec.ConfigMapName(), client.CoreV1().ConfigMaps(ns).Delete(ctx, spec.ConfigMapName(), metav1.DeleteOptions{})),
-		deleteIgnoringNotFound("Service", ns, spec.DCGMName(), client.CoreV1().Services(ns).Delete(ctx, spec.DCGMName(), metav1.DeleteOptions{})),
-		deleteServiceMonitor(ctx, client, ns, spec.DCGMName()))
-	if spec.RuntimeClass != nil && spec.RuntimeClass.Create {
-		errs = append(errs, deleteOwnedRuntimeClass(ctx, client, spec.RuntimeClass.Name, spec.ID()))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	for _, name := range daemonSets {
-		if err := WaitForDaemonSetGone(ctx, client, ns, name); err != nil {
-			return err
-		}
-	}
-	if !deleteNamespace {
-		return nil
-	}
-	err := client.CoreV1().Namespaces().Delete(ctx, ns, foreground())
-	if err := deleteIgnoringNotFound("Namespace", "", ns, err); err != nil {
-		return err
-	}
-	return WaitForNamespaceGone(ctx, client, ns)
-}
-
 // DevicePluginStatusOf counts the nodes and GPUs of the deployment spec.
-func DevicePluginStatusOf(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec) (DevicePluginStatus, error) {
+func DevicePluginStatusOf(ctx context.Context, c *Cluster, spec DevicePluginSpec) (DevicePluginStatus, error) {
+	client := c.client
 	ds, err := client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
 	if err != nil {
 		return DevicePluginStatus{}, fmt.Errorf("reading DaemonSet %s/%s: %w", spec.Namespace, spec.Name, err)
@@ -258,8 +223,16 @@ func DevicePluginStatusOf(ctx context.Context, client kubernetes.Interface, spec
 	return devicePluginStatus(ctx, client, ds, spec.Config)
 }
 
-// DaemonSetExists reports whether DaemonSet namespace/name exists.
-func DaemonSetExists(ctx context.Context, client kubernetes.Interface, namespace, name string) (bool, error) {
-	ds, err := getDaemonSet(ctx, client, namespace, name)
-	return ds != nil, err
+// DevicePluginAbsent returns an *ExistsError when the DaemonSet of spec
+// exists already (a Helm release, kubectl apply, a lost state), nil when it
+// does not: a create never takes another deployment over silently.
+func DevicePluginAbsent(ctx context.Context, c *Cluster, spec DevicePluginSpec) error {
+	ds, err := getDaemonSet(ctx, c.client, spec.Namespace, spec.Name)
+	switch {
+	case err != nil:
+		return err
+	case ds != nil:
+		return &ExistsError{Kind: "DaemonSet", Namespace: spec.Namespace, Name: spec.Name}
+	}
+	return nil
 }

@@ -48,24 +48,27 @@ func RolledOut(ds *appsv1.DaemonSet) bool {
 // WaitForDaemonSetRollout watches DaemonSet namespace/name until it has
 // rolled out (RolledOut). On timeout the error, a NotReadyError,
 // counts the pods and says why each one not ready is not.
-func WaitForDaemonSetRollout(ctx context.Context, client kubernetes.Interface, namespace, name string) (*appsv1.DaemonSet, error) {
+func WaitForDaemonSetRollout(ctx context.Context, c *Cluster, namespace, name string) error {
+	return c.runWait(ctx, "daemonset_rollout", namespace+"/"+name, func(ctx context.Context) error {
+		return waitForDaemonSetRollout(ctx, c.client, namespace, name)
+	})
+}
+
+func waitForDaemonSetRollout(ctx context.Context, client kubernetes.Interface, namespace, name string) error {
 	ds, err := WaitForObject(ctx, daemonSetLW(client, namespace), name, func(ds *appsv1.DaemonSet, exists bool) (bool, error) {
 		if !exists {
 			return false, nil // not in the cache yet, or recreated: keep watching
 		}
 		return RolledOut(ds), nil
 	})
-	if err == nil {
-		return ds, nil
-	}
-	if ctx.Err() == nil || ds == nil {
-		return ds, err
+	if err == nil || ctx.Err() == nil || ds == nil {
+		return err
 	}
 	s := ds.Status
-	diagCtx, cancel := diagnosisContext()
+	diagCtx, cancel := diagnosisContext(ctx)
 	defer cancel()
 	pods := describeNotReadyPods(diagCtx, client, ds)
-	return ds, notReady("DaemonSet %s/%s has %d of %d pods on the current template and %d available%s",
+	return notReady("DaemonSet %s/%s has %d of %d pods on the current template and %d available%s",
 		namespace, name, s.UpdatedNumberScheduled, s.DesiredNumberScheduled, s.NumberAvailable, diagnosisList(pods))
 }
 
@@ -76,7 +79,13 @@ func WaitForDaemonSetRollout(ctx context.Context, client kubernetes.Interface, n
 // On timeout the error, a NotReadyError, names each node still
 // without GPUs and why: its plugin pod's phase, waiting reason and recent
 // events, or that the plugin runs and the node still advertises nothing.
-func WaitForNodesAllocatable(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec) error {
+func WaitForNodesAllocatable(ctx context.Context, c *Cluster, spec DevicePluginSpec) error {
+	return c.runWait(ctx, "gpus_allocatable", spec.ID(), func(ctx context.Context) error {
+		return waitForNodesAllocatable(ctx, c.client, spec)
+	})
+}
+
+func waitForNodesAllocatable(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec) error {
 	ds, err := WaitForObject(ctx, daemonSetLW(client, spec.Namespace), spec.Name, func(ds *appsv1.DaemonSet, exists bool) (bool, error) {
 		return exists && ds.Status.ObservedGeneration >= ds.Generation &&
 			ds.Status.CurrentNumberScheduled == ds.Status.DesiredNumberScheduled, nil
@@ -115,7 +124,7 @@ func WaitForNodesAllocatable(ctx context.Context, client kubernetes.Interface, s
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	diagCtx, cancel := diagnosisContext()
+	diagCtx, cancel := diagnosisContext(ctx)
 	defer cancel()
 	var lines []string
 	for _, name := range slices.Sorted(maps.Keys(pending)) {

@@ -78,7 +78,8 @@ const nonTerminatedBoundPods = "spec.nodeName!=,status.phase!=Succeeded,status.p
 // ListInventory reads the cluster's GPU nodes with one paginated LIST of
 // nodes and one of pods, whatever the cluster's size: it never makes a call
 // per node.
-func ListInventory(ctx context.Context, client kubernetes.Interface, opts InventoryOptions) (Inventory, error) {
+func ListInventory(ctx context.Context, c *Cluster, opts InventoryOptions) (Inventory, error) {
+	client := c.client
 	pageSize := opts.PageSize
 	if pageSize <= 0 {
 		pageSize = DefaultPageSize

@@ -18,14 +18,16 @@ import (
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 // cluster is this package's testbed: a real API server. The nodes these tests
 // create are not kwok-managed, so nothing but the test changes them.
-var cluster *testbed.Testbed
+var cluster *k8s.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(testbed.Main(m, testbed.Options{}, func(tb *testbed.Testbed) { cluster = tb }))
+	c := k8s.New(k8s.Options{})
+	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{c}}, func(*testbed.Testbed) { cluster = c }))
 }
 
 func requireCluster(t testing.TB) {
@@ -51,7 +53,10 @@ func countingClient(t testing.TB, protobuf bool) (kubernetes.Interface, *atomic.
 		err    error
 	)
 	if protobuf {
-		client, err = NewClientset(cfg)
+		var c *Cluster
+		if c, err = Connect(cfg, ClusterOptions{}); err == nil {
+			client = c.client
+		}
 	} else {
 		client, err = kubernetes.NewForConfig(cfg)
 	}

@@ -78,6 +78,21 @@ func WaitForObject[T runtime.Object, L runtime.Object](ctx context.Context, lw L
 	return last, err
 }
 
+// runWait runs wait under a context that ends once the API server has been
+// unreachable for longer than the Cluster's limit, and logs it as what (a
+// word such as "job_completion") on the object id, with its duration. When
+// the API server was unreachable, that is the error: whatever wait made of
+// its canceled context says less.
+func (c *Cluster) runWait(ctx context.Context, what, id string, wait func(context.Context) error) error {
+	guarded, cancel := c.guardWait(ctx)
+	defer cancel()
+	waited := startWait(ctx, what, id)
+	err := wait(guarded)
+	// REACHABILITY: replace err by unreachableCause(guarded) when set.
+	waited(err)
+	return err
+}
+
 // consistentList makes an informer's list a consistent read. An informer
 // lists at resourceVersion "0", which the API server may answer from a watch
 // cache that has not yet seen the write a wait follows: a Deployment's status

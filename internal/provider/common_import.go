@@ -1,10 +1,13 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
 // parseNamespacedImportID splits an import ID of the form "namespace/name",
@@ -22,4 +25,15 @@ func parseNamespacedImportID(id string) (namespace, name string, err error) {
 		return "", "", fmt.Errorf("import ID %q: name %q is not a DNS-1123 subdomain: %s", id, name, strings.Join(errs, "; "))
 	}
 	return namespace, name, nil
+}
+
+// createErrorDetail is the detail of a failed create. An object that exists
+// already is never taken over: the user imports it, or renames (the
+// attribute rename names) this one.
+func createErrorDetail(err error, id, rename string) string {
+	var exists *kube.ExistsError
+	if errors.As(err, &exists) {
+		return fmt.Sprintf("%s. To manage it with Terraform, import it: terraform import <address> %s; or choose another %s.", exists, id, rename)
+	}
+	return err.Error()
 }

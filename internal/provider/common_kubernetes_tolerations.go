@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Valid toleration operators and taint effects, for the schema and its docs.
@@ -58,4 +59,48 @@ func tolerationAttributes() map[string]schema.Attribute {
 			Validators:          []validator.Int64{int64validator.AtLeast(0)},
 		},
 	}
+}
+
+// tolerationsToKube is the one conversion of toleration models into pod
+// spec tolerations; tolerationModelsFrom is its inverse.
+func tolerationsToKube(models []tolerationModel) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range models {
+		out = append(out, corev1.Toleration{
+			Key:               t.Key.ValueString(),
+			Operator:          corev1.TolerationOperator(t.Operator.ValueString()),
+			Value:             t.Value.ValueString(),
+			Effect:            corev1.TaintEffect(t.Effect.ValueString()),
+			TolerationSeconds: t.TolerationSeconds.ValueInt64Pointer(),
+		})
+	}
+	return out
+}
+
+// tolerationModelsFrom reads pod spec tolerations back; unset fields are null.
+func tolerationModelsFrom(tolerations []corev1.Toleration) []tolerationModel {
+	var out []tolerationModel
+	for _, t := range tolerations {
+		out = append(out, tolerationModel{
+			Key:               stringOrNull(t.Key),
+			Operator:          stringOrNull(string(t.Operator)),
+			Value:             stringOrNull(t.Value),
+			Effect:            stringOrNull(string(t.Effect)),
+			TolerationSeconds: types.Int64PointerValue(t.TolerationSeconds),
+		})
+	}
+	return out
+}
+
+// tolerationsListValue is tolerations as a `tolerations` list attribute
+// value: empty, never null, when there are none.
+func tolerationsListValue(tolerations []corev1.Toleration) types.List {
+	models := tolerationModelsFrom(tolerations)
+	elems := make([]attr.Value, 0, len(models))
+	for _, t := range models {
+		elems = append(elems, types.ObjectValueMust(tolerationObjectType.AttrTypes, map[string]attr.Value{
+			"key": t.Key, "operator": t.Operator, "value": t.Value, "effect": t.Effect, "toleration_seconds": t.TolerationSeconds,
+		}))
+	}
+	return types.ListValueMust(tolerationObjectType, elems)
 }

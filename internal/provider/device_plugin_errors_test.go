@@ -13,8 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
-	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 // The errors gpu_device_plugin gives: at plan for bad input (and the
@@ -102,8 +103,8 @@ func TestAccDevicePlugin_timeoutDiagnosis(t *testing.T) {
 	testAccPreCheck(t)
 	// A CPU node that says it has a GPU: the plugin runs there and finds none.
 	ctx := context.Background()
-	profile, _ := testbed.ProfileByInstanceType("m5.xlarge")
-	require.NoError(t, cluster.AddNode(ctx, testbed.NodeSpec{Name: "dp-diag-cpu-0", Profile: profile,
+	profile, _ := ec2catalog.Lookup("m5.xlarge")
+	require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: "dp-diag-cpu-0", InstanceType: profile,
 		ExtraLabels: map[string]string{"gpu-test": "diag", gpulabels.Present: "true"}}))
 	t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), "dp-diag-cpu-0")) })
 	require.NoError(t, cluster.WaitForNodesReady(ctx, "dp-diag-cpu-0"))

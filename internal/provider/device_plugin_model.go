@@ -90,17 +90,7 @@ func (m *devicePluginModel) toSpec(ctx context.Context) (kube.DevicePluginSpec, 
 	}
 	var tolerations []tolerationModel
 	diags.Append(m.Tolerations.ElementsAs(ctx, &tolerations, false)...)
-	for _, t := range tolerations {
-		tol := corev1.Toleration{
-			Key: t.Key.ValueString(), Operator: corev1.TolerationOperator(t.Operator.ValueString()),
-			Value: t.Value.ValueString(), Effect: corev1.TaintEffect(t.Effect.ValueString()),
-		}
-		if !t.TolerationSeconds.IsNull() {
-			seconds := t.TolerationSeconds.ValueInt64()
-			tol.TolerationSeconds = &seconds
-		}
-		s.Tolerations = append(s.Tolerations, tol)
-	}
+	s.Tolerations = tolerationsToKube(tolerations)
 	if !m.Resources.IsNull() {
 		var r devicePluginResourcesModel
 		var requests, limits map[string]string
@@ -165,7 +155,7 @@ func (m *devicePluginModel) setFromLive(live *kube.DevicePluginLive) {
 	m.Image = types.StringValue(s.Image)
 	m.ImagePullPolicy = types.StringValue(string(s.ImagePullPolicy))
 	m.NodeSelector = stringMapValue(s.NodeSelector, m.NodeSelector)
-	m.Tolerations = tolerationsValue(s.Tolerations)
+	m.Tolerations = tolerationsListValue(s.Tolerations)
 	m.PriorityClassName = types.StringValue(s.PriorityClassName)
 	m.GPUNodeAffinity = types.BoolValue(s.GPUNodeAffinity)
 	m.Resources = resourcesValue(s.Resources)
@@ -252,27 +242,6 @@ func stringMapValue(m map[string]string, prior types.Map) types.Map {
 	return types.MapValueMust(types.StringType, elems)
 }
 
-func tolerationsValue(tolerations []corev1.Toleration) types.List {
-	elems := make([]attr.Value, 0, len(tolerations))
-	optional := func(s string) types.String {
-		if s == "" {
-			return types.StringNull()
-		}
-		return types.StringValue(s)
-	}
-	for _, t := range tolerations {
-		seconds := types.Int64Null()
-		if t.TolerationSeconds != nil {
-			seconds = types.Int64Value(*t.TolerationSeconds)
-		}
-		elems = append(elems, types.ObjectValueMust(tolerationObjectType.AttrTypes, map[string]attr.Value{
-			"key": optional(t.Key), "operator": optional(string(t.Operator)), "value": optional(t.Value),
-			"effect": optional(string(t.Effect)), "toleration_seconds": seconds,
-		}))
-	}
-	return types.ListValueMust(tolerationObjectType, elems)
-}
-
 func resourcesValue(r corev1.ResourceRequirements) types.Object {
 	if len(r.Requests) == 0 && len(r.Limits) == 0 {
 		return types.ObjectNull(devicePluginResourcesType)
@@ -288,4 +257,36 @@ func resourcesValue(r corev1.ResourceRequirements) types.Object {
 		return types.MapValueMust(types.StringType, elems)
 	}
 	return types.ObjectValueMust(devicePluginResourcesType, map[string]attr.Value{"requests": list(r.Requests), "limits": list(r.Limits)})
+}
+
+// keepEquivalentQuantities keeps the prior spelling of a resources
+// quantity that the API server wrote differently ("0.5" read back as
+// "500m"), so that it is no diff.
+func keepEquivalentQuantities(read, prior types.Object) types.Object {
+	if read.IsNull() || prior.IsNull() || prior.IsUnknown() {
+		return read
+	}
+	attrs := read.Attributes()
+	priorAttrs := prior.Attributes()
+	out := map[string]types.Map{}
+	for _, key := range []string{"requests", "limits"} {
+		readMap, _ := attrs[key].(types.Map)
+		priorMap, _ := priorAttrs[key].(types.Map)
+		out[key] = readMap
+		if readMap.IsNull() || priorMap.IsNull() {
+			continue
+		}
+		elems := readMap.Elements()
+		merged := map[string]string{}
+		for name, v := range elems {
+			value, _ := v.(types.String)
+			merged[name] = value.ValueString()
+			q, err := resource.ParseQuantity(value.ValueString())
+			if prior, ok := priorMap.Elements()[name].(types.String); ok && err == nil {
+				merged[name] = keepQuantitySpelling(q, prior).ValueString()
+			}
+		}
+		out[key] = stringMapValue(merged, types.MapNull(types.StringType))
+	}
+	return types.ObjectValueMust(devicePluginResourcesType, map[string]attr.Value{"requests": out["requests"], "limits": out["limits"]})
 }

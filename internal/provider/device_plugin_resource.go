@@ -72,7 +72,7 @@ func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRe
 	spec, diags := plan.toSpec(ctx)
 	resp.Diagnostics.Append(diags...)
 	summary := fmt.Sprintf("creating NVIDIA device plugin (%s)", spec.ID())
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -83,15 +83,11 @@ func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRe
 
 	// Another deployment of the plugin (a Helm release, kubectl apply) is
 	// not taken over silently: it is imported, or named differently.
-	if exists, err := kube.DaemonSetExists(ctx, client, spec.Namespace, spec.Name); err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-		return
-	} else if exists {
-		resp.Diagnostics.AddError(summary, fmt.Sprintf("DaemonSet %s already exists. To manage it with Terraform, import it: "+
-			"terraform import <address> %s; or choose another name or namespace.", spec.ID(), spec.ID()))
+	if err := kube.DevicePluginAbsent(ctx, cluster, spec); err != nil {
+		resp.Diagnostics.AddError(summary, createErrorDetail(err, spec.ID(), "name or namespace"))
 		return
 	}
-	created, err := kube.EnsureNamespace(ctx, client, spec.Namespace)
+	created, err := kube.EnsureNamespace(ctx, cluster, spec.Namespace)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
@@ -103,14 +99,14 @@ func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRe
 	// create is tainted and destroyed (namespace included), not orphaned.
 	plan.ID = types.StringValue(spec.ID())
 	plan.setStatus(spec.Config, kube.DevicePluginStatus{})
-	warnings, err := kube.ApplyDevicePlugin(ctx, client, spec, nil)
+	warnings, err := kube.ApplyDevicePlugin(ctx, cluster, spec, nil)
 	for _, w := range warnings {
 		resp.Diagnostics.AddWarning(summary, w)
 	}
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 	} else {
-		r.waitAndCount(ctx, client, spec, &plan, timeout, "create", summary, &resp.Diagnostics)
+		r.waitAndCount(ctx, cluster, spec, &plan, timeout, "create", summary, &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -123,11 +119,11 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	id := state.Namespace.ValueString() + "/" + state.Name.ValueString()
 	summary := fmt.Sprintf("reading NVIDIA device plugin (%s)", id)
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	live, err := kube.ReadDevicePlugin(ctx, client, state.Namespace.ValueString(), state.Name.ValueString())
+	live, err := kube.ReadDevicePlugin(ctx, cluster, state.Namespace.ValueString(), state.Name.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
@@ -158,7 +154,7 @@ func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRe
 	priorSpec, diags := prior.toSpec(ctx)
 	resp.Diagnostics.Append(diags...)
 	summary := fmt.Sprintf("updating NVIDIA device plugin (%s)", spec.ID())
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -168,7 +164,7 @@ func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRe
 	defer cancel()
 
 	// The namespace may have been deleted out of band with the DaemonSet.
-	if created, err := kube.EnsureNamespace(ctx, client, spec.Namespace); err != nil {
+	if created, err := kube.EnsureNamespace(ctx, cluster, spec.Namespace); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	} else if created {
@@ -176,14 +172,14 @@ func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	plan.ID = types.StringValue(spec.ID())
 	plan.setStatus(spec.Config, kube.DevicePluginStatus{})
-	warnings, err := kube.ApplyDevicePlugin(ctx, client, spec, &priorSpec)
+	warnings, err := kube.ApplyDevicePlugin(ctx, cluster, spec, &priorSpec)
 	for _, w := range warnings {
 		resp.Diagnostics.AddWarning(summary, w)
 	}
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 	} else {
-		r.waitAndCount(ctx, client, spec, &plan, timeout, "update", summary, &resp.Diagnostics)
+		r.waitAndCount(ctx, cluster, spec, &plan, timeout, "update", summary, &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -197,7 +193,7 @@ func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRe
 	spec, diags := state.toSpec(ctx)
 	resp.Diagnostics.Append(diags...)
 	summary := fmt.Sprintf("deleting NVIDIA device plugin (%s)", spec.ID())
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -208,7 +204,7 @@ func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRe
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	if err := kube.DeleteDevicePlugin(ctx, client, spec, string(created) == "true"); err != nil {
+	if err := kube.DeleteDevicePlugin(ctx, cluster, spec, string(created) == "true"); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 	}
 }

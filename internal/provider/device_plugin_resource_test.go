@@ -19,9 +19,10 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
-	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 const devicePluginAddress = "gpu_device_plugin.test"
@@ -36,10 +37,10 @@ func devicePluginTestNodes(t *testing.T, label string, nodes map[string]string) 
 	defer cancel()
 	var names []string
 	for name, instanceType := range nodes {
-		profile, ok := testbed.ProfileByInstanceType(instanceType)
+		profile, ok := ec2catalog.Lookup(instanceType)
 		require.True(t, ok, instanceType)
-		require.NoError(t, cluster.AddNode(ctx, testbed.NodeSpec{
-			Name: name, Profile: profile, WithoutGPUCapacity: true,
+		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{
+			Name: name, InstanceType: profile, WithoutGPUCapacity: true,
 			ExtraLabels: map[string]string{"gpu-test": label},
 		}))
 		names = append(names, name)

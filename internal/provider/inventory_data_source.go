@@ -122,8 +122,8 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	client := d.clients.kubernetesFor("reading GPU inventory from Kubernetes", &resp.Diagnostics)
-	if client == nil {
+	cluster := d.clients.kubernetesFor("reading GPU inventory from Kubernetes", &resp.Diagnostics)
+	if cluster == nil {
 		return
 	}
 	filter, opts, err := model.Filter.compile()
@@ -131,7 +131,7 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 		resp.Diagnostics.AddError("reading gpu_inventory filter", err.Error())
 		return
 	}
-	inv, err := kube.ListInventory(ctx, client, opts)
+	inv, err := kube.ListInventory(ctx, cluster, opts)
 	if err != nil {
 		resp.Diagnostics.AddError("reading GPU inventory from Kubernetes", err.Error())
 		return

@@ -48,8 +48,8 @@ func (p *GPUProvider) Metadata(_ context.Context, _ provider.MetadataRequest, re
 
 func (p *GPUProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Manages NVIDIA GPU infrastructure: EKS GPU node groups, Proxmox VE GPU passthrough VMs, " +
-			"the NVIDIA device plugin and GPU workloads on Kubernetes, and an inventory of GPUs. " +
+		MarkdownDescription: "Manages NVIDIA GPU infrastructure on Kubernetes: the NVIDIA device plugin, GPU workloads, " +
+			"and an inventory of the cluster's GPUs. " +
 			"Each backend block (`kubernetes`, `aws`, `proxmox`) is optional and is only contacted when a " +
 			"resource or data source that needs it is used: a configuration with only Kubernetes resources needs no AWS or Proxmox credentials.",
 		Blocks: map[string]schema.Block{
@@ -82,10 +82,9 @@ func (p *GPUProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		return
 	}
 	clients := &Clients{
-		kubernetes: config.Kubernetes.settings(),
-		aws:        config.AWS.settings(),
-		proxmox:    config.Proxmox.settings(),
-		userAgent:  "terraform-provider-gpu/" + p.version,
+		kubernetes:           config.Kubernetes.settings(),
+		kubeUnreachableLimit: config.Kubernetes.unreachableLimit(),
+		userAgent:            "terraform-provider-gpu/" + p.version,
 	}
 	resp.DataSourceData = clients
 	resp.ResourceData = clients

@@ -22,14 +22,6 @@ type awsEndpointsModel struct {
 	STS types.String `tfsdk:"sts"`
 }
 
-// awsSettings is the `aws` block with unset values left empty, so that the
-// SDK's default chain (environment, shared config, web identity) fills them.
-type awsSettings struct {
-	Region, Profile          string
-	EKSEndpoint, EC2Endpoint string
-	STSEndpoint              string
-}
-
 // awsRegionPattern matches region names such as us-east-1, eu-central-2 and us-gov-west-1.
 var awsRegionPattern = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
 
@@ -41,9 +33,9 @@ func awsBlockSchema() schema.SingleNestedBlock {
 		}
 	}
 	return schema.SingleNestedBlock{
-		MarkdownDescription: "AWS settings for `gpu_node_group` and `gpu_inventory` (`source = \"ec2\"`). Credentials come from the AWS SDK's " +
-			"default chain: environment variables, shared config and credentials files, SSO, web identity (how Terraform Cloud's " +
-			"dynamic provider credentials arrive) and instance roles.",
+		MarkdownDescription: "AWS settings, for the EKS and EC2 resources this provider is adding. No resource or data source uses them yet; " +
+			"they are validated at plan time. Credentials will come from the AWS SDK's default chain: environment variables, shared config and " +
+			"credentials files, SSO, web identity (how Terraform Cloud's dynamic provider credentials arrive) and instance roles.",
 		Attributes: map[string]schema.Attribute{
 			"region": schema.StringAttribute{
 				Optional:            true,
@@ -65,17 +57,6 @@ func awsBlockSchema() schema.SingleNestedBlock {
 			},
 		},
 	}
-}
-
-func (m *awsBlockModel) settings() awsSettings {
-	if m == nil {
-		return awsSettings{}
-	}
-	s := awsSettings{Region: m.Region.ValueString(), Profile: m.Profile.ValueString()}
-	if e := m.Endpoints; e != nil {
-		s.EKSEndpoint, s.EC2Endpoint, s.STSEndpoint = e.EKS.ValueString(), e.EC2.ValueString(), e.STS.ValueString()
-	}
-	return s
 }
 
 func (m *awsBlockModel) validate() diag.Diagnostics {

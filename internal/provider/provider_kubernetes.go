@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"time"
+
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -19,6 +21,7 @@ type kubernetesBlockModel struct {
 	ClientCertificate    types.String `tfsdk:"client_certificate"`
 	ClientKey            types.String `tfsdk:"client_key"`
 	Insecure             types.Bool   `tfsdk:"insecure"`
+	UnreachableTimeout   types.String `tfsdk:"unreachable_timeout"`
 }
 
 func kubernetesBlockSchema() schema.SingleNestedBlock {
@@ -63,6 +66,13 @@ func kubernetesBlockSchema() schema.SingleNestedBlock {
 				Optional:            true,
 				MarkdownDescription: "Skip verification of the API server's certificate. Off by default; conflicts with `cluster_ca_certificate`. Environment: `KUBE_INSECURE`.",
 			},
+			"unreachable_timeout": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "How long a wait (a Job's completion, a rollout, a deletion) keeps retrying while no request reaches the API server, " +
+					"before the apply fails with `API server <host> unreachable since <time>: <last error>`. A restart of the API server within it " +
+					"goes unnoticed; each failed attempt is logged. A duration as Go writes it, e.g. `90s`, `10m`. Defaults to `" +
+					kube.DefaultUnreachableLimit.String() + "`; the resource's own `timeouts` still bound the whole wait.",
+			},
 		},
 	}
 }
@@ -95,6 +105,19 @@ func (m *kubernetesBlockModel) settings() kube.ConnectionSettings {
 	}
 }
 
+// unreachableLimit is unreachable_timeout, or zero (kube's default) when
+// it is unset or invalid (validate reports that).
+func (m *kubernetesBlockModel) unreachableLimit() time.Duration {
+	if m == nil {
+		return 0
+	}
+	d, err := time.ParseDuration(m.UnreachableTimeout.ValueString())
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
+}
+
 // validate checks the block as written; values not known until apply are
 // checked when the client is built.
 func (m *kubernetesBlockModel) validate() diag.Diagnostics {
@@ -104,6 +127,12 @@ func (m *kubernetesBlockModel) validate() diag.Diagnostics {
 	}
 	for _, problem := range m.settings().Validate() {
 		diags.AddAttributeError(path.Root("kubernetes").AtName(problem.Attribute), "Invalid kubernetes provider configuration", problem.Problem)
+	}
+	if v := m.UnreachableTimeout; !v.IsNull() {
+		if d, err := time.ParseDuration(v.ValueString()); err != nil || d <= 0 {
+			diags.AddAttributeError(path.Root("kubernetes").AtName("unreachable_timeout"), "Invalid kubernetes provider configuration",
+				"kubernetes.unreachable_timeout "+quote(v.ValueString())+" is not a positive duration: write it as Go does, e.g. \"90s\" or \"10m\"")
+		}
 	}
 	return diags
 }

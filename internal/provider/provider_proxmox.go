@@ -39,8 +39,8 @@ var (
 
 func proxmoxBlockSchema() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
-		MarkdownDescription: "Proxmox VE settings for `gpu_passthrough_vm` and `gpu_inventory` (`source = \"proxmox\"`). " +
-			"Authenticate with an API token, or with a username and password, or both: Proxmox lets only `root@pam` " +
+		MarkdownDescription: "Proxmox VE settings, for the Proxmox resources this provider is adding. No resource or data source uses " +
+			"them yet; they are validated at plan time. Authenticate with an API token, or with a username and password, or both: Proxmox lets only `root@pam` " +
 			"pass raw (unmapped) PCI devices through, which a token cannot do. Unset attributes fall back to the environment " +
 			"variables the Telmate provider reads: `PM_API_URL`, `PM_API_TOKEN_ID`, `PM_API_TOKEN_SECRET`, `PM_USER`, `PM_PASS`, `PM_TLS_INSECURE`.",
 		Attributes: map[string]schema.Attribute{

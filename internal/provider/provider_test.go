@@ -8,7 +8,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 // testAccProtoV6ProviderFactories serves the provider in-process to the real
@@ -19,7 +21,7 @@ var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServe
 
 // cluster is this package's testbed: a real kube-apiserver, scheduler and
 // controllers with kwok GPU nodes. It is nil when TF_ACC is unset.
-var cluster *testbed.Testbed
+var cluster *k8s.Cluster
 
 // testNodes is the fleet every acceptance test in this package sees.
 var testNodes = []struct{ name, instanceType string }{
@@ -46,16 +48,17 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
 		os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "gpuinfra")
 	}
-	var nodes []testbed.NodeSpec
+	var nodes []k8s.NodeSpec
 	for _, n := range testNodes {
-		profile, ok := testbed.ProfileByInstanceType(n.instanceType)
+		profile, ok := ec2catalog.Lookup(n.instanceType)
 		if !ok {
 			fmt.Fprintf(os.Stderr, "no testbed profile for %s\n", n.instanceType)
 			os.Exit(1)
 		}
-		nodes = append(nodes, testbed.NodeSpec{Name: n.name, Profile: profile})
+		nodes = append(nodes, k8s.NodeSpec{Name: n.name, InstanceType: profile})
 	}
-	os.Exit(testbed.Main(m, testbed.Options{Nodes: nodes}, func(tb *testbed.Testbed) { cluster = tb }))
+	c := k8s.New(k8s.Options{Nodes: nodes})
+	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{c}}, func(*testbed.Testbed) { cluster = c }))
 }
 
 // providerConfig points the provider at this package's testbed.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -58,7 +59,7 @@ func TestAccWorkload_minMemoryExcludesSmallGPUs(t *testing.T) {
 					statecheck.ExpectKnownValue("gpu_workload.serve", tfjsonpath.New("succeeded"), knownvalue.Null()),
 				},
 				Check: func(*terraform.State) error {
-					pods, err := cluster.Client().CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: workloadLabel + "=serve"})
+					pods, err := cluster.Client().CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.WorkloadLabel + "=serve"})
 					if err != nil {
 						return err
 					}

@@ -3,12 +3,14 @@ package provider
 import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
 // The values of `kind`.
 const (
-	workloadKindJob        = "job"
-	workloadKindDeployment = "deployment"
+	workloadKindJob        = string(kube.WorkloadJob)
+	workloadKindDeployment = string(kube.WorkloadDeployment)
 )
 
 // workloadModel is a gpu_workload. Collections are Go slices and maps: the
@@ -83,6 +85,7 @@ type workloadJobModel struct {
 	ActiveDeadlineSeconds   types.Int64  `tfsdk:"active_deadline_seconds"`
 	TTLSecondsAfterFinished types.Int64  `tfsdk:"ttl_seconds_after_finished"`
 	RestartPolicy           types.String `tfsdk:"restart_policy"`
+	Suspend                 types.Bool   `tfsdk:"suspend"`
 }
 
 type workloadDeploymentModel struct {
@@ -106,6 +109,7 @@ func defaultJobSettings() workloadJobModel {
 		ActiveDeadlineSeconds:   types.Int64Null(),
 		TTLSecondsAfterFinished: types.Int64Null(),
 		RestartPolicy:           types.StringValue(defaultJobRestartPolicy),
+		Suspend:                 types.BoolValue(false),
 	}
 }
 
@@ -138,3 +142,12 @@ func (m *workloadModel) name() string      { return m.Metadata.Name.ValueString(
 
 // identity is "namespace/name", the ID and the form errors name a workload by.
 func (m *workloadModel) identity() string { return m.namespace() + "/" + m.name() }
+
+// ref names the workload of a state on the cluster.
+func (m *workloadModel) ref() kube.WorkloadRef {
+	ref := kube.WorkloadRef{Kind: kube.WorkloadKind(m.Kind.ValueString()), Namespace: m.namespace(), Name: m.name()}
+	if m.Container != nil {
+		ref.Container = m.Container.Name.ValueString()
+	}
+	return ref
+}

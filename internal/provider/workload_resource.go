@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,14 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8stypes "k8s.io/apimachinery/pkg/types"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
@@ -67,166 +58,57 @@ func (r *WorkloadResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 	summary := "creating GPU workload (" + plan.identity() + ")"
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	timeout, diags := plan.Timeouts.Create(ctx, defaultWorkloadWaitTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	var seenJob *batchv1.Job // the last version of the Job the wait saw
-	var err, waitErr error
-	switch plan.Kind.ValueString() {
-	case workloadKindJob:
-		seenJob, waitErr, err = createJob(ctx, client, &plan)
-	case workloadKindDeployment:
-		waitErr, err = createDeployment(ctx, client, &plan)
-	}
+	spec, err := plan.toSpec()
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	if err := kube.CreateWorkload(ctx, cluster, spec); err != nil {
+		resp.Diagnostics.AddError(summary, createErrorDetail(err, spec.ID(), "metadata.name"))
+		return
+	}
 	// The workload exists: record it even when the wait failed, so that
 	// Terraform taints it and the next apply or destroy cleans it up.
-	plan.ID = types.StringValue(plan.identity())
-	resp.Diagnostics.Append(r.readStatus(ctx, client, &plan, seenJob)...)
+	plan.ID = types.StringValue(spec.ID())
+	r.waitAndRecord(ctx, cluster, spec, &plan, "create", timeout, summary, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if waitErr != nil {
-		resp.Diagnostics.AddError(summary, waitErr.Error())
-	}
 }
 
-// createJob creates the Job and, with wait_for_completion, waits for it.
-// err means nothing was created; waitErr that the Job exists but failed or
-// did not complete.
-func createJob(ctx context.Context, client kubernetes.Interface, plan *workloadModel) (seen *batchv1.Job, waitErr, err error) {
-	job, err := plan.job()
-	if err == nil {
-		job, err = client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{FieldManager: kube.FieldManager})
+// waitAndRecord waits for the workload as m asks (wait_for_completion,
+// wait_for_rollout) within ctx, whose deadline is timeout (timeouts.<op>),
+// and fills m's status; without a wait it reads the status once.
+func (r *WorkloadResource) waitAndRecord(ctx context.Context, cluster *kube.Cluster, spec kube.WorkloadSpec, m *workloadModel, op string, timeout time.Duration, summary string, diags *diag.Diagnostics) {
+	wait := m.WaitForRollout.ValueBool()
+	if spec.Kind == kube.WorkloadJob {
+		wait = m.WaitForCompletion.ValueBool()
 	}
-	if err != nil {
-		return nil, nil, errors.New(createError("Job", plan, err))
-	}
-	if !plan.WaitForCompletion.ValueBool() {
-		return job, nil, nil
-	}
-	last, waitErr := waitJobComplete(ctx, client, job, plan.gpuRequest())
-	if last == nil {
-		last = job
-	}
-	return last, waitErr, nil
-}
-
-// createDeployment applies the Deployment, refusing to take over one that
-// exists, and with wait_for_rollout waits for it.
-func createDeployment(ctx context.Context, client kubernetes.Interface, plan *workloadModel) (waitErr, err error) {
-	dep, err := plan.deployment()
-	if err == nil {
-		_, err = client.AppsV1().Deployments(dep.Namespace).Get(ctx, dep.Name, metav1.GetOptions{})
-		switch {
-		case err == nil:
-			err = apierrors.NewAlreadyExists(appsv1.Resource("deployments"), dep.Name)
-		case apierrors.IsNotFound(err):
-			dep, err = applyDeployment(ctx, client, dep)
-		}
-	}
-	if err != nil {
-		return nil, errors.New(createError("Deployment", plan, err))
-	}
-	if !plan.WaitForRollout.ValueBool() {
-		return nil, nil
-	}
-	_, waitErr = waitDeploymentRolledOut(ctx, client, dep, plan.gpuRequest())
-	return waitErr, nil
-}
-
-func createError(kind string, plan *workloadModel, err error) string {
-	if apierrors.IsAlreadyExists(err) {
-		return fmt.Sprintf("a %s %s already exists. Import it with `terraform import <address> %s`, or choose another metadata.name.", kind, plan.identity(), plan.identity())
-	}
-	if apierrors.IsNotFound(err) {
-		return fmt.Sprintf("%v. Does namespace %q exist?", err, plan.namespace())
-	}
-	return err.Error()
-}
-
-// applyDeployment sends dep with server-side apply as this provider's field
-// manager, taking over fields another manager set: the configuration wins.
-func applyDeployment(ctx context.Context, client kubernetes.Interface, dep *appsv1.Deployment) (*appsv1.Deployment, error) {
-	data, err := json.Marshal(dep)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the Deployment: %w", err)
-	}
-	config := appsv1ac.Deployment(dep.Name, dep.Namespace)
-	if err := json.Unmarshal(data, config); err != nil {
-		return nil, fmt.Errorf("encoding the Deployment: %w", err)
-	}
-	config.Status = nil
-	return client.AppsV1().Deployments(dep.Namespace).Apply(ctx, config, metav1.ApplyOptions{FieldManager: kube.FieldManager, Force: true})
-}
-
-// readStatus fills the computed status attributes from the cluster. It has
-// its own deadline: the wait before it may have used up ctx's. A Job that
-// is gone already (ttl_seconds_after_finished = 0) is described by seen,
-// the last version the wait saw.
-func (r *WorkloadResource) readStatus(ctx context.Context, client kubernetes.Interface, m *workloadModel, seen *batchv1.Job) diag.Diagnostics {
-	var diags diag.Diagnostics
-	ctx, cancel := diagnosisContext(ctx)
-	defer cancel()
-	summary := "reading GPU workload (" + m.identity() + ")"
+	var status *kube.WorkloadStatus
 	var err error
-	switch m.Kind.ValueString() {
-	case workloadKindJob:
-		var job *batchv1.Job
-		job, err = client.BatchV1().Jobs(m.namespace()).Get(ctx, m.name(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) && seen != nil {
-			job, err = seen, nil
+	if wait {
+		status, err = kube.WaitForWorkload(ctx, cluster, spec)
+		if err != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (waited %s, timeouts.%s)", err, timeout, op)
 		}
-		if err == nil {
-			var pods []corev1.Pod
-			pods, err = listPods(ctx, client, job.Namespace, jobPodSelector(job))
-			m.workloadStatusModel = jobStatus(job, pods)
-		}
-	case workloadKindDeployment:
-		var dep *appsv1.Deployment
-		dep, err = client.AppsV1().Deployments(m.namespace()).Get(ctx, m.name(), metav1.GetOptions{})
-		if err == nil {
-			var pods []corev1.Pod
-			pods, err = listPods(ctx, client, dep.Namespace, deploymentPodSelector(dep.Name))
-			m.workloadStatusModel = deploymentStatus(dep, pods)
+	} else {
+		var live *kube.WorkloadLive
+		live, err = kube.ReadWorkload(ctx, cluster, spec.Ref())
+		if live != nil {
+			status = &live.Status
 		}
 	}
+	m.setStatus(status)
 	if err != nil {
 		diags.AddError(summary, err.Error())
-		m.workloadStatusModel = unknownStatusAsNull(m.workloadStatusModel)
 	}
-	return diags
-}
-
-// unknownStatusAsNull replaces unknown computed values, which a state may
-// not hold, with nulls.
-func unknownStatusAsNull(s workloadStatusModel) workloadStatusModel {
-	if s.Status.IsUnknown() {
-		s.Status = types.StringNull()
-	}
-	if s.NodeNames.IsUnknown() {
-		s.NodeNames = types.ListNull(types.StringType)
-	}
-	if s.StartTime.IsUnknown() {
-		s.StartTime = types.StringNull()
-	}
-	if s.CompletionTime.IsUnknown() {
-		s.CompletionTime = types.StringNull()
-	}
-	if s.Succeeded.IsUnknown() {
-		s.Succeeded = types.Int64Null()
-	}
-	if s.Failed.IsUnknown() {
-		s.Failed = types.Int64Null()
-	}
-	return s
 }
 
 func (r *WorkloadResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -236,122 +118,70 @@ func (r *WorkloadResource) Read(ctx context.Context, req resource.ReadRequest, r
 		return
 	}
 	summary := "reading GPU workload (" + state.identity() + ")"
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	switch state.Kind.ValueString() {
-	case workloadKindJob:
-		job, err := client.BatchV1().Jobs(state.namespace()).Get(ctx, state.name(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			if state.Status.ValueString() == "Complete" && state.Job != nil && !state.Job.TTLSecondsAfterFinished.IsNull() {
-				return // it completed and Kubernetes deleted it as ttl_seconds_after_finished asked: keep it done
-			}
-			resp.State.RemoveResource(ctx)
-			return
-		}
-		if err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		pods, err := listPods(ctx, client, job.Namespace, jobPodSelector(job))
-		if err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		state.refreshFromJob(job)
-		state.workloadStatusModel = jobStatus(job, pods)
-	case workloadKindDeployment:
-		dep, err := client.AppsV1().Deployments(state.namespace()).Get(ctx, state.name(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			resp.State.RemoveResource(ctx)
-			return
-		}
-		if err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		pods, err := listPods(ctx, client, dep.Namespace, deploymentPodSelector(dep.Name))
-		if err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		state.refreshFromDeployment(dep)
-		state.workloadStatusModel = deploymentStatus(dep, pods)
-	default:
-		resp.Diagnostics.AddError(summary, fmt.Sprintf("unknown kind %q in the state", state.Kind.ValueString()))
+	live, err := kube.ReadWorkload(ctx, cluster, state.ref())
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
+	if live == nil {
+		if state.Kind.ValueString() == workloadKindJob && state.Status.ValueString() == kube.PhaseComplete &&
+			state.Job != nil && !state.Job.TTLSecondsAfterFinished.IsNull() {
+			return // it completed and Kubernetes deleted it as ttl_seconds_after_finished asked: keep it done
+		}
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.setFromSpec(live.Spec)
+	state.setStatus(&live.Status)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Update changes a Deployment in place. A Job only gets here when nothing
-// but the wait settings changed: ModifyPlan replaces it for anything else.
+// Update changes the workload in place: a Deployment whole, a Job in the
+// fields Kubernetes lets change (ModifyPlan replaces a Job for anything
+// else). A change of wait settings or timeouts alone sends nothing.
 func (r *WorkloadResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan workloadModel
+	var plan, prior workloadModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	summary := "updating GPU workload (" + plan.identity() + ")"
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	timeout, diags := plan.Timeouts.Update(ctx, defaultWorkloadWaitTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	plan.ID = types.StringValue(plan.identity())
-
-	if plan.Kind.ValueString() == workloadKindJob {
-		// Only wait_for_completion or timeouts changed: nothing to send.
-		var state workloadModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		plan.workloadStatusModel = state.workloadStatusModel
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		return
-	}
-	dep, err := plan.deployment()
-	if err == nil {
-		err = clearRollingUpdateForRecreate(ctx, client, dep)
-	}
-	if err == nil {
-		dep, err = applyDeployment(ctx, client, dep)
-	}
+	spec, err := plan.toSpec()
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	var waitErr error
-	if plan.WaitForRollout.ValueBool() {
-		_, waitErr = waitDeploymentRolledOut(ctx, client, dep, plan.gpuRequest())
-	}
-	resp.Diagnostics.Append(r.readStatus(ctx, client, &plan, nil)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if waitErr != nil {
-		resp.Diagnostics.AddError(summary, waitErr.Error())
-	}
-}
-
-// clearRollingUpdateForRecreate removes the rollingUpdate parameters
-// Kubernetes defaulted when the strategy becomes Recreate: no field manager
-// owns them, so an apply that leaves them out would not remove them, and
-// the API rejects them next to Recreate.
-func clearRollingUpdateForRecreate(ctx context.Context, client kubernetes.Interface, dep *appsv1.Deployment) error {
-	if dep.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		return nil
-	}
-	live, err := client.AppsV1().Deployments(dep.Namespace).Get(ctx, dep.Name, metav1.GetOptions{})
-	if err != nil || live.Spec.Strategy.RollingUpdate == nil {
-		return err
-	}
-	patch := []byte(`{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`)
-	_, err = client.AppsV1().Deployments(dep.Namespace).Patch(ctx, dep.Name, k8stypes.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: kube.FieldManager})
+	priorSpec, err := prior.toSpec()
 	if err != nil {
-		return fmt.Errorf("switching the strategy to Recreate: %w", err)
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	plan.ID = types.StringValue(spec.ID())
+
+	if spec.Kind == kube.WorkloadJob && kube.SameWorkload(spec, priorSpec) {
+		plan.workloadStatusModel = prior.workloadStatusModel
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
+	if err := kube.UpdateWorkload(ctx, cluster, spec); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	r.waitAndRecord(ctx, cluster, spec, &plan, "update", timeout, summary, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
 // Delete deletes the workload in the foreground and waits until it is
@@ -363,7 +193,7 @@ func (r *WorkloadResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	summary := "deleting GPU workload (" + state.identity() + ")"
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	timeout, diags := state.Timeouts.Delete(ctx, defaultWorkloadDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -371,25 +201,9 @@ func (r *WorkloadResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	foreground := metav1.DeletePropagationForeground
-	opts := metav1.DeleteOptions{PropagationPolicy: &foreground}
-	ns, name := state.namespace(), state.name()
-	var err error
-	switch state.Kind.ValueString() {
-	case workloadKindJob:
-		jobs := client.BatchV1().Jobs(ns)
-		if err = jobs.Delete(ctx, name, opts); err == nil {
-			err = waitGone[*batchv1.Job](ctx, kube.ListWatchFunctions[*batchv1.JobList]{List: jobs.List, Watch: jobs.Watch}, state.identity(), name)
-		}
-	case workloadKindDeployment:
-		deps := client.AppsV1().Deployments(ns)
-		if err = deps.Delete(ctx, name, opts); err == nil {
-			err = waitGone[*appsv1.Deployment](ctx, kube.ListWatchFunctions[*appsv1.DeploymentList]{List: deps.List, Watch: deps.Watch}, state.identity(), name)
-		}
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		if isDeadline(err) {
-			err = fmt.Errorf("it was still being deleted after %s (its pods are deleted first; a finalizer or an unreachable node can hold them): %w", timeout, err)
+	if err := kube.DeleteWorkload(ctx, cluster, state.ref()); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (waited %s, timeouts.delete)", err, timeout)
 		}
 		resp.Diagnostics.AddError(summary, err.Error())
 	}
@@ -410,38 +224,20 @@ func (r *WorkloadResource) ImportState(ctx context.Context, req resource.ImportS
 		resp.Diagnostics.AddError(summary, err.Error()+`; "job/namespace/name" and "deployment/namespace/name" name the kind too`)
 		return
 	}
-	client := r.clients.kubernetesFor(summary, &resp.Diagnostics)
+	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if kind == "" {
-		kind, err = findWorkloadKind(ctx, client, ns, name)
+		found, err := kube.FindWorkloadKind(ctx, cluster, ns, name)
 		if err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())
 			return
 		}
+		kind = string(found)
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ns+"/"+name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("metadata").AtName("name"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("metadata").AtName("namespace"), ns)...)
-}
-
-// findWorkloadKind looks for a Job, then a Deployment, called name.
-func findWorkloadKind(ctx context.Context, client kubernetes.Interface, ns, name string) (string, error) {
-	_, err := client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-	if err == nil {
-		return workloadKindJob, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return "", err
-	}
-	_, err = client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-	if err == nil {
-		return workloadKindDeployment, nil
-	}
-	if apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("there is no Job or Deployment %s/%s", ns, name)
-	}
-	return "", err
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/retry"
 )
 
 func testAccWorkloadTrainJobConfig(namespace, ncclDebug, extra string) string {
@@ -222,17 +222,11 @@ resource "gpu_workload" "train" {
 				// Plan only: the edited image shows as a diff.
 				{
 					PreConfig: func() {
-						deps := cluster.Client().AppsV1().Deployments(ns)
-						// The Deployment controller writes the status concurrently: retry on conflict.
-						err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-							dep, err := deps.Get(context.Background(), "serve", metav1.GetOptions{})
-							if err != nil {
-								return err
-							}
-							dep.Spec.Template.Spec.Containers[0].Image = "vllm/vllm-openai:hotfix"
-							_, err = deps.Update(context.Background(), dep, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
-							return err
-						})
+						// As `kubectl set image` does: a patch, which the Deployment
+						// controller's concurrent status writes cannot conflict with.
+						patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"vllm/vllm-openai:hotfix"}]}}}}`)
+						_, err := cluster.Client().AppsV1().Deployments(ns).Patch(context.Background(), "serve", k8stypes.StrategicMergePatchType,
+							patch, metav1.PatchOptions{FieldManager: "kubectl-edit"})
 						require.NoError(t, err)
 					},
 					Config:             config,

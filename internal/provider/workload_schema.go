@@ -53,8 +53,9 @@ func workloadSchema(ctx context.Context) schema.Schema {
 			"be scheduled the error is a diagnosis, built from the scheduler's events and each node's GPUs, e.g. " +
 			"`0 of 6 nodes can run it: 1 has no NVIDIA GPU (cpu-0), 3 are not in gpu.products [NVIDIA-H100-80GB-HBM3] (...), 2 lack nvidia.com/gpu ≥ 2 free (...)`; " +
 			"when no node could ever take the pod it fails at once instead of waiting for the timeout.\n\n" +
-			"A Job's pod template cannot change, so for `kind = \"job\"` any change to the workload replaces it; a deployment is updated in place " +
-			"with server-side apply (field manager `terraform-provider-gpu`).",
+			"A Job's pod template cannot change, so for `kind = \"job\"` a change to the workload replaces it, except the `job` settings " +
+			"Kubernetes changes in place (`parallelism`, `backoff_limit`, `active_deadline_seconds`, `ttl_seconds_after_finished`, `suspend`) " +
+			"and the wait settings; a deployment is updated in place with server-side apply (field manager `terraform-provider-gpu`).",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
@@ -117,7 +118,7 @@ func workloadSchema(ctx context.Context) schema.Schema {
 			},
 			"status": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "For a job `Complete`, `Failed`, `Running` or `Pending`; for a deployment `Available`, `Progressing` " +
+				MarkdownDescription: "For a job `Complete`, `Failed`, `Suspended`, `Running` or `Pending`; for a deployment `Available`, `Progressing` " +
 					"or `Failed` (its progress deadline passed).",
 			},
 			"node_names": schema.ListAttribute{
@@ -320,6 +321,11 @@ func workloadJobBlock() schema.SingleNestedBlock {
 				MarkdownDescription: "Seconds after it finishes that Kubernetes deletes the Job. A completed Job deleted this way stays in " +
 					"the Terraform state instead of being created again.",
 				Validators: []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"suspend": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Create the Job without starting pods, or, set later, stop its running pods (they count as neither " +
+					"succeeded nor failed) until it is set back to `false`. A suspended Job is not waited for. Defaults to `false`.",
 			},
 			"restart_policy": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultJobRestartPolicy),

@@ -11,45 +11,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
-
-// jobTemplateAttributes are the attributes a Job's immutable spec is made
-// of: for kind = "job" a change to any of them replaces the Job.
-var jobTemplateAttributes = []string{
-	"metadata", "container", "gpu", "job", "volume", "service_account", "image_pull_secrets",
-	"runtime_class_name", "node_selector", "tolerations", "shm_size",
-}
-
-// ModifyPlan replaces a Job whose spec changes: Kubernetes rejects updates
-// to a Job's pod template.
-func (r *WorkloadResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
-		return
-	}
-	var kind types.String
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("kind"), &kind)...)
-	if kind.ValueString() != workloadKindJob {
-		return
-	}
-	for _, name := range jobTemplateAttributes {
-		step := tftypes.NewAttributePath().WithAttributeName(name)
-		planned, _, err1 := tftypes.WalkAttributePath(req.Plan.Raw, step)
-		prior, _, err2 := tftypes.WalkAttributePath(req.State.Raw, step)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		plannedValue, ok1 := planned.(tftypes.Value)
-		priorValue, ok2 := prior.(tftypes.Value)
-		if !ok1 || !ok2 || !plannedValue.Equal(priorValue) {
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root(name))
-		}
-	}
-}
 
 // ValidateConfig checks what involves more than one attribute; each
 // attribute's own validators check the rest.
@@ -216,11 +182,11 @@ func validateWorkloadVolumes(ctx context.Context, config tfsdk.Config, diags *di
 			diags.AddAttributeError(p.AtName("mount_path"), "Duplicate mount path", "mount_path "+quote(mount)+" is used by two volumes.")
 		}
 		if !shm.IsNull() {
-			if name == shmVolumeName {
-				diags.AddAttributeError(p.AtName("name"), "Reserved volume name", "volume name "+quote(shmVolumeName)+" is the one shm_size adds; choose another.")
+			if name == kube.ShmVolumeName {
+				diags.AddAttributeError(p.AtName("name"), "Reserved volume name", "volume name "+quote(kube.ShmVolumeName)+" is the one shm_size adds; choose another.")
 			}
-			if mount == shmMountPath {
-				diags.AddAttributeError(p.AtName("mount_path"), "Mount path taken by shm_size", shmMountPath+" is where shm_size mounts its memory-backed volume; use one or the other.")
+			if mount == kube.ShmMountPath {
+				diags.AddAttributeError(p.AtName("mount_path"), "Mount path taken by shm_size", kube.ShmMountPath+" is where shm_size mounts its memory-backed volume; use one or the other.")
 			}
 		}
 		names, paths = append(names, name), append(paths, mount)

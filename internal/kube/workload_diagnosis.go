@@ -1,4 +1,4 @@
-package provider
+package kube
 
 import (
 	"context"
@@ -7,25 +7,16 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
-
-// diagnosisContext outlives the wait it explains: that one has usually
-// reached its deadline or been canceled.
-func diagnosisContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), diagnosisTimeout)
-}
 
 // describeUnschedulable explains a pod that no node can ever take: the
 // node-by-node facts, then what the scheduler itself said.
-func describeUnschedulable(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, d kube.Diagnosis) string {
+func describeUnschedulable(ctx context.Context, c *Cluster, pod *corev1.Pod, d Diagnosis) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
 	var b strings.Builder
 	fmt.Fprintf(&b, "pod %s cannot be scheduled and no node can ever run it as written: %s.", pod.Name, d)
-	if msg := schedulerMessage(ctx, client, pod); msg != "" {
+	if msg := schedulerMessage(ctx, c, pod); msg != "" {
 		fmt.Fprintf(&b, " The scheduler says: %s", msg)
 	}
 	b.WriteString(" Change the gpu block (products, min_memory_gib, min_compute_capability, count), node_selector or tolerations, or add nodes that match.")
@@ -33,12 +24,13 @@ func describeUnschedulable(ctx context.Context, client kubernetes.Interface, pod
 }
 
 // describeWaitingPods explains why a workload is not done yet: the state of
-// its pods, and for a pod that waits to be scheduled, the scheduler's
-// message and the node-by-node facts.
-func describeWaitingPods(ctx context.Context, client kubernetes.Interface, namespace, podSelector string, req kube.GPURequest) string {
+// its pods (a crash-looping container with its last termination), and for a
+// pod that waits to be scheduled, the scheduler's message and the
+// node-by-node facts.
+func describeWaitingPods(ctx context.Context, c *Cluster, spec WorkloadSpec, podSelector string) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
-	pods, err := listPods(ctx, client, namespace, podSelector)
+	pods, err := listPods(ctx, c.client, spec.Namespace, podSelector)
 	if err != nil {
 		return "its pods could not be read: " + err.Error()
 	}
@@ -53,28 +45,28 @@ func describeWaitingPods(ctx context.Context, client kubernetes.Interface, names
 		if p.Spec.NodeName != "" {
 			state += " on " + p.Spec.NodeName
 		}
-		if unschedulable, _ := kube.PodUnschedulable(p); unschedulable {
+		if unschedulable, _ := PodUnschedulable(p); unschedulable {
 			state = "unschedulable"
 			if pending == nil {
 				pending = p
 			}
 		}
-		states = append(states, p.Name+" "+state)
+		states = append(states, p.Name+" "+state+describeContainerTrouble(p))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "pods: %s.", strings.Join(states, ", "))
 	if pending == nil {
 		return b.String()
 	}
-	if msg := schedulerMessage(ctx, client, pending); msg != "" {
+	if msg := schedulerMessage(ctx, c, pending); msg != "" {
 		fmt.Fprintf(&b, " The scheduler says about %s: %s", pending.Name, msg)
 	}
-	nodes, err := kube.ListNodeFacts(ctx, client, req.Resource)
+	nodes, err := ListNodeFacts(ctx, c.client, spec.GPURequest().Resource)
 	if err != nil {
 		fmt.Fprintf(&b, " The nodes could not be read: %v.", err)
 		return b.String()
 	}
-	d := kube.Diagnose(nodes, req)
+	d := Diagnose(nodes, spec.GPURequest())
 	fmt.Fprintf(&b, " %s.", capitalize(d.String()))
 	if d.CouldEverFit() {
 		b.WriteString(" Nodes that match are busy: it runs once GPUs are freed, or raise the timeout.")
@@ -82,20 +74,51 @@ func describeWaitingPods(ctx context.Context, client kubernetes.Interface, names
 	return b.String()
 }
 
+// describeContainerTrouble says why a pod's containers do not run, e.g.
+// " (container main CrashLoopBackOff after 4 restarts; last ended Error,
+// exit code 3: CUDA error: no CUDA-capable device is detected)", or ""
+// when they are fine.
+func describeContainerTrouble(pod *corev1.Pod) string {
+	var parts []string
+	for _, cs := range pod.Status.ContainerStatuses {
+		w := cs.State.Waiting
+		if w == nil || w.Reason == "" || w.Reason == "ContainerCreating" || w.Reason == "PodInitializing" {
+			continue
+		}
+		part := fmt.Sprintf("container %s %s", cs.Name, w.Reason)
+		if cs.RestartCount > 0 {
+			part += fmt.Sprintf(" after %d restarts", cs.RestartCount)
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil {
+			part += fmt.Sprintf("; last ended %s, exit code %d", t.Reason, t.ExitCode)
+			if msg := strings.TrimSpace(t.Message); msg != "" {
+				part += ": " + msg
+			}
+		} else if msg := strings.TrimSpace(w.Message); msg != "" {
+			part += ": " + msg
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
 // schedulerMessage is the newest FailedScheduling event of pod, or the
 // message of its PodScheduled condition when the events are gone.
-func schedulerMessage(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod) string {
-	msg, err := kube.FailedSchedulingMessage(ctx, client, pod)
+func schedulerMessage(ctx context.Context, c *Cluster, pod *corev1.Pod) string {
+	msg, err := FailedSchedulingMessage(ctx, c.client, pod)
 	if err == nil && msg != "" {
 		return strings.TrimSpace(msg)
 	}
-	_, msg = kube.PodUnschedulable(pod)
+	_, msg = PodUnschedulable(pod)
 	return strings.TrimSpace(msg)
 }
 
 // describeJobFailure says why a Job failed: its Failed condition's reason
 // and message, and how its last failed pod ended.
-func describeJobFailure(ctx context.Context, client kubernetes.Interface, job *batchv1.Job) string {
+func describeJobFailure(ctx context.Context, c *Cluster, job *batchv1.Job) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
 	cond, _ := jobCondition(job, batchv1.JobFailed)
@@ -105,7 +128,7 @@ func describeJobFailure(ctx context.Context, client kubernetes.Interface, job *b
 		fmt.Fprintf(&b, ": %s", strings.TrimSuffix(cond.Message, "."))
 	}
 	b.WriteString(".")
-	pods, err := listPods(ctx, client, job.Namespace, jobPodSelector(job))
+	pods, err := listPods(ctx, c.client, job.Namespace, jobPodSelector(job))
 	if err != nil {
 		return b.String()
 	}

@@ -1,42 +1,26 @@
-package provider
+package kube
 
 import (
-	"context"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	k8sresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 )
 
-func TestWorkloadSchemaIsValid(t *testing.T) {
-	resp := &resource.SchemaResponse{}
-	NewWorkloadResource().Schema(context.Background(), resource.SchemaRequest{}, resp)
-	require.False(t, resp.Diagnostics.HasError(), "%v", resp.Diagnostics)
-	require.False(t, resp.Schema.ValidateImplementation(context.Background()).HasError())
-}
-
-// testWorkload is a minimal job asking for count GPUs.
-func testWorkload(count int64) *workloadModel {
-	return &workloadModel{
-		Kind: types.StringValue(workloadKindJob),
-		Metadata: &workloadMetadataModel{
-			Name:      types.StringValue("train"),
-			Namespace: types.StringValue("default"),
+// testJobSpec is a minimal job asking for count GPUs.
+func testJobSpec(count int64) WorkloadSpec {
+	return WorkloadSpec{
+		Kind:      WorkloadJob,
+		Namespace: "default",
+		Name:      "train",
+		Pod: WorkloadPod{
+			Container: WorkloadContainer{Name: "main", Image: "nvcr.io/nvidia/pytorch:24.05-py3"},
+			GPU:       WorkloadGPU{Count: count},
 		},
-		Container: &workloadContainerModel{
-			Name:  types.StringValue("main"),
-			Image: types.StringValue("nvcr.io/nvidia/pytorch:24.05-py3"),
-		},
-		GPU: &workloadGPUModel{
-			Count:  types.Int64Value(count),
-			Shared: types.BoolValue(false),
-		},
-		Volumes:           []workloadVolumeModel{},
-		WaitForCompletion: types.BoolValue(true),
-		WaitForRollout:    types.BoolValue(true),
+		Job: JobSettings{RestartPolicy: corev1.RestartPolicyNever},
 	}
 }
 
@@ -59,45 +43,45 @@ func TestGPUNodeAffinity(t *testing.T) {
 	)
 	tests := []struct {
 		description string
-		gpu         workloadGPUModel
+		gpu         WorkloadGPU
 		want        []corev1.NodeSelectorTerm // nil: no affinity at all
 	}{
 		{
 			description: "A count alone needs no affinity: the resource limit finds GPU nodes.",
-			gpu:         workloadGPUModel{Count: types.Int64Value(1)},
+			gpu:         WorkloadGPU{Count: 1},
 		},
 		{
 			description: "Products become one In requirement.",
-			gpu:         workloadGPUModel{Count: types.Int64Value(2), Products: []string{"NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB"}},
+			gpu:         WorkloadGPU{Count: 2, Products: []string{"NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB"}},
 			want: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				requirement(product, corev1.NodeSelectorOpIn, "NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB"),
 			}}},
 		},
 		{
 			description: "Shared products also accept GFD's -SHARED spelling.",
-			gpu:         workloadGPUModel{Count: types.Int64Value(1), Shared: types.BoolValue(true), Products: []string{"Tesla-T4"}},
+			gpu:         WorkloadGPU{Count: 1, Shared: true, Products: []string{"Tesla-T4"}},
 			want: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				requirement(product, corev1.NodeSelectorOpIn, "Tesla-T4", "Tesla-T4-SHARED"),
 			}}},
 		},
 		{
 			description: "40 GiB becomes memory greater than 40959 MiB, so a 40960 MiB A100 matches.",
-			gpu:         workloadGPUModel{Count: types.Int64Value(1), MinMemoryGiB: types.Int64Value(40)},
+			gpu:         WorkloadGPU{Count: 1, MinMemoryGiB: 40},
 			want: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				requirement(memory, corev1.NodeSelectorOpGt, "40959"),
 			}}},
 		},
 		{
 			description: "Compute capability 8.0 is one term: major greater than 7.",
-			gpu:         workloadGPUModel{Count: types.Int64Value(1), MinComputeCapability: types.StringValue("8.0")},
+			gpu:         WorkloadGPU{Count: 1, MinCompute: &ComputeCapability{Major: 8}},
 			want: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				requirement(major, corev1.NodeSelectorOpGt, "7"),
 			}}},
 		},
 		{
 			description: "Compute capability 8.6 is two ORed terms, each repeating the other criteria: major > 8, or major 8 and minor > 5.",
-			gpu: workloadGPUModel{Count: types.Int64Value(1), Products: []string{"NVIDIA-A10G", "NVIDIA-H100-80GB-HBM3"},
-				MinMemoryGiB: types.Int64Value(20), MinComputeCapability: types.StringValue("8.6")},
+			gpu: WorkloadGPU{Count: 1, Products: []string{"NVIDIA-A10G", "NVIDIA-H100-80GB-HBM3"},
+				MinMemoryGiB: 20, MinCompute: &ComputeCapability{Major: 8, Minor: 6}},
 			want: []corev1.NodeSelectorTerm{
 				{MatchExpressions: []corev1.NodeSelectorRequirement{
 					requirement(product, corev1.NodeSelectorOpIn, "NVIDIA-A10G", "NVIDIA-H100-80GB-HBM3"),
@@ -115,8 +99,7 @@ func TestGPUNodeAffinity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {
-			affinity, err := gpuNodeAffinity(&tt.gpu)
-			require.NoError(t, err)
+			affinity := tt.gpu.nodeAffinity()
 			if tt.want == nil {
 				require.Nil(t, affinity)
 				return
@@ -129,36 +112,36 @@ func TestGPUNodeAffinity(t *testing.T) {
 func TestGPUResourceName(t *testing.T) {
 	tests := []struct {
 		description string
-		gpu         workloadGPUModel
+		gpu         WorkloadGPU
 		want        corev1.ResourceName
 	}{
-		{"Whole GPUs are nvidia.com/gpu.", workloadGPUModel{}, "nvidia.com/gpu"},
-		{"A share of a time-sliced GPU is nvidia.com/gpu.shared.", workloadGPUModel{Shared: types.BoolValue(true)}, "nvidia.com/gpu.shared"},
-		{"A MIG profile is nvidia.com/mig-<profile>.", workloadGPUModel{MIGProfile: types.StringValue("1g.10gb")}, "nvidia.com/mig-1g.10gb"},
+		{"Whole GPUs are nvidia.com/gpu.", WorkloadGPU{}, "nvidia.com/gpu"},
+		{"A share of a time-sliced GPU is nvidia.com/gpu.shared.", WorkloadGPU{Shared: true}, "nvidia.com/gpu.shared"},
+		{"A MIG profile is nvidia.com/mig-<profile>.", WorkloadGPU{MIGProfile: "1g.10gb"}, "nvidia.com/mig-1g.10gb"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {
-			require.Equal(t, tt.want, gpuResourceName(&tt.gpu))
+			require.Equal(t, tt.want, tt.gpu.GPUResource())
 		})
 	}
 }
 
 func TestWorkloadPodTemplate(t *testing.T) {
-	m := testWorkload(2)
-	m.GPU.MIGProfile = types.StringValue("3g.40gb")
-	m.Container.CPURequest = types.StringValue("4")
-	m.Container.MemoryLimit = types.StringValue("64Gi")
-	m.Container.Env = map[string]string{"B": "2", "A": "1"}
-	m.ShmSize = types.StringValue("16Gi")
-	m.Volumes = []workloadVolumeModel{{Name: types.StringValue("data"), ClaimName: types.StringValue("imagenet"), MountPath: types.StringValue("/data"), ReadOnly: types.BoolValue(true)}}
-	m.Tolerations = []tolerationModel{{Key: types.StringValue("dedicated"), Operator: types.StringValue("Equal"), Value: types.StringValue("ml"), Effect: types.StringValue("NoSchedule")}}
+	s := testJobSpec(2)
+	s.Pod.GPU.MIGProfile = "3g.40gb"
+	s.Pod.Container.CPURequest = ptr.To(resource.MustParse("4"))
+	s.Pod.Container.MemoryLimit = ptr.To(resource.MustParse("64Gi"))
+	s.Pod.Container.Env = map[string]string{"B": "2", "A": "1"}
+	s.Pod.ShmSize = ptr.To(resource.MustParse("16Gi"))
+	s.Pod.Volumes = []ClaimVolume{{Name: "data", ClaimName: "imagenet", MountPath: "/data", ReadOnly: true}}
+	s.Pod.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}}
+	s.Job.BackoffLimit = ptr.To(int32(6))
 
-	job, err := m.job()
-	require.NoError(t, err)
+	job := BuildJob(s)
 	spec := job.Spec.Template.Spec
 	require.Equal(t, corev1.RestartPolicyNever, spec.RestartPolicy)
-	require.Equal(t, "train", job.Labels[workloadLabel])
-	require.Equal(t, "train", job.Spec.Template.Labels[workloadLabel])
+	require.Equal(t, "train", job.Labels[WorkloadLabel])
+	require.Equal(t, "train", job.Spec.Template.Labels[WorkloadLabel])
 	require.Equal(t, int32(6), *job.Spec.BackoffLimit)
 
 	c := spec.Containers[0]
@@ -185,21 +168,21 @@ func TestWorkloadPodTemplate(t *testing.T) {
 	}, c.VolumeMounts)
 }
 
-func requireQuantity(t *testing.T, want string, got k8sresource.Quantity) {
+func requireQuantity(t *testing.T, want string, got resource.Quantity) {
 	t.Helper()
-	wantQ := k8sresource.MustParse(want)
+	wantQ := resource.MustParse(want)
 	require.Zero(t, wantQ.Cmp(got), "want %s, got %s", want, got.String())
 }
 
 func TestWorkloadDeploymentSelectsItsPods(t *testing.T) {
-	m := testWorkload(1)
-	m.Kind = types.StringValue(workloadKindDeployment)
-	m.Metadata.Labels = map[string]string{"team": "ml"}
-	dep, err := m.deployment()
-	require.NoError(t, err)
-	require.Equal(t, map[string]string{workloadLabel: "train"}, dep.Spec.Selector.MatchLabels)
-	require.Equal(t, map[string]string{workloadLabel: "train", "team": "ml"}, dep.Spec.Template.Labels)
+	s := testJobSpec(1)
+	s.Kind = WorkloadDeployment
+	s.Deployment = DeploymentSettings{Replicas: ptr.To(int32(1)), Strategy: appsv1.RollingUpdateDeploymentStrategyType}
+	s.Labels = map[string]string{"team": "ml"}
+	dep := BuildDeployment(s)
+	require.Equal(t, map[string]string{WorkloadLabel: "train"}, dep.Spec.Selector.MatchLabels)
+	require.Equal(t, map[string]string{WorkloadLabel: "train", "team": "ml"}, dep.Spec.Template.Labels)
 	require.Equal(t, corev1.RestartPolicyAlways, dep.Spec.Template.Spec.RestartPolicy)
 	require.Equal(t, int32(1), *dep.Spec.Replicas)
-	require.NotContains(t, m.Metadata.Labels, workloadLabel, "building must not write into the model's labels")
+	require.NotContains(t, s.Labels, WorkloadLabel, "building must not write into the spec's labels")
 }

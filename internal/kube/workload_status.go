@@ -1,4 +1,4 @@
-package provider
+package kube
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,24 +14,53 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
+// The phases of a workload, as gpu_workload's `status` spells them.
+const (
+	PhaseComplete    = "Complete"
+	PhaseFailed      = "Failed"
+	PhaseRunning     = "Running"
+	PhasePending     = "Pending"
+	PhaseSuspended   = "Suspended"
+	PhaseAvailable   = "Available"
+	PhaseProgressing = "Progressing"
+)
+
+// WorkloadStatus is what the cluster reports about a workload and its pods.
+type WorkloadStatus struct {
+	// Phase is one of the Phase constants: for a Job Complete, Failed,
+	// Suspended, Running or Pending; for a Deployment Available,
+	// Progressing or Failed (its progress deadline passed).
+	Phase string
+	// NodeNames are the nodes the pods run on (a Job's finished pods
+	// count: they ran there), sorted, once each.
+	NodeNames []string
+	// StartTime is when the Job started or the Deployment was created.
+	StartTime *time.Time
+	// CompletionTime is when the Job completed; nil for a Deployment.
+	CompletionTime *time.Time
+	// Succeeded and Failed count a Job's pods; nil for a Deployment.
+	Succeeded, Failed *int64
+}
+
 // jobPodSelector selects a Job's pods by the controller UID Kubernetes put
 // in its selector, so a new Job of the same name never matches old pods.
 func jobPodSelector(job *batchv1.Job) string {
 	if job.Spec.Selector == nil {
-		return labels.Set{"batch.kubernetes.io/job-name": job.Name}.String()
+		return labels.Set{batchv1.JobNameLabel: job.Name}.String()
 	}
 	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
 	if err != nil {
-		return labels.Set{"batch.kubernetes.io/job-name": job.Name}.String()
+		return labels.Set{batchv1.JobNameLabel: job.Name}.String()
 	}
 	return sel.String()
 }
 
 // deploymentPodSelector selects a Deployment's pods, of every revision.
 func deploymentPodSelector(name string) string {
-	return labels.Set{workloadLabel: name}.String()
+	return labels.Set{WorkloadLabel: name}.String()
 }
 
+// listPods lists the pods of namespace that selector matches, oldest first.
 func listPods(ctx context.Context, client kubernetes.Interface, namespace, selector string) ([]corev1.Pod, error) {
 	list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
@@ -53,46 +80,46 @@ func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) (batchv1.JobCond
 	return batchv1.JobCondition{}, false
 }
 
-// jobStatus is the computed attributes of a Job and its pods.
-func jobStatus(job *batchv1.Job, pods []corev1.Pod) workloadStatusModel {
-	s := workloadStatusModel{
+// jobStatus is the status of a Job and its pods.
+func jobStatus(job *batchv1.Job, pods []corev1.Pod) WorkloadStatus {
+	succeeded, failed := int64(job.Status.Succeeded), int64(job.Status.Failed)
+	s := WorkloadStatus{
 		NodeNames:      podNodeNames(pods, true),
-		StartTime:      timeOrNull(job.Status.StartTime),
-		CompletionTime: timeOrNull(job.Status.CompletionTime),
-		Succeeded:      types.Int64Value(int64(job.Status.Succeeded)),
-		Failed:         types.Int64Value(int64(job.Status.Failed)),
+		StartTime:      timeOf(job.Status.StartTime),
+		CompletionTime: timeOf(job.Status.CompletionTime),
+		Succeeded:      &succeeded,
+		Failed:         &failed,
 	}
 	_, complete := jobCondition(job, batchv1.JobComplete)
-	_, failed := jobCondition(job, batchv1.JobFailed)
+	_, jobFailed := jobCondition(job, batchv1.JobFailed)
 	switch {
 	case complete:
-		s.Status = types.StringValue("Complete")
-	case failed:
-		s.Status = types.StringValue("Failed")
+		s.Phase = PhaseComplete
+	case jobFailed:
+		s.Phase = PhaseFailed
+	case job.Spec.Suspend != nil && *job.Spec.Suspend:
+		s.Phase = PhaseSuspended
 	case slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }):
-		s.Status = types.StringValue("Running")
+		s.Phase = PhaseRunning
 	default:
-		s.Status = types.StringValue("Pending")
+		s.Phase = PhasePending
 	}
 	return s
 }
 
-// deploymentStatus is the computed attributes of a Deployment and its pods.
-func deploymentStatus(dep *appsv1.Deployment, pods []corev1.Pod) workloadStatusModel {
-	s := workloadStatusModel{
-		NodeNames:      podNodeNames(pods, false),
-		StartTime:      timeOrNull(&dep.CreationTimestamp),
-		CompletionTime: types.StringNull(),
-		Succeeded:      types.Int64Null(),
-		Failed:         types.Int64Null(),
+// deploymentStatus is the status of a Deployment and its pods.
+func deploymentStatus(dep *appsv1.Deployment, pods []corev1.Pod) WorkloadStatus {
+	s := WorkloadStatus{
+		NodeNames: podNodeNames(pods, false),
+		StartTime: timeOf(&dep.CreationTimestamp),
 	}
 	switch {
 	case deploymentProgressDeadlineExceeded(dep):
-		s.Status = types.StringValue("Failed")
+		s.Phase = PhaseFailed
 	case deploymentRolledOut(dep):
-		s.Status = types.StringValue("Available")
+		s.Phase = PhaseAvailable
 	default:
-		s.Status = types.StringValue("Progressing")
+		s.Phase = PhaseProgressing
 	}
 	return s
 }
@@ -124,8 +151,8 @@ func deploymentProgressDeadlineExceeded(dep *appsv1.Deployment) bool {
 // podNodeNames lists, sorted and once each, the nodes pods are bound to. A
 // Job's finished pods count (they ran there); a Deployment's do not, nor do
 // pods being deleted.
-func podNodeNames(pods []corev1.Pod, includeFinished bool) types.List {
-	var names []string
+func podNodeNames(pods []corev1.Pod, includeFinished bool) []string {
+	names := []string{}
 	for _, p := range pods {
 		if p.Spec.NodeName == "" || (!includeFinished && (p.DeletionTimestamp != nil || podFinished(&p))) {
 			continue
@@ -133,25 +160,17 @@ func podNodeNames(pods []corev1.Pod, includeFinished bool) types.List {
 		names = append(names, p.Spec.NodeName)
 	}
 	slices.Sort(names)
-	names = slices.Compact(names)
-	return types.ListValueMust(types.StringType, stringValues(names))
+	return slices.Compact(names)
 }
 
 func podFinished(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-func stringValues(ss []string) []attr.Value {
-	out := make([]attr.Value, len(ss))
-	for i, s := range ss {
-		out[i] = types.StringValue(s)
-	}
-	return out
-}
-
-func timeOrNull(t *metav1.Time) types.String {
+func timeOf(t *metav1.Time) *time.Time {
 	if t == nil || t.IsZero() {
-		return types.StringNull()
+		return nil
 	}
-	return types.StringValue(t.UTC().Format(time.RFC3339))
+	u := t.UTC()
+	return &u
 }

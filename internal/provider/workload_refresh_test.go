@@ -6,6 +6,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
 // fullWorkload sets every attribute the pod template carries.
@@ -42,7 +45,7 @@ func fullWorkload(kind string) *workloadModel {
 		m.Job = &workloadJobModel{
 			BackoffLimit: types.Int64Value(2), Completions: types.Int64Value(4), Parallelism: types.Int64Value(2),
 			ActiveDeadlineSeconds: types.Int64Value(3600), TTLSecondsAfterFinished: types.Int64Value(600),
-			RestartPolicy: types.StringValue("OnFailure"),
+			RestartPolicy: types.StringValue("OnFailure"), Suspend: types.BoolValue(false),
 		}
 	} else {
 		m.Deployment = &workloadDeploymentModel{Replicas: types.Int64Value(3), Strategy: types.StringValue("Recreate")}
@@ -58,6 +61,30 @@ func imported(m *workloadModel) *workloadModel {
 	}
 }
 
+// throughTheCluster reads m back into into as Read does: m's spec, the
+// object kube builds from it, the spec kube reads from that object.
+func throughTheCluster(t *testing.T, m, into *workloadModel) {
+	t.Helper()
+	spec, err := m.toSpec()
+	require.NoError(t, err)
+	if spec.Kind == kube.WorkloadDeployment {
+		into.setFromSpec(kube.DeploymentWorkloadSpec(kube.BuildDeployment(spec), spec.Pod.Container.Name))
+		return
+	}
+	into.setFromSpec(kube.JobWorkloadSpec(kube.BuildJob(spec), spec.Pod.Container.Name))
+}
+
+// liveSpec is the spec of m as Read gets it back from the cluster.
+func liveSpec(t *testing.T, m *workloadModel) kube.WorkloadSpec {
+	t.Helper()
+	spec, err := m.toSpec()
+	require.NoError(t, err)
+	if spec.Kind == kube.WorkloadDeployment {
+		return kube.DeploymentWorkloadSpec(kube.BuildDeployment(spec), spec.Pod.Container.Name)
+	}
+	return kube.JobWorkloadSpec(kube.BuildJob(spec), spec.Pod.Container.Name)
+}
+
 func TestWorkloadRefreshReadsBackWhatWasBuilt(t *testing.T) {
 	tests := []struct {
 		description string
@@ -67,29 +94,17 @@ func TestWorkloadRefreshReadsBackWhatWasBuilt(t *testing.T) {
 		{
 			description: "A job with every attribute set reads back the same after an import.",
 			model:       fullWorkload(workloadKindJob),
-			refresh: func(t *testing.T, m, into *workloadModel) {
-				job, err := m.job()
-				require.NoError(t, err)
-				into.refreshFromJob(job)
-			},
+			refresh:     throughTheCluster,
 		},
 		{
 			description: "A deployment with every attribute set reads back the same after an import.",
 			model:       fullWorkload(workloadKindDeployment),
-			refresh: func(t *testing.T, m, into *workloadModel) {
-				dep, err := m.deployment()
-				require.NoError(t, err)
-				into.refreshFromDeployment(dep)
-			},
+			refresh:     throughTheCluster,
 		},
 		{
 			description: "A minimal job reads back without job block: its settings are the defaults.",
 			model:       testWorkload(1),
-			refresh: func(t *testing.T, m, into *workloadModel) {
-				job, err := m.job()
-				require.NoError(t, err)
-				into.refreshFromJob(job)
-			},
+			refresh:     throughTheCluster,
 		},
 		{
 			description: "A shared GPU reads back as shared, without GFD's -SHARED products.",
@@ -100,11 +115,7 @@ func TestWorkloadRefreshReadsBackWhatWasBuilt(t *testing.T) {
 				m.GPU.MinComputeCapability = types.StringValue("7.0")
 				return m
 			}(),
-			refresh: func(t *testing.T, m, into *workloadModel) {
-				job, err := m.job()
-				require.NoError(t, err)
-				into.refreshFromJob(job)
-			},
+			refresh:     throughTheCluster,
 		},
 	}
 	for _, tt := range tests {
@@ -122,47 +133,40 @@ func TestWorkloadRefreshKeepsTheStateSpellingOfQuantities(t *testing.T) {
 	m := testWorkload(1)
 	m.Container.CPURequest = types.StringValue("0.5")
 	m.Container.MemoryLimit = types.StringValue("1024Mi")
-	job, err := m.job()
-	require.NoError(t, err)
+	live := liveSpec(t, m)
 	// The API server writes quantities in canonical form.
-	c := &job.Spec.Template.Spec.Containers[0]
-	c.Resources.Requests["cpu"] = resource.MustParse("500m")
-	c.Resources.Limits["memory"] = resource.MustParse("1Gi")
+	live.Pod.Container.CPURequest = ptr.To(resource.MustParse("500m"))
+	live.Pod.Container.MemoryLimit = ptr.To(resource.MustParse("1Gi"))
 
-	m.refreshFromJob(job)
+	m.setFromSpec(live)
 	require.Equal(t, "0.5", m.Container.CPURequest.ValueString())
 	require.Equal(t, "1024Mi", m.Container.MemoryLimit.ValueString())
 
-	c.Resources.Requests["cpu"] = resource.MustParse("2")
-	m.refreshFromJob(job)
+	live.Pod.Container.CPURequest = ptr.To(resource.MustParse("2"))
+	m.setFromSpec(live)
 	require.Equal(t, "2", m.Container.CPURequest.ValueString(), "a different amount is drift and shows as the server writes it")
 }
 
 func TestWorkloadRefreshShowsOutOfBandChanges(t *testing.T) {
 	m := fullWorkload(workloadKindDeployment)
-	dep, err := m.deployment()
-	require.NoError(t, err)
-	dep.Spec.Template.Spec.Containers[0].Image = "nvcr.io/nvidia/pytorch:24.06-py3"
-	dep.Spec.Replicas = ptrInt32(5)
-	dep.Annotations["deployment.kubernetes.io/revision"] = "2"
+	live := liveSpec(t, m)
+	live.Pod.Container.Image = "nvcr.io/nvidia/pytorch:24.06-py3"
+	live.Deployment.Replicas = ptr.To(int32(5))
 
-	m.refreshFromDeployment(dep)
+	m.setFromSpec(live)
 	require.Equal(t, "nvcr.io/nvidia/pytorch:24.06-py3", m.Container.Image.ValueString())
 	require.Equal(t, int64(5), m.Deployment.Replicas.ValueInt64())
-	require.Equal(t, map[string]string{"example.com/owner": "ml-platform"}, m.Metadata.Annotations, "Kubernetes' own annotations are not drift")
+	require.Equal(t, map[string]string{"example.com/owner": "ml-platform"}, m.Metadata.Annotations)
 }
 
 func TestWorkloadRefreshWritesJobBlockOnlyWhenNeeded(t *testing.T) {
 	m := testWorkload(1)
-	job, err := m.job()
-	require.NoError(t, err)
-	m.refreshFromJob(job)
+	live := liveSpec(t, m)
+	m.setFromSpec(live)
 	require.Nil(t, m.Job, "default settings and no job block in the state: none is added")
 
-	job.Spec.BackoffLimit = ptrInt32(0)
-	m.refreshFromJob(job)
+	live.Job.BackoffLimit = ptr.To(int32(0))
+	m.setFromSpec(live)
 	require.NotNil(t, m.Job, "a setting changed out of band shows as a job block")
 	require.Equal(t, int64(0), m.Job.BackoffLimit.ValueInt64())
 }
-
-func ptrInt32(v int32) *int32 { return &v }

@@ -1,0 +1,113 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkloadRef names a workload on the cluster.
+type WorkloadRef struct {
+	Kind      WorkloadKind
+	Namespace string
+	Name      string
+	// Container is the container to read back when the pod has several
+	// (someone added one out of band); the first when none has this name.
+	Container string
+}
+
+// ID is namespace/name, the resource's Terraform ID.
+func (r WorkloadRef) ID() string { return r.Namespace + "/" + r.Name }
+
+// WorkloadLive is a workload as the cluster has it.
+type WorkloadLive struct {
+	Spec   WorkloadSpec
+	Status WorkloadStatus
+}
+
+// ReadWorkload reads the workload ref names and its pods, or returns nil
+// and no error when it does not exist.
+func ReadWorkload(ctx context.Context, c *Cluster, ref WorkloadRef) (*WorkloadLive, error) {
+	done := logCall(ctx, "reading workload", ref.ID())
+	live, err := readWorkload(ctx, c, ref)
+	done(err)
+	return live, err
+}
+
+func readWorkload(ctx context.Context, c *Cluster, ref WorkloadRef) (*WorkloadLive, error) {
+	switch ref.Kind {
+	case WorkloadJob:
+		job, err := c.client.BatchV1().Jobs(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading Job %s: %w", ref.ID(), err)
+		}
+		pods, err := listPods(ctx, c.client, job.Namespace, jobPodSelector(job))
+		if err != nil {
+			return nil, err
+		}
+		return &WorkloadLive{Spec: JobWorkloadSpec(job, ref.Container), Status: jobStatus(job, pods)}, nil
+	case WorkloadDeployment:
+		dep, err := c.client.AppsV1().Deployments(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading Deployment %s: %w", ref.ID(), err)
+		}
+		pods, err := listPods(ctx, c.client, dep.Namespace, deploymentPodSelector(dep.Name))
+		if err != nil {
+			return nil, err
+		}
+		return &WorkloadLive{Spec: DeploymentWorkloadSpec(dep, ref.Container), Status: deploymentStatus(dep, pods)}, nil
+	}
+	return nil, fmt.Errorf("unknown workload kind %q", ref.Kind)
+}
+
+// readWorkloadStatus reads the status of spec's workload with a deadline
+// of its own: the wait before it may have spent ctx's. A Job that is gone
+// already (deleted by its TTL) is described by lastJob, the last version a
+// wait saw, when there is one.
+func readWorkloadStatus(ctx context.Context, c *Cluster, spec WorkloadSpec, lastJob *batchv1.Job) (*WorkloadStatus, error) {
+	ctx, cancel := diagnosisContext(ctx)
+	defer cancel()
+	live, err := readWorkload(ctx, c, WorkloadRef{Kind: spec.Kind, Namespace: spec.Namespace, Name: spec.Name, Container: spec.Pod.Container.Name})
+	switch {
+	case err != nil:
+		return nil, err
+	case live != nil:
+		return &live.Status, nil
+	case lastJob != nil:
+		pods, err := listPods(ctx, c.client, lastJob.Namespace, jobPodSelector(lastJob))
+		if err != nil {
+			pods = nil // its pods go with it: the Job's own counts still hold
+		}
+		status := jobStatus(lastJob, pods)
+		return &status, nil
+	}
+	return nil, fmt.Errorf("%s %s is gone", spec.objectKind(), spec.ID())
+}
+
+// FindWorkloadKind looks for a Job, then a Deployment, called name.
+func FindWorkloadKind(ctx context.Context, c *Cluster, namespace, name string) (WorkloadKind, error) {
+	_, err := c.client.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return WorkloadJob, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return "", err
+	}
+	_, err = c.client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return WorkloadDeployment, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("there is no Job or Deployment %s/%s", namespace, name)
+	}
+	return "", err
+}
