@@ -14,7 +14,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 func main() {
@@ -49,18 +51,19 @@ func run(jobs int) error {
 	}
 
 	fmt.Println("starting the testbed")
-	tb, err := testbed.Start(ctx, testbed.Options{Nodes: benchFleet()})
+	cluster := k8s.New(k8s.Options{Nodes: benchFleet()})
+	tb, err := testbed.Start(ctx, testbed.Options{Backends: []testbed.Backend{cluster}})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tb.Stop() }()
 
 	tf := terraformRun{binary: bins.Terraform, dir: filepath.Join(work, "config"), pluginDir: pluginDir, logPath: filepath.Join(work, "provider.log")}
-	if err := tf.writeConfig(tb.KubeconfigPath(), jobs); err != nil {
+	if err := tf.writeConfig(cluster.KubeconfigPath(), jobs); err != nil {
 		return err
 	}
 
-	watcher, err := watchJobCompletions(ctx, tb.Client(), benchNamespace)
+	watcher, err := watchJobCompletions(ctx, cluster.Client(), benchNamespace)
 	if err != nil {
 		return err
 	}
@@ -86,11 +89,11 @@ func run(jobs int) error {
 
 // benchFleet is four 8-GPU nodes that advertise no GPUs until the device
 // plugin runs on them: 32 GPUs for the Jobs.
-func benchFleet() []testbed.NodeSpec {
-	var nodes []testbed.NodeSpec
-	for i, instanceType := range []string{"p5.48xlarge", "p5.48xlarge", "p4d.24xlarge", "p4d.24xlarge"} {
-		profile, _ := testbed.ProfileByInstanceType(instanceType)
-		nodes = append(nodes, testbed.NodeSpec{Name: fmt.Sprintf("bench-gpu-%d", i), Profile: profile, WithoutGPUCapacity: true})
+func benchFleet() []k8s.NodeSpec {
+	var nodes []k8s.NodeSpec
+	for i, name := range []string{"p5.48xlarge", "p5.48xlarge", "p4d.24xlarge", "p4d.24xlarge"} {
+		instanceType, _ := ec2catalog.Lookup(name)
+		nodes = append(nodes, k8s.NodeSpec{Name: fmt.Sprintf("bench-gpu-%d", i), InstanceType: instanceType, WithoutGPUCapacity: true})
 	}
 	return nodes
 }

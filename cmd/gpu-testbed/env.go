@@ -4,13 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
-// runEnv prints `export` lines for a shell's eval. The AWS and Proxmox
-// emulators will add their endpoints here. With --terraform-path it prints
-// only the path of the cached Terraform CLI (--tofu-path: OpenTofu,
+// runEnv prints `export` lines for a shell's eval: every backend's Env,
+// as the running testbed recorded it. With --terraform-path it prints only
+// the path of the cached Terraform CLI (--tofu-path: OpenTofu,
 // --packer-path: Packer), running testbed or not.
 func runEnv(_ context.Context, args []string) error {
 	flags := flag.NewFlagSet("env", flag.ContinueOnError)
@@ -45,8 +48,17 @@ func runEnv(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("export KUBECONFIG=%s\n", shellQuote(state.Kubeconfig))
+	fmt.Print(exports(state.Env))
 	return nil
+}
+
+// exports are `export NAME='value'` lines, sorted by name.
+func exports(env map[string]string) string {
+	var lines strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		fmt.Fprintf(&lines, "export %s=%s\n", name, shellQuote(env[name]))
+	}
+	return lines.String()
 }
 
 // runningTestbed is the state of the live testbed in --dir.
@@ -59,7 +71,7 @@ func runningTestbed(dirArg string) (testbed.State, error) {
 	if err != nil {
 		return testbed.State{}, err
 	}
-	if !found || len(state.Running()) != len(state.Processes) {
+	if !found || !state.Ready || len(state.Running()) != len(state.Processes) {
 		return testbed.State{}, fmt.Errorf("no testbed running in %s; start one with `gpu-testbed up%s`", dir, dirSuffix(dirArg))
 	}
 	return state, nil

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 // defaultFleet is what `up` registers: a few nodes of each GPU instance
@@ -24,20 +25,20 @@ var defaultFleet = []struct {
 // GPU nodes start without nvidia.com/gpu capacity, as real ones do before
 // NVIDIA's device plugin runs: deploying it (gpu_device_plugin) is what
 // makes their GPUs allocatable.
-func fleetNodes() ([]testbed.NodeSpec, error) {
-	var specs []testbed.NodeSpec
+func fleetNodes() ([]k8s.NodeSpec, error) {
+	var specs []k8s.NodeSpec
 	for _, group := range defaultFleet {
-		profile, ok := testbed.ProfileByInstanceType(group.instanceType)
+		instanceType, ok := ec2catalog.Lookup(group.instanceType)
 		if !ok {
 			return nil, fmt.Errorf("unknown instance type %s", group.instanceType)
 		}
 		kind := "gpu"
-		if !profile.HasGPU() {
+		if !instanceType.HasGPU() {
 			kind = "cpu"
 		}
 		family, _, _ := strings.Cut(group.instanceType, ".")
 		for i := range group.count {
-			specs = append(specs, testbed.NodeSpec{Name: fmt.Sprintf("%s-%s-%d", kind, family, i), Profile: profile, WithoutGPUCapacity: profile.HasGPU()})
+			specs = append(specs, k8s.NodeSpec{Name: fmt.Sprintf("%s-%s-%d", kind, family, i), InstanceType: instanceType, WithoutGPUCapacity: instanceType.HasGPU()})
 		}
 	}
 	return specs, nil

@@ -28,7 +28,7 @@ func TestDefaultFleetWaitsForTheDevicePlugin(t *testing.T) {
 	specs, err := fleetNodes()
 	require.NoError(t, err)
 	for _, spec := range specs {
-		require.Equal(t, spec.Profile.HasGPU(), spec.WithoutGPUCapacity,
+		require.Equal(t, spec.InstanceType.HasGPU(), spec.WithoutGPUCapacity,
 			"%s: GPU nodes start without nvidia.com/gpu, as before a device plugin runs", spec.Name)
 	}
 }

@@ -1,11 +1,11 @@
 // Command gpu-testbed builds, starts and stops the local GPU testbed: a real
 // Kubernetes control plane on loopback whose GPU nodes kwok simulates (see
-// internal/testbed). It is for people and `make demo`; tests use the
-// testbed package directly.
+// internal/testbed and its backends, internal/testbed/k8s). It is for people
+// and `make demo`; tests use those packages directly.
 //
 //	gpu-testbed install [--tools-dir tools]   build the binaries into the cache
 //	gpu-testbed up [--dir DIR]                start a testbed with a default GPU fleet, in the background
-//	gpu-testbed env [--dir DIR]               print the shell exports that point clients at it
+//	gpu-testbed env [--dir DIR]               print the shell exports that point clients at its backends
 //	gpu-testbed nodes [--dir DIR]             list its nodes and their GPUs
 //	gpu-testbed down [--dir DIR]              stop it and remove its files
 //	gpu-testbed simulate --kubeconfig K       simulate device-plugin registration (up starts it)

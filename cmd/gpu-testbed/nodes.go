@@ -25,9 +25,13 @@ func runNodes(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	config, err := clientcmd.BuildConfigFromFlags("", state.Kubeconfig)
+	kubeconfig := state.Env["KUBECONFIG"]
+	if kubeconfig == "" {
+		return fmt.Errorf("the testbed in %s runs no Kubernetes backend", state.Dir)
+	}
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return fmt.Errorf("loading %s: %w", state.Kubeconfig, err)
+		return fmt.Errorf("loading %s: %w", kubeconfig, err)
 	}
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 // runSimulate runs the device-plugin simulator of a detached testbed in the
@@ -35,7 +35,7 @@ func runSimulate(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("creating the Kubernetes client: %w", err)
 	}
-	if err := testbed.RunDevicePluginSimulator(ctx, client, os.Stderr); err != nil && ctx.Err() == nil {
+	if err := k8s.RunDevicePluginSimulator(ctx, client, os.Stderr); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 // upTimeout bounds the start; it takes seconds once the binaries exist.
@@ -36,30 +37,25 @@ func runUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("locating gpu-testbed for the device-plugin simulator: %w", err)
 	}
+	cluster := k8s.New(k8s.Options{Nodes: nodes, SimulatorCommand: []string{self, "simulate"}})
 
 	ctx, cancel := context.WithTimeout(ctx, upTimeout)
 	defer cancel()
 	started := time.Now()
-	tb, err := testbed.Start(ctx, testbed.Options{
-		Dir: dir, Nodes: nodes, Detached: true,
-		SimulatorCommand: []string{self, "simulate"},
-	})
+	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Detached: true, Backends: []testbed.Backend{cluster}})
 	if err != nil {
 		return fmt.Errorf("starting the testbed: %w", err)
 	}
 	state := tb.State()
-	if err := testbed.WriteState(state); err != nil {
-		return fmt.Errorf("%w (stopping the testbed: %v)", err, tb.Stop())
-	}
 
-	fmt.Printf("GPU testbed up in %s: Kubernetes %s at %s\n", time.Since(started).Round(100*time.Millisecond), testbed.KubernetesVersion, state.APIServer)
+	fmt.Printf("GPU testbed up in %s: Kubernetes %s at %s\n", time.Since(started).Round(100*time.Millisecond), testbed.KubernetesVersion, cluster.APIServerURL())
 	for _, p := range state.Processes {
 		fmt.Printf("  %-24s pid %d\n", p.Name, p.PID)
 	}
 	fmt.Printf("nodes: %s\n", fleetSummary())
 	fmt.Println("       GPU nodes advertise no nvidia.com/gpu until NVIDIA's device plugin runs on them (gpu_device_plugin)")
 	fmt.Printf("logs:  %s/logs\n\n", dir)
-	fmt.Printf("export KUBECONFIG=%s\n\n", shellQuote(state.Kubeconfig))
+	fmt.Println(exports(state.Env))
 	fmt.Println("Stop it with: gpu-testbed down" + dirSuffix(*dirArg))
 	return nil
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// BinaryPaths are the programs a testbed runs, plus the Terraform CLI the
-// acceptance tests drive.
+// BinaryPaths are the programs the testbed's backends run, plus the
+// Terraform and OpenTofu CLIs the acceptance tests drive.
 type BinaryPaths struct {
 	Etcd                  string
 	KubeAPIServer         string
@@ -43,9 +43,9 @@ func Binaries() (BinaryPaths, error) {
 	return paths, paths.check(true)
 }
 
-// clusterBinaries is Binaries without requiring Terraform, which a cluster
-// does not run.
-func clusterBinaries() (BinaryPaths, error) {
+// KubernetesBinaries is Binaries without requiring the Terraform and
+// OpenTofu CLIs: what the Kubernetes backend runs.
+func KubernetesBinaries() (BinaryPaths, error) {
 	paths, err := locateBinaries()
 	if err != nil {
 		return BinaryPaths{}, err

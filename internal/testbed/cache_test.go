@@ -87,7 +87,7 @@ func TestTheClusterDoesNotNeedTerraform(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("GPU_TESTBED_CACHE", root)
 	t.Setenv("GPU_TESTBED_ETCD", "/nonexistent/etcd")
-	_, err := clusterBinaries()
+	_, err := KubernetesBinaries()
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "terraform")
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -18,21 +17,23 @@ import (
 // certificateLifetime is long enough for a demo testbed left running.
 const certificateLifetime = 365 * 24 * time.Hour
 
-// keyPair is a PEM certificate and its PEM private key.
-type keyPair struct {
+// KeyPair is a PEM certificate and its PEM private key.
+type KeyPair struct {
 	CertPEM []byte
 	KeyPEM  []byte
 }
 
-// authority is a throwaway certificate authority that signs every
-// certificate of one testbed.
-type authority struct {
+// Authority is a throwaway certificate authority. Every testbed has one
+// (Host.CA) that signs the certificates of all its backends; a backend may
+// make more for trust domains of its own (kube-apiserver's front proxy).
+type Authority struct {
 	cert *x509.Certificate
 	key  crypto.Signer
-	pair keyPair
+	pair KeyPair
 }
 
-func newAuthority(commonName string) (*authority, error) {
+// NewAuthority makes a CA with a new key and a self-signed certificate.
+func NewAuthority(commonName string) (*Authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generating the CA key: %w", err)
@@ -56,16 +57,16 @@ func newAuthority(commonName string) (*authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &authority{cert: cert, key: key, pair: keyPair{CertPEM: certificatePEM(der), KeyPEM: keyPEM}}, nil
+	return &Authority{cert: cert, key: key, pair: KeyPair{CertPEM: certificatePEM(der), KeyPEM: keyPEM}}, nil
 }
 
-// servingPair issues a TLS server certificate for the given names and
+// ServingPair issues a TLS server certificate for the given names and
 // addresses. extraUsages adds usages, such as client auth for etcd, whose
 // gRPC gateway presents its serving certificate to etcd itself.
-func (ca *authority) servingPair(commonName string, dnsNames []string, ips []net.IP, extraUsages ...x509.ExtKeyUsage) (keyPair, error) {
+func (ca *Authority) ServingPair(commonName string, dnsNames []string, ips []net.IP, extraUsages ...x509.ExtKeyUsage) (KeyPair, error) {
 	template, err := certificateTemplate(commonName)
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
 	template.DNSNames = dnsNames
 	template.IPAddresses = ips
@@ -73,33 +74,36 @@ func (ca *authority) servingPair(commonName string, dnsNames []string, ips []net
 	return ca.issue(template)
 }
 
-// clientPair issues a client certificate; Kubernetes takes the common name
+// ClientPair issues a client certificate; Kubernetes takes the common name
 // as the user name and the organizations as its groups.
-func (ca *authority) clientPair(user string, groups ...string) (keyPair, error) {
+func (ca *Authority) ClientPair(user string, groups ...string) (KeyPair, error) {
 	template, err := certificateTemplate(user)
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
 	template.Subject.Organization = groups
 	template.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	return ca.issue(template)
 }
 
-func (ca *authority) issue(template *x509.Certificate) (keyPair, error) {
+// CertPEM is the CA's certificate, PEM-encoded: what clients trust.
+func (ca *Authority) CertPEM() []byte { return ca.pair.CertPEM }
+
+func (ca *Authority) issue(template *x509.Certificate) (KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return keyPair{}, fmt.Errorf("generating a key for %s: %w", template.Subject.CommonName, err)
+		return KeyPair{}, fmt.Errorf("generating a key for %s: %w", template.Subject.CommonName, err)
 	}
 	template.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, key.Public(), ca.key)
 	if err != nil {
-		return keyPair{}, fmt.Errorf("signing the certificate of %s: %w", template.Subject.CommonName, err)
+		return KeyPair{}, fmt.Errorf("signing the certificate of %s: %w", template.Subject.CommonName, err)
 	}
 	keyPEM, err := privateKeyPEM(key)
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
-	return keyPair{CertPEM: certificatePEM(der), KeyPEM: keyPEM}, nil
+	return KeyPair{CertPEM: certificatePEM(der), KeyPEM: keyPEM}, nil
 }
 
 func certificateTemplate(commonName string) (*x509.Certificate, error) {
@@ -114,24 +118,6 @@ func certificateTemplate(commonName string) (*x509.Certificate, error) {
 		NotBefore:    now.Add(-time.Hour), // tolerate clock skew
 		NotAfter:     now.Add(certificateLifetime),
 	}, nil
-}
-
-// serviceAccountKeyPair generates the RSA key kube-apiserver signs service
-// account tokens with, returning the private and the public key as PEM.
-func serviceAccountKeyPair() (privatePEM, publicPEM []byte, err error) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, nil, fmt.Errorf("generating the service account key: %w", err)
-	}
-	privatePEM, err = privateKeyPEM(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	publicDER, err := x509.MarshalPKIXPublicKey(key.Public())
-	if err != nil {
-		return nil, nil, fmt.Errorf("encoding the service account public key: %w", err)
-	}
-	return privatePEM, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: publicDER}), nil
 }
 
 func certificatePEM(der []byte) []byte {

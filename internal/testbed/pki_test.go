@@ -10,12 +10,12 @@ import (
 )
 
 func TestCertificatesChainToTheTestbedCA(t *testing.T) {
-	ca, err := newAuthority("test-ca")
+	ca, err := NewAuthority("test-ca")
 	require.NoError(t, err)
 	roots := x509.NewCertPool()
-	require.True(t, roots.AppendCertsFromPEM(ca.pair.CertPEM))
+	require.True(t, roots.AppendCertsFromPEM(ca.CertPEM()))
 
-	serving, err := ca.servingPair("kube-apiserver", []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
+	serving, err := ca.ServingPair("kube-apiserver", []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
 	require.NoError(t, err)
 	cert := parseCertificate(t, serving.CertPEM)
 	_, err = cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: "127.0.0.1", KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
@@ -23,7 +23,7 @@ func TestCertificatesChainToTheTestbedCA(t *testing.T) {
 	_, err = cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 	require.Error(t, err, "a serving certificate is not a client certificate")
 
-	client, err := ca.clientPair("gpu-testbed-admin", "system:masters")
+	client, err := ca.ClientPair("gpu-testbed-admin", "system:masters")
 	require.NoError(t, err)
 	cert = parseCertificate(t, client.CertPEM)
 	_, err = cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// process is one running control-plane binary, in a process group of its
+// process is one running program of a backend, in a process group of its
 // own so that Stop can kill it with everything it may have started.
 type process struct {
 	name    string
@@ -32,6 +32,20 @@ type processOutput struct {
 	logDir string
 }
 
+// open returns where name's output goes: the shared writer, each line
+// prefixed with the name, or logs/<name>.log (then path is its path).
+func (o processOutput) open(name string) (w io.Writer, path string, closeFn func(), err error) {
+	if o.shared != nil {
+		return &linePrefixWriter{prefix: []byte(name + ": "), out: o.shared, mu: o.mu}, "", func() {}, nil
+	}
+	path = filepath.Join(o.logDir, name+".log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("opening the log of %s: %w", name, err)
+	}
+	return f, path, func() { f.Close() }, nil
+}
+
 // startProcess starts a binary. Attached processes get SIGKILL when the
 // thread that started them exits (Pdeathsig), which in Go means when the
 // test process exits, since the runtime only ends threads locked by
@@ -43,28 +57,17 @@ func startProcess(name, path string, args []string, out processOutput, detached 
 	if detached {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
-	p := &process{name: name, cmd: cmd, exited: make(chan struct{})}
-
-	var logFile *os.File
-	if out.shared != nil {
-		w := &linePrefixWriter{prefix: []byte(name + ": "), out: out.shared, mu: out.mu}
-		cmd.Stdout, cmd.Stderr = w, w
-	} else {
-		p.logPath = filepath.Join(out.logDir, name+".log")
-		f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("opening the log of %s: %w", name, err)
-		}
-		logFile = f
-		cmd.Stdout, cmd.Stderr = f, f
+	log, logPath, closeLog, err := out.open(name)
+	if err != nil {
+		return nil, err
 	}
-	err := cmd.Start()
-	if logFile != nil {
-		logFile.Close() // the child has its own descriptor
-	}
+	cmd.Stdout, cmd.Stderr = log, log
+	err = cmd.Start()
+	closeLog() // the child has its own descriptor
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
+	p := &process{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)

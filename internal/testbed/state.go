@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,15 +13,18 @@ import (
 	"time"
 )
 
-// State records a detached testbed (Options.Detached) in its directory, so
-// that a later command can tell whether it is still running and stop it.
+// State records a testbed in its directory, so that a later command can
+// tell whether it is still running, point clients at it, and stop it. The
+// testbed rewrites it as it starts (each process as soon as it runs, so a
+// start cut short can still be stopped) and once more when it is Ready.
 type State struct {
-	Dir        string          `json:"dir"`
-	Kubeconfig string          `json:"kubeconfig"`
-	APIServer  string          `json:"apiServer"`
-	Ports      Ports           `json:"ports"`
-	Processes  []ProcessRecord `json:"processes"`
-	StartedAt  time.Time       `json:"startedAt"`
+	Dir       string            `json:"dir"`
+	Backends  []string          `json:"backends"`        // by name, each with a directory of its own under Dir
+	Ready     bool              `json:"ready"`           // every backend started
+	Env       map[string]string `json:"env,omitempty"`   // every backend's Env, once Ready
+	Ports     map[string]int    `json:"ports,omitempty"` // <backend>/<name> -> loopback port
+	Processes []ProcessRecord   `json:"processes"`
+	StartedAt time.Time         `json:"startedAt"`
 }
 
 // ProcessRecord identifies one testbed process. StartTime (clock ticks
@@ -34,14 +38,19 @@ type ProcessRecord struct {
 
 const stateFileName = "state.json"
 
-// State describes the running testbed.
+// State describes the testbed.
 func (t *Testbed) State() State {
 	s := State{
-		Dir:        t.layout.dir,
-		Kubeconfig: t.KubeconfigPath(),
-		APIServer:  t.APIServerURL(),
-		Ports:      t.layout.ports,
-		StartedAt:  time.Now().UTC(),
+		Dir:       t.dir,
+		Ready:     t.ready,
+		Ports:     maps.Clone(t.ports),
+		StartedAt: t.startedAt,
+	}
+	for _, b := range t.backends {
+		s.Backends = append(s.Backends, b.Name())
+	}
+	if t.ready {
+		s.Env = t.Env()
 	}
 	for _, p := range t.processes {
 		startTime, _ := processStartTime(p.pid())
@@ -50,8 +59,10 @@ func (t *Testbed) State() State {
 	return s
 }
 
-// WriteState records s in its directory, atomically.
-func WriteState(s State) error {
+func (t *Testbed) saveState() error { return writeState(t.State()) }
+
+// writeState records s in its directory, atomically.
+func writeState(s State) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the testbed state: %w", err)
@@ -117,25 +128,34 @@ func (s State) Stop(timeout time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// RemoveFiles deletes what a testbed wrote into dir (state, certificates,
-// etcd data, kubeconfigs, logs), then dir itself if that left it empty.
-// Files it does not know are left alone.
+// RemoveFiles deletes what a testbed wrote into dir (the state, the CA,
+// the logs and each recorded backend's directory), then dir itself if that
+// left it empty. Files it does not know are left alone.
 func RemoveFiles(dir string) error {
-	names := []string{stateFileName, "pki", "etcd", "logs", "kwok.yaml",
-		"apiserver-certs", "controller-manager-certs", "scheduler-certs"}
-	for component := range clientIdentities {
-		names = append(names, component+".kubeconfig")
+	s, _, err := ReadState(dir)
+	if err != nil {
+		return err
 	}
 	var errs []error
-	for _, name := range names {
+	for _, name := range append([]string{pkiDirName, logDirName}, s.Backends...) {
+		if !backendName.MatchString(name) {
+			continue // not a directory a testbed made
+		}
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+	// The state last: without it, the backends' directories are unknown.
+	if err := os.Remove(filepath.Join(dir, stateFileName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+		return err
+	}
+	return nil
 }
 
 // alive: the pid exists, is not a zombie, and started when recorded.

@@ -24,9 +24,10 @@ func TestStateRoundTripsThroughItsDirectory(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, found)
 
-	want := State{Dir: dir, Kubeconfig: filepath.Join(dir, "admin.kubeconfig"), APIServer: "https://127.0.0.1:6443",
-		Ports: Ports{APIServer: 6443}, Processes: []ProcessRecord{{Name: "etcd", PID: 42, StartTime: 7}}}
-	require.NoError(t, WriteState(want))
+	want := State{Dir: dir, Backends: []string{"kubernetes"}, Ready: true,
+		Env:   map[string]string{"KUBECONFIG": filepath.Join(dir, "kubernetes", "admin.kubeconfig")},
+		Ports: map[string]int{"kubernetes/kube-apiserver": 6443}, Processes: []ProcessRecord{{Name: "etcd", PID: 42, StartTime: 7}}}
+	require.NoError(t, writeState(want))
 	got, found, err := ReadState(dir)
 	require.NoError(t, err)
 	require.True(t, found)
@@ -36,7 +37,8 @@ func TestStateRoundTripsThroughItsDirectory(t *testing.T) {
 
 func TestRemoveFilesLeavesUnknownFilesAlone(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"state.json", "admin.kubeconfig", "pki/ca.crt", "etcd/member/wal", "logs/etcd.log", "notes.txt"} {
+	require.NoError(t, writeState(State{Dir: dir, Backends: []string{"kubernetes"}}))
+	for _, name := range []string{"kubernetes/admin.kubeconfig", "pki/ca.crt", "kubernetes/etcd/member/wal", "logs/etcd.log", "notes.txt"} {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 		require.NoError(t, os.WriteFile(path, nil, 0o600))

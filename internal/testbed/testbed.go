@@ -5,52 +5,58 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // Options configure Start.
 type Options struct {
-	// BinaryPaths are the programs to run; the zero value means Binaries().
-	BinaryPaths BinaryPaths
-	// Nodes are registered once the control plane is up; Start returns when
-	// they are Ready.
-	Nodes []NodeSpec
-	// Dir holds the certificates, etcd's data, the kubeconfigs and the logs.
+	// Backends are the simulated systems, started in this order and
+	// stopped in reverse (see Backend).
+	Backends []Backend
+	// Dir holds the state, the CA, the logs and a directory per backend.
 	// Empty means a new temporary directory, removed by Stop. A given Dir
 	// must not hold a testbed already.
 	Dir string
-	// Log receives the processes' output, each line prefixed with the
-	// process name. Nil means one log file per process under Dir/logs.
+	// Log receives the output of processes and in-process components, each
+	// line prefixed with their name. Nil means one log file each under
+	// Dir/logs.
 	Log io.Writer
 	// Detached starts processes that outlive the caller: each in a session
 	// of its own, without the parent-death signal that otherwise kills them
 	// with the calling process. For `gpu-testbed up`; needs Dir, and Log nil.
 	Detached bool
-	// SimulatorCommand runs the device-plugin simulator of a Detached
-	// testbed as a process of its own: Start appends `--kubeconfig <path>`
-	// and the program must call RunDevicePluginSimulator (gpu-testbed
-	// passes itself and `simulate`). Without it a detached testbed runs no
-	// simulator. Attached testbeds run the simulator in a goroutine.
-	SimulatorCommand []string
 }
 
-// Testbed is a running control plane with kwok-simulated nodes.
-type Testbed struct {
-	layout     *layout
-	removeDir  bool // Dir was created by Start
-	restConfig *rest.Config
-	client     kubernetes.Interface
-	processes  []*process
+// The orchestrator's own files in a testbed directory.
+const (
+	pkiDirName = "pki"
+	caFileName = "ca.crt"
+	logDirName = "logs"
+)
 
-	// The in-process device-plugin simulator (see RunDevicePluginSimulator).
-	stopSimulator func()
-	simulatorDone chan struct{}
+// Testbed is a running set of backends.
+type Testbed struct {
+	dir       string
+	removeDir bool // Dir was created by Start
+	detached  bool
+	backends  []Backend
+	startedAt time.Time
+	ready     bool
+
+	ca        *Authority
+	output    processOutput
+	ports     map[string]int
+	processes []*process
+	stops     []func() error // what Stop undoes, in start order
+
+	// While Start runs: abortStart cancels it with a cause; started is
+	// closed when it returns.
+	abortStart context.CancelCauseFunc
+	started    chan struct{}
 
 	stopOnce sync.Once
 	stopErr  error
@@ -59,202 +65,135 @@ type Testbed struct {
 // processStopTimeout bounds how long Stop waits for one killed process.
 const processStopTimeout = 10 * time.Second
 
-// Start runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler
-// and kwok on free loopback ports, registers opts.Nodes, and returns when
-// the API server is ready, the controller manager has created the default
-// service account, and every node is Ready and schedulable. ctx bounds the
-// start only. On error nothing is left running.
+// Start makes the testbed's directory and CA, then starts every backend in
+// order and returns when all are ready. ctx bounds the start only. On
+// error nothing is left running.
 func Start(ctx context.Context, opts Options) (*Testbed, error) {
 	if opts.Detached && (opts.Dir == "" || opts.Log != nil) {
 		return nil, errors.New("starting a detached testbed: it needs a Dir and file logs (Log nil)")
 	}
-	bins := opts.BinaryPaths
-	if bins == (BinaryPaths{}) {
-		var err error
-		if bins, err = clusterBinaries(); err != nil {
-			return nil, err
-		}
-	} else if err := bins.check(false); err != nil {
+	if err := checkBackendNames(opts.Backends); err != nil {
 		return nil, err
 	}
-
-	t := &Testbed{}
+	t := &Testbed{
+		detached:  opts.Detached,
+		backends:  opts.Backends,
+		startedAt: time.Now().UTC(),
+		ports:     map[string]int{},
+		started:   make(chan struct{}),
+	}
 	if !opts.Detached {
 		register(t)
 	}
-	dir, err := t.prepareDir(opts.Dir)
-	if err != nil {
+	if err := t.prepareDir(opts.Dir); err != nil {
 		return nil, errors.Join(err, t.Stop())
 	}
-	if err := t.start(ctx, dir, bins, opts); err != nil {
+	if err := t.start(ctx, opts.Log); err != nil {
 		return nil, errors.Join(err, t.Stop())
 	}
 	return t, nil
 }
 
-func (t *Testbed) prepareDir(dir string) (string, error) {
+func (t *Testbed) prepareDir(dir string) error {
 	if dir == "" {
 		created, err := createTempDir()
 		if created != "" {
 			t.removeDir = true
-			t.layout = &layout{dir: created}
+			t.dir = created
 		}
-		return created, err
+		return err
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("resolving the testbed directory: %w", err)
+		return fmt.Errorf("resolving the testbed directory: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "etcd")); err == nil {
-		return "", fmt.Errorf("starting a testbed in %s: it already holds one (stop it and remove the directory)", dir)
+	if _, err := os.Stat(filepath.Join(dir, stateFileName)); err == nil {
+		return fmt.Errorf("starting a testbed in %s: it already holds one (stop it and remove the directory)", dir)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("creating the testbed directory: %w", err)
+		return fmt.Errorf("creating the testbed directory: %w", err)
 	}
-	t.layout = &layout{dir: dir}
-	return dir, nil
+	t.dir = dir
+	return nil
 }
 
-func (t *Testbed) start(ctx context.Context, dir string, bins BinaryPaths, opts Options) error {
-	l := t.layout
-	var err error
-	if l.ports, err = allocatePorts(); err != nil {
-		return err
-	}
-	if l.creds, err = writeCredentials(filepath.Join(dir, "pki")); err != nil {
-		return err
-	}
-	for component := range clientIdentities {
-		if err := writeKubeconfig(l.kubeconfig(component), l.apiServerURL(), l.creds.caPEM, l.creds.clients[component]); err != nil {
-			return err
-		}
-	}
-	if err := writeKwokConfig(l.kwokConfigPath()); err != nil {
-		return err
-	}
-	t.restConfig = restConfigFor(l.apiServerURL(), l.creds.caPEM, l.creds.clients["admin"])
-	if t.client, err = kubernetes.NewForConfig(withProtobuf(t.restConfig)); err != nil {
-		return fmt.Errorf("creating the Kubernetes client: %w", err)
-	}
-
-	output := processOutput{shared: opts.Log, mu: &sync.Mutex{}, logDir: filepath.Join(dir, "logs")}
-	if opts.Log == nil {
-		if err := os.MkdirAll(output.logDir, 0o700); err != nil {
+func (t *Testbed) start(ctx context.Context, log io.Writer) error {
+	t.output = processOutput{shared: log, mu: &sync.Mutex{}, logDir: filepath.Join(t.dir, logDirName)}
+	if log == nil {
+		if err := os.MkdirAll(t.output.logDir, 0o700); err != nil {
 			return fmt.Errorf("creating the log directory: %w", err)
 		}
 	}
-	run := func(name, path string, args []string) error {
-		p, err := startProcess(name, path, args, output, opts.Detached)
+	if err := t.writeCA(); err != nil {
+		return err
+	}
+	if err := t.saveState(); err != nil {
+		return err
+	}
+
+	// Any process that exits while the testbed starts fails the start at
+	// once, with the end of its log (see Host.StartProcess).
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	t.abortStart = cancel
+	defer close(t.started)
+
+	for _, b := range t.backends {
+		host, err := t.hostFor(b)
 		if err != nil {
 			return err
 		}
-		t.processes = append(t.processes, p)
-		return nil
-	}
-
-	// Any process that exits while starting up fails the start at once,
-	// with the end of its log.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	watching := make(chan struct{})
-	defer close(watching)
-	watchExit := func(p *process) {
-		go func() {
-			select {
-			case <-p.exited:
-				cancel(p.exitError())
-			case <-watching:
-			}
-		}()
-	}
-
-	if err := run("etcd", bins.Etcd, l.etcdArgs()); err != nil {
-		return err
-	}
-	watchExit(t.processes[len(t.processes)-1])
-	if err := waitForEtcd(ctx, l.etcdClientURL(), l.creds.caPEM, l.creds.etcdClient); err != nil {
-		return err
-	}
-	if err := run("kube-apiserver", bins.KubeAPIServer, l.apiServerArgs()); err != nil {
-		return err
-	}
-	watchExit(t.processes[len(t.processes)-1])
-	if err := waitForAPIServer(ctx, t.client); err != nil {
-		return err
-	}
-	for _, component := range []struct {
-		name, path string
-		args       []string
-	}{
-		{"kube-controller-manager", bins.KubeControllerManager, l.controllerManagerArgs()},
-		{"kube-scheduler", bins.KubeScheduler, l.schedulerArgs()},
-		{"kwok", bins.Kwok, l.kwokArgs()},
-	} {
-		if err := run(component.name, component.path, component.args); err != nil {
-			return err
-		}
-		watchExit(t.processes[len(t.processes)-1])
-	}
-	if opts.Detached && len(opts.SimulatorCommand) > 0 {
-		cmd := opts.SimulatorCommand
-		args := append(append([]string{}, cmd[1:]...), "--kubeconfig", l.kubeconfig(simulatorIdentity))
-		if err := run(simulatorIdentity, cmd[0], args); err != nil {
-			return err
-		}
-		watchExit(t.processes[len(t.processes)-1])
-	} else if !opts.Detached {
-		if err := t.startSimulator(output); err != nil {
-			return err
+		if err := b.Start(ctx, host); err != nil {
+			return fmt.Errorf("starting the %s backend: %w", b.Name(), err)
 		}
 	}
+	t.ready = true
+	return t.saveState()
+}
 
-	if err := t.AddNodes(ctx, opts.Nodes); err != nil {
+// writeCA makes the testbed's CA and writes its certificate (never its
+// key) for the programs that read it from a file.
+func (t *Testbed) writeCA() error {
+	ca, err := NewAuthority("gpu-testbed-ca")
+	if err != nil {
 		return err
 	}
-	if err := waitForDefaultServiceAccount(ctx, t.client); err != nil {
-		return err
+	t.ca = ca
+	dir := filepath.Join(t.dir, pkiDirName)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the PKI directory: %w", err)
 	}
-	names := make([]string, len(opts.Nodes))
-	for i, spec := range opts.Nodes {
-		names[i] = spec.Name
+	if err := os.WriteFile(filepath.Join(dir, caFileName), ca.CertPEM(), 0o600); err != nil {
+		return fmt.Errorf("writing the CA certificate: %w", err)
 	}
-	return t.WaitForNodesReady(ctx, names...)
+	return nil
 }
 
 // Dir is the testbed's working directory.
-func (t *Testbed) Dir() string { return t.layout.dir }
+func (t *Testbed) Dir() string { return t.dir }
 
-// KubeconfigPath is a kubeconfig for a cluster admin (system:masters) that
-// verifies the API server's certificate against the testbed's CA.
-func (t *Testbed) KubeconfigPath() string { return t.layout.kubeconfig("admin") }
+// Env is what clients need to reach every backend, as environment
+// variables (see Backend.Env).
+func (t *Testbed) Env() map[string]string {
+	env := map[string]string{}
+	for _, b := range t.backends {
+		maps.Copy(env, b.Env())
+	}
+	return env
+}
 
-// APIServerURL is the API server's https://127.0.0.1:<port> address.
-func (t *Testbed) APIServerURL() string { return t.layout.apiServerURL() }
-
-// RESTConfig is a copy of the cluster admin's client configuration, with
-// client-side rate limiting off.
-func (t *Testbed) RESTConfig() *rest.Config { return rest.CopyConfig(t.restConfig) }
-
-// Client is a cluster-admin clientset (speaking protobuf, without
-// client-side rate limiting).
-func (t *Testbed) Client() kubernetes.Interface { return t.client }
-
-// Stop kills every process of the testbed (each process group), waits for
-// them to exit, and removes the directory if Start created it. It is safe
-// to call more than once.
+// Stop stops everything the backends started, in reverse order (killing
+// each process group and waiting for it to exit), and removes the
+// directory if Start created it. It is safe to call more than once.
 func (t *Testbed) Stop() error {
 	t.stopOnce.Do(func() {
 		defer unregister(t)
-		if t.stopSimulator != nil {
-			t.stopSimulator()
-			<-t.simulatorDone
-		}
 		var errs []error
-		for i := len(t.processes) - 1; i >= 0; i-- {
-			errs = append(errs, t.processes[i].kill(processStopTimeout))
+		for i := len(t.stops) - 1; i >= 0; i-- {
+			errs = append(errs, t.stops[i]())
 		}
-		if t.removeDir && t.layout != nil {
-			if err := os.RemoveAll(t.layout.dir); err != nil {
+		if t.removeDir && t.dir != "" {
+			if err := os.RemoveAll(t.dir); err != nil {
 				errs = append(errs, fmt.Errorf("removing the testbed directory: %w", err))
 			}
 		}

@@ -27,24 +27,15 @@ func Required() bool {
 
 // Main is for TestMain: it starts a testbed, hands it to setup, runs the
 // tests, and stops it, also on SIGINT or SIGTERM. With
-// GPU_TESTBED_VERBOSE=1 and no opts.Log, the processes' output goes to
-// stderr.
+// GPU_TESTBED_VERBOSE=1 and no opts.Log, the output of its processes goes
+// to stderr.
 //
-// When the binaries are missing it fails if Required, and otherwise runs
-// the tests without a testbed (setup is not called): those that need one
-// call SkipIfUnavailable first.
+// When a backend's binaries are missing it fails if Required, and
+// otherwise runs the tests without a testbed (setup is not called): those
+// that need one call SkipIfUnavailable first.
 func Main(m *testing.M, opts Options, setup func(*Testbed)) int {
 	if opts.Log == nil && os.Getenv("GPU_TESTBED_VERBOSE") == "1" {
 		opts.Log = os.Stderr
-	}
-	if err := resolveBinaryOptions(&opts); err != nil {
-		if IsMissingBinaries(err) && !Required() {
-			unavailable = err
-			fmt.Fprintf(os.Stderr, "testbed: tests that need it will be skipped: %v\n", err)
-			return m.Run()
-		}
-		fmt.Fprintf(os.Stderr, "testbed: %v\n", err)
-		return 1
 	}
 
 	// An interrupt aborts a start in progress, or stops every testbed of
@@ -66,6 +57,11 @@ func Main(m *testing.M, opts Options, setup func(*Testbed)) int {
 
 	startedAt := time.Now()
 	tb, err := Start(startCtx, opts)
+	if IsMissingBinaries(err) && !Required() {
+		unavailable = err
+		fmt.Fprintf(os.Stderr, "testbed: tests that need it will be skipped: %v\n", err)
+		return m.Run()
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testbed: starting: %v\n", err)
 		return 1
@@ -75,7 +71,7 @@ func Main(m *testing.M, opts Options, setup func(*Testbed)) int {
 		_ = tb.Stop()
 		return 130
 	}
-	fmt.Fprintf(os.Stderr, "testbed: ready in %s at %s\n", time.Since(startedAt).Round(time.Millisecond), tb.APIServerURL())
+	fmt.Fprintf(os.Stderr, "testbed: ready in %s in %s\n", time.Since(startedAt).Round(time.Millisecond), tb.Dir())
 
 	if setup != nil {
 		setup(tb)
@@ -88,19 +84,6 @@ func Main(m *testing.M, opts Options, setup func(*Testbed)) int {
 		}
 	}
 	return code
-}
-
-// resolveBinaryOptions fills in the default binaries when none were given.
-func resolveBinaryOptions(opts *Options) error {
-	if opts.BinaryPaths != (BinaryPaths{}) {
-		return opts.BinaryPaths.check(false)
-	}
-	bins, err := clusterBinaries()
-	if err != nil {
-		return err
-	}
-	opts.BinaryPaths = bins
-	return nil
 }
 
 // SkipIfUnavailable skips t when Main ran the tests without a testbed
@@ -116,15 +99,12 @@ func SkipIfUnavailable(t testing.TB) {
 // ends. Missing binaries skip the test, or fail it when Required.
 func StartForTest(t testing.TB, opts Options) *Testbed {
 	t.Helper()
-	if err := resolveBinaryOptions(&opts); err != nil {
-		if IsMissingBinaries(err) && !Required() {
-			t.Skipf("no testbed: %v", err)
-		}
-		t.Fatalf("starting the testbed: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	tb, err := Start(ctx, opts)
+	if IsMissingBinaries(err) && !Required() {
+		t.Skipf("no testbed: %v", err)
+	}
 	if err != nil {
 		t.Fatalf("starting the testbed: %v", err)
 	}

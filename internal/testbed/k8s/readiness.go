@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 // Backoff between readiness checks: quick at first (most things are ready
@@ -47,7 +49,7 @@ func pollUntil(ctx context.Context, what string, done func(context.Context) (boo
 
 // waitForEtcd waits until etcd answers its /health endpoint, over TLS with
 // kube-apiserver's client certificate.
-func waitForEtcd(ctx context.Context, endpoint string, caPEM []byte, client keyPair) error {
+func waitForEtcd(ctx context.Context, endpoint string, caPEM []byte, client testbed.KeyPair) error {
 	cert, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
 	if err != nil {
 		return fmt.Errorf("loading the etcd client certificate: %w", err)

@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"context"
@@ -12,25 +12,22 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 const sharedGPU corev1.ResourceName = gpulabels.ResourceName + ".shared"
 
 func TestDevicePluginMakesGPUsAllocatable(t *testing.T) {
-	SkipIfUnavailable(t)
+	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, 2*time.Minute)
 	client := cluster.Client()
 	namespace := createNamespace(ctx, t)
 
 	const node = "dp-sim-g5-0"
-	require.NoError(t, cluster.AddNode(ctx, NodeSpec{Name: node, Profile: mustProfile("g5.12xlarge"), WithoutGPUCapacity: true}))
+	require.NoError(t, cluster.AddNode(ctx, NodeSpec{Name: node, InstanceType: mustInstanceType("g5.12xlarge"), WithoutGPUCapacity: true}))
 	t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), node)) })
 	require.NoError(t, cluster.WaitForNodesReady(ctx, node))
 	before, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
@@ -71,7 +68,7 @@ func TestDevicePluginMakesGPUsAllocatable(t *testing.T) {
 }
 
 func TestDevicePluginLeavesNodesWithoutPluginAlone(t *testing.T) {
-	SkipIfUnavailable(t)
+	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, time.Minute)
 	client := cluster.Client()
 	namespace := createNamespace(ctx, t)
@@ -148,56 +145,19 @@ func requireAllocatable(ctx context.Context, t *testing.T, node string, name cor
 // waitForAllocatable watches node until its allocatable name equals want.
 func waitForAllocatable(ctx context.Context, t *testing.T, node string, name corev1.ResourceName, want int64) {
 	t.Helper()
-	nodes := cluster.Client().CoreV1().Nodes()
-	selector := fields.OneTermEqualSelector("metadata.name", node).String()
-	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = selector
-			return nodes.List(ctx, o)
-		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = selector
-			return nodes.Watch(ctx, o)
-		},
-	}
 	var last resource.Quantity
-	done := func(obj any) bool {
-		n, ok := obj.(*corev1.Node)
-		if !ok {
-			return false
-		}
+	byName := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", node).String()}
+	_, err := waitFor(ctx, cluster.Client().CoreV1().RESTClient(), "nodes", "", byName, func(n *corev1.Node) bool {
 		last = n.Status.Allocatable[name]
 		return last.Value() == want
-	}
-	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, func(store cache.Store) (bool, error) {
-		for _, obj := range store.List() {
-			if done(obj) {
-				return true, nil
-			}
-		}
-		return false, nil
-	}, func(ev watch.Event) (bool, error) { return done(ev.Object), nil })
+	})
 	require.NoError(t, err, "waiting for %s allocatable %s = %d (last %s)", node, name, want, last.String())
 }
 
 func waitForRunningPod(ctx context.Context, t *testing.T, namespace, node string) {
 	t.Helper()
-	pods := cluster.Client().CoreV1().Pods(namespace)
-	lw := &cache.ListWatch{
-		ListFunc:  func(o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) { return pods.Watch(ctx, o) },
-	}
-	running := func(obj any) bool {
-		pod, ok := obj.(*corev1.Pod)
-		return ok && pod.Spec.NodeName == node && pod.Status.Phase == corev1.PodRunning
-	}
-	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, func(store cache.Store) (bool, error) {
-		for _, obj := range store.List() {
-			if running(obj) {
-				return true, nil
-			}
-		}
-		return false, nil
-	}, func(ev watch.Event) (bool, error) { return running(ev.Object), nil })
+	_, err := waitFor(ctx, cluster.Client().CoreV1().RESTClient(), "pods", namespace, metav1.ListOptions{}, func(pod *corev1.Pod) bool {
+		return pod.Spec.NodeName == node && pod.Status.Phase == corev1.PodRunning
+	})
 	require.NoError(t, err, "waiting for a pod running on %s", node)
 }

@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"testing"
@@ -8,10 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 func TestGPUNodeObjectCarriesWhatGFDAndTheDevicePluginWrite(t *testing.T) {
-	node, err := nodeObject(NodeSpec{Name: "gpu-g5-0", Profile: mustProfile("g5.xlarge")})
+	node, err := nodeObject(NodeSpec{Name: "gpu-g5-0", InstanceType: mustInstanceType("g5.xlarge")})
 	require.NoError(t, err)
 
 	require.Equal(t, map[string]string{
@@ -61,11 +62,11 @@ func TestGPUNodeObjectCarriesWhatGFDAndTheDevicePluginWrite(t *testing.T) {
 	requireResources(t, want, node.Status.Capacity)
 	requireResources(t, want, node.Status.Allocatable)
 	require.Contains(t, node.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "127.0.0.1"})
-	require.Equal(t, KubernetesVersion, node.Status.NodeInfo.KubeletVersion)
+	require.Equal(t, testbed.KubernetesVersion, node.Status.NodeInfo.KubeletVersion)
 }
 
 func TestCPUNodeObjectHasNoGPUTraits(t *testing.T) {
-	node, err := nodeObject(NodeSpec{Name: "cpu-m5-0", Profile: mustProfile("m5.xlarge")})
+	node, err := nodeObject(NodeSpec{Name: "cpu-m5-0", InstanceType: mustInstanceType("m5.xlarge")})
 	require.NoError(t, err)
 	for key := range node.Labels {
 		require.NotContains(t, key, "nvidia.com/")
@@ -76,7 +77,7 @@ func TestCPUNodeObjectHasNoGPUTraits(t *testing.T) {
 
 func TestNodeObjectOptions(t *testing.T) {
 	t.Run("WithoutGPUCapacity keeps the labels and taint but not the resource", func(t *testing.T) {
-		node, err := nodeObject(NodeSpec{Name: "gpu-p5-0", Profile: mustProfile("p5.48xlarge"), WithoutGPUCapacity: true})
+		node, err := nodeObject(NodeSpec{Name: "gpu-p5-0", InstanceType: mustInstanceType("p5.48xlarge"), WithoutGPUCapacity: true})
 		require.NoError(t, err)
 		require.Equal(t, "8", node.Labels[gpulabels.Count])
 		require.Len(t, node.Spec.Taints, 1)
@@ -84,19 +85,19 @@ func TestNodeObjectOptions(t *testing.T) {
 		require.NotContains(t, node.Status.Allocatable, corev1.ResourceName(gpulabels.ResourceName))
 	})
 	t.Run("ExtraLabels are added and may override", func(t *testing.T) {
-		node, err := nodeObject(NodeSpec{Name: "n", Profile: mustProfile("g4dn.xlarge"),
+		node, err := nodeObject(NodeSpec{Name: "n", InstanceType: mustInstanceType("g4dn.xlarge"),
 			ExtraLabels: map[string]string{"eks.amazonaws.com/nodegroup": "gpu", "type": "eks"}})
 		require.NoError(t, err)
 		require.Equal(t, "gpu", node.Labels["eks.amazonaws.com/nodegroup"])
 		require.Equal(t, "eks", node.Labels["type"])
 	})
 	t.Run("a spec without a name is refused", func(t *testing.T) {
-		_, err := nodeObject(NodeSpec{Profile: mustProfile("g4dn.xlarge")})
+		_, err := nodeObject(NodeSpec{InstanceType: mustInstanceType("g4dn.xlarge")})
 		require.Error(t, err)
 	})
-	t.Run("a spec without a profile is refused", func(t *testing.T) {
+	t.Run("a spec without an instance type is refused", func(t *testing.T) {
 		_, err := nodeObject(NodeSpec{Name: "n"})
-		require.ErrorContains(t, err, "no profile")
+		require.ErrorContains(t, err, "no instance type")
 	})
 }
 

@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 // contextName names the cluster, user and context in every kubeconfig the
@@ -14,7 +16,7 @@ const contextName = "gpu-testbed"
 
 // writeKubeconfig writes a self-contained kubeconfig (certificates inline)
 // that verifies the API server against the testbed CA.
-func writeKubeconfig(path, server string, caPEM []byte, client keyPair) error {
+func writeKubeconfig(path, server string, caPEM []byte, client testbed.KeyPair) error {
 	config := clientcmdapi.NewConfig()
 	config.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
 	config.AuthInfos[contextName] = &clientcmdapi.AuthInfo{ClientCertificateData: client.CertPEM, ClientKeyData: client.KeyPEM}
@@ -28,7 +30,7 @@ func writeKubeconfig(path, server string, caPEM []byte, client keyPair) error {
 
 // restConfigFor is the client configuration of one identity, without
 // client-side rate limiting: tests create thousands of objects.
-func restConfigFor(server string, caPEM []byte, client keyPair) *rest.Config {
+func restConfigFor(server string, caPEM []byte, client testbed.KeyPair) *rest.Config {
 	return &rest.Config{
 		Host: server,
 		TLSClientConfig: rest.TLSClientConfig{

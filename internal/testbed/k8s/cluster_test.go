@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"context"
@@ -16,10 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 func TestGPUNodesLookLikeRealOnes(t *testing.T) {
-	SkipIfUnavailable(t)
+	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, 30*time.Second)
 
 	node, err := cluster.Client().CoreV1().Nodes().Get(ctx, "gpu-p5-0", metav1.GetOptions{})
@@ -64,14 +65,14 @@ func TestGPUNodesLookLikeRealOnes(t *testing.T) {
 }
 
 func TestAPIServerReportsItsRelease(t *testing.T) {
-	SkipIfUnavailable(t)
+	testbed.SkipIfUnavailable(t)
 	version, err := cluster.Client().Discovery().ServerVersion()
 	require.NoError(t, err)
-	require.Equal(t, KubernetesVersion, version.GitVersion, "Install stamps the version into the binaries")
+	require.Equal(t, testbed.KubernetesVersion, version.GitVersion, "Install stamps the version into the binaries")
 }
 
 func TestGPUJobRunsOnAGPUNodeAndCompletes(t *testing.T) {
-	SkipIfUnavailable(t)
+	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, time.Minute)
 	client := cluster.Client()
 	namespace := createNamespace(ctx, t)
@@ -111,7 +112,7 @@ func TestGPUJobRunsOnAGPUNodeAndCompletes(t *testing.T) {
 }
 
 func TestPodsWithoutTheGPUTolerationStayOffGPUNodes(t *testing.T) {
-	SkipIfUnavailable(t)
+	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, time.Minute)
 	client := cluster.Client()
 	namespace := createNamespace(ctx, t)
@@ -155,14 +156,14 @@ func TestPodsWithoutTheGPUTolerationStayOffGPUNodes(t *testing.T) {
 }
 
 func TestAddedNodesBecomeReady(t *testing.T) {
-	SkipIfUnavailable(t)
+	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, time.Minute)
 
 	specs := make([]NodeSpec, 20)
 	names := make([]string, len(specs))
 	for i := range specs {
 		names[i] = fmt.Sprintf("gpu-g5-added-%d", i)
-		specs[i] = NodeSpec{Name: names[i], Profile: mustProfile("g5.xlarge"), ExtraLabels: map[string]string{"pool": "added"}}
+		specs[i] = NodeSpec{Name: names[i], InstanceType: mustInstanceType("g5.xlarge"), ExtraLabels: map[string]string{"pool": "added"}}
 	}
 	require.NoError(t, cluster.AddNodes(ctx, specs))
 	t.Cleanup(func() {

@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"os"
@@ -6,16 +6,18 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 // TestStopLeavesNothingBehind also runs a second testbed beside the shared
 // one, which is how several test packages run at once.
 func TestStopLeavesNothingBehind(t *testing.T) {
-	SkipIfUnavailable(t)
-	tb := StartForTest(t, Options{})
+	testbed.SkipIfUnavailable(t)
+	tb := testbed.StartForTest(t, testbed.Options{Backends: []testbed.Backend{New(Options{})}})
 	var pids []int
-	for _, p := range tb.processes {
-		pids = append(pids, p.pid())
+	for _, p := range tb.State().Processes {
+		pids = append(pids, p.PID)
 	}
 	require.Len(t, pids, 5)
 	dir := tb.Dir()

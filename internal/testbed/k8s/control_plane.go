@@ -1,40 +1,38 @@
-package testbed
+package k8s
 
 import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
-// layout is where one testbed keeps its files and which ports it listens on.
+// layout is where the cluster keeps its files and which ports it listens on.
 type layout struct {
 	dir   string
-	ports Ports
+	ports ports
 	creds *credentials
 }
 
-// Ports are the loopback ports of one testbed.
-type Ports struct {
-	EtcdClient        int `json:"etcdClient"`
-	EtcdPeer          int `json:"etcdPeer"`
-	APIServer         int `json:"apiServer"`
-	ControllerManager int `json:"controllerManager"`
-	Scheduler         int `json:"scheduler"`
+// ports are the cluster's loopback ports.
+type ports struct {
+	etcdClient, etcdPeer, apiServer, controllerManager, scheduler int
 }
 
-func allocatePorts() (Ports, error) {
-	p, err := freeLoopbackPorts(5)
+func allocatePorts(host *testbed.Host) (ports, error) {
+	p, err := host.FreePorts("etcd-client", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 	if err != nil {
-		return Ports{}, err
+		return ports{}, err
 	}
-	return Ports{EtcdClient: p[0], EtcdPeer: p[1], APIServer: p[2], ControllerManager: p[3], Scheduler: p[4]}, nil
+	return ports{etcdClient: p[0], etcdPeer: p[1], apiServer: p[2], controllerManager: p[3], scheduler: p[4]}, nil
 }
 
-func (l *layout) apiServerURL() string { return "https://127.0.0.1:" + strconv.Itoa(l.ports.APIServer) }
+func (l *layout) apiServerURL() string { return "https://127.0.0.1:" + strconv.Itoa(l.ports.apiServer) }
 func (l *layout) etcdClientURL() string {
-	return "https://127.0.0.1:" + strconv.Itoa(l.ports.EtcdClient)
+	return "https://127.0.0.1:" + strconv.Itoa(l.ports.etcdClient)
 }
-func (l *layout) etcdPeerURL() string { return "http://127.0.0.1:" + strconv.Itoa(l.ports.EtcdPeer) }
+func (l *layout) etcdPeerURL() string { return "http://127.0.0.1:" + strconv.Itoa(l.ports.etcdPeer) }
 func (l *layout) kubeconfig(component string) string {
 	return filepath.Join(l.dir, component+".kubeconfig")
 }
@@ -79,7 +77,7 @@ func (l *layout) apiServerArgs() []string {
 		// The reconciler would publish 127.0.0.1 as the endpoint of the
 		// "kubernetes" Service, which Endpoints validation rejects.
 		"--endpoint-reconciler-type=none",
-		"--secure-port=" + strconv.Itoa(l.ports.APIServer),
+		"--secure-port=" + strconv.Itoa(l.ports.apiServer),
 		"--cert-dir=" + filepath.Join(l.dir, "apiserver-certs"),
 		"--tls-cert-file=" + l.creds.apiServerCertFile,
 		"--tls-private-key-file=" + l.creds.apiServerKeyFile,
@@ -108,42 +106,38 @@ func (l *layout) apiServerArgs() []string {
 // controllerManagerArgs: every default controller, with its own identity
 // (see clientIdentities) rather than per-controller service accounts.
 func (l *layout) controllerManagerArgs() []string {
-	kubeconfig := l.kubeconfig("kube-controller-manager")
-	return []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(l.ports.ControllerManager),
-		"--cert-dir=" + filepath.Join(l.dir, "controller-manager-certs"),
+	return append(l.componentArgs("kube-controller-manager", l.ports.controllerManager, "controller-manager-certs"),
 		"--controllers=*",
-		"--leader-elect=false",
 		"--use-service-account-credentials=false",
-		"--service-account-private-key-file=" + l.creds.serviceAccountKeyFile,
-		"--root-ca-file=" + l.creds.caFile,
-		"--service-cluster-ip-range=" + serviceClusterIPRange,
+		"--service-account-private-key-file="+l.creds.serviceAccountKeyFile,
+		"--root-ca-file="+l.creds.caFile,
+		"--service-cluster-ip-range="+serviceClusterIPRange,
 		// kwok renews node leases every nodeLeaseDurationSeconds/4; allow
 		// for a missed renewal on a busy machine before a node goes NotReady.
 		fmt.Sprintf("--node-monitor-grace-period=%ds", 2*nodeLeaseDurationSeconds),
-		// The default 20 requests/s would take minutes to lift the
-		// not-ready taint from thousands of new nodes.
-		"--kube-api-qps=1000",
-		"--kube-api-burst=2000",
-		"--profiling=false",
-		"--v=1",
-	}
+	)
 }
 
 func (l *layout) schedulerArgs() []string {
-	kubeconfig := l.kubeconfig("kube-scheduler")
+	return l.componentArgs("kube-scheduler", l.ports.scheduler, "scheduler-certs")
+}
+
+// componentArgs are what kube-controller-manager and kube-scheduler share:
+// their identity's kubeconfig (for the API and for delegated
+// authentication and authorization), a loopback serving port, a single
+// instance without leader election.
+func (l *layout) componentArgs(identity string, port int, certDir string) []string {
+	kubeconfig := l.kubeconfig(identity)
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(l.ports.Scheduler),
-		"--cert-dir=" + filepath.Join(l.dir, "scheduler-certs"),
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(l.dir, certDir),
 		"--leader-elect=false",
+		// The default 20 requests/s would take minutes to lift the
+		// not-ready taint from thousands of new nodes.
 		"--kube-api-qps=1000",
 		"--kube-api-burst=2000",
 		"--profiling=false",

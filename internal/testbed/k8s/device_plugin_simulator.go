@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"context"

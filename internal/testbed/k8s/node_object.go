@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"fmt"
@@ -10,10 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
-// kwok takes over the nodes that carry this annotation; the testbed starts
+// kwok takes over the nodes that carry this annotation; the cluster starts
 // kwok with --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake.
 const (
 	KwokNodeAnnotation      = "kwok.x-k8s.io/node"
@@ -25,9 +27,9 @@ const maxPodsPerNode = 110
 
 // NodeSpec is one simulated node to register.
 type NodeSpec struct {
-	Name        string
-	Profile     Profile
-	ExtraLabels map[string]string // added last, so they may override the profile's labels
+	Name         string
+	InstanceType ec2catalog.InstanceType
+	ExtraLabels  map[string]string // added last, so they may override the instance type's labels
 
 	// WithoutGPUCapacity registers a GPU node without nvidia.com/gpu in its
 	// capacity and allocatable, as a node looks before the NVIDIA device
@@ -35,16 +37,16 @@ type NodeSpec struct {
 	WithoutGPUCapacity bool
 }
 
-// nodeObject is the Node the testbed creates for spec: the labels GPU
+// nodeObject is the Node the cluster creates for spec: the labels GPU
 // Feature Discovery would write, the nvidia.com/gpu taint and capacity,
 // and the status a kubelet would register with. kwok then marks it Ready.
 func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	if spec.Name == "" {
 		return nil, fmt.Errorf("node spec has no name")
 	}
-	p := spec.Profile
-	if p.InstanceType == "" {
-		return nil, fmt.Errorf("node %s has no profile", spec.Name)
+	p := spec.InstanceType
+	if p.Name == "" {
+		return nil, fmt.Errorf("node %s has no instance type", spec.Name)
 	}
 	labels := map[string]string{
 		corev1.LabelArchStable: "amd64",
@@ -54,7 +56,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 		// the node lifecycle controller patches every new node to add them.
 		"beta.kubernetes.io/arch":      "amd64",
 		"beta.kubernetes.io/os":        "linux",
-		corev1.LabelInstanceTypeStable: p.InstanceType,
+		corev1.LabelInstanceTypeStable: p.Name,
 		"type":                         "kwok",
 	}
 	var taints []corev1.Taint
@@ -93,7 +95,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 				Architecture:            "amd64",
 				OperatingSystem:         "linux",
 				OSImage:                 "Amazon Linux 2023",
-				KubeletVersion:          KubernetesVersion,
+				KubeletVersion:          testbed.KubernetesVersion,
 				ContainerRuntimeVersion: "containerd://1.7.22",
 			},
 		},
@@ -102,7 +104,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 
 // gpuFeatureDiscoveryLabels are the labels GFD writes for a node with full
 // (non-MIG) GPUs, MIG strategy "none" and no sharing configured.
-func gpuFeatureDiscoveryLabels(p Profile) map[string]string {
+func gpuFeatureDiscoveryLabels(p ec2catalog.InstanceType) map[string]string {
 	driverMajor, driverMinor, driverRev := splitVersion3(p.DriverVersion)
 	cudaMajor, cudaMinor, _ := splitVersion3(p.CUDAVersion)
 	return map[string]string{
@@ -114,7 +116,7 @@ func gpuFeatureDiscoveryLabels(p Profile) map[string]string {
 		gpulabels.ComputeMinor:    strconv.Itoa(p.ComputeMinor),
 		gpulabels.Replicas:        "1",
 		gpulabels.SharingStrategy: "none",
-		gpulabels.Machine:         p.InstanceType,
+		gpulabels.Machine:         p.Name,
 		gpulabels.Mode:            "compute",
 		gpulabels.MIGCapable:      strconv.FormatBool(p.MIGCapable),
 		gpulabels.MPSCapable:      "false",

@@ -1,4 +1,4 @@
-package testbed
+package ec2catalog
 
 import (
 	"slices"
@@ -10,66 +10,66 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )
 
-func TestProfilesMatchAWSAndFeatureDiscovery(t *testing.T) {
+func TestInstanceTypesMatchAWSAndFeatureDiscovery(t *testing.T) {
 	tests := []struct {
 		description  string
 		instanceType string
-		want         Profile
+		want         InstanceType
 	}{
 		{
 			description:  "p5.48xlarge has eight H100 80GB HBM3 GPUs",
 			instanceType: "p5.48xlarge",
-			want: Profile{InstanceType: "p5.48xlarge", CPU: "192", MemoryGi: 2048, GPUCount: 8, GPUProduct: "NVIDIA-H100-80GB-HBM3",
+			want: InstanceType{Name: "p5.48xlarge", CPU: "192", MemoryGi: 2048, GPUCount: 8, GPUProduct: "NVIDIA-H100-80GB-HBM3",
 				GPUMemoryMiB: 81559, Family: "hopper", ComputeMajor: 9, ComputeMinor: 0, MIGCapable: true,
 				DriverVersion: "550.54.15", CUDAVersion: "12.4"},
 		},
 		{
 			description:  "p4d.24xlarge has eight A100 SXM4 40GB GPUs",
 			instanceType: "p4d.24xlarge",
-			want: Profile{InstanceType: "p4d.24xlarge", CPU: "96", MemoryGi: 1152, GPUCount: 8, GPUProduct: "NVIDIA-A100-SXM4-40GB",
+			want: InstanceType{Name: "p4d.24xlarge", CPU: "96", MemoryGi: 1152, GPUCount: 8, GPUProduct: "NVIDIA-A100-SXM4-40GB",
 				GPUMemoryMiB: 40960, Family: "ampere", ComputeMajor: 8, ComputeMinor: 0, MIGCapable: true,
 				DriverVersion: "550.54.15", CUDAVersion: "12.4"},
 		},
 		{
 			description:  "g5.xlarge has one A10G",
 			instanceType: "g5.xlarge",
-			want: Profile{InstanceType: "g5.xlarge", CPU: "4", MemoryGi: 16, GPUCount: 1, GPUProduct: "NVIDIA-A10G",
+			want: InstanceType{Name: "g5.xlarge", CPU: "4", MemoryGi: 16, GPUCount: 1, GPUProduct: "NVIDIA-A10G",
 				GPUMemoryMiB: 23028, Family: "ampere", ComputeMajor: 8, ComputeMinor: 6,
 				DriverVersion: "550.54.15", CUDAVersion: "12.4"},
 		},
 		{
 			description:  "g4dn.xlarge has one T4",
 			instanceType: "g4dn.xlarge",
-			want: Profile{InstanceType: "g4dn.xlarge", CPU: "4", MemoryGi: 16, GPUCount: 1, GPUProduct: "Tesla-T4",
+			want: InstanceType{Name: "g4dn.xlarge", CPU: "4", MemoryGi: 16, GPUCount: 1, GPUProduct: "Tesla-T4",
 				GPUMemoryMiB: 15360, Family: "turing", ComputeMajor: 7, ComputeMinor: 5,
 				DriverVersion: "550.54.15", CUDAVersion: "12.4"},
 		},
 		{
 			description:  "m5.xlarge has no GPU",
 			instanceType: "m5.xlarge",
-			want:         Profile{InstanceType: "m5.xlarge", CPU: "4", MemoryGi: 16},
+			want:         InstanceType{Name: "m5.xlarge", CPU: "4", MemoryGi: 16},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {
-			got, ok := ProfileByInstanceType(tt.instanceType)
+			got, ok := Lookup(tt.instanceType)
 			require.True(t, ok)
 			require.Equal(t, tt.want, got)
 		})
 	}
 }
 
-func TestProfileByInstanceTypeRejectsUnknownTypes(t *testing.T) {
-	_, ok := ProfileByInstanceType("p99.mega")
+func TestLookupRejectsUnknownTypes(t *testing.T) {
+	_, ok := Lookup("p99.mega")
 	require.False(t, ok)
 }
 
-func TestEveryProfileIsConsistent(t *testing.T) {
-	all := Profiles()
-	require.True(t, slices.IsSortedFunc(all, func(a, b Profile) int { return strings.Compare(a.InstanceType, b.InstanceType) }),
-		"profiles are sorted by instance type")
+func TestEveryInstanceTypeIsConsistent(t *testing.T) {
+	all := All()
+	require.True(t, slices.IsSortedFunc(all, func(a, b InstanceType) int { return strings.Compare(a.Name, b.Name) }),
+		"instance types are sorted by name")
 	for _, p := range all {
-		t.Run(p.InstanceType, func(t *testing.T) {
+		t.Run(p.Name, func(t *testing.T) {
 			require.NotEmpty(t, p.CPU)
 			require.Positive(t, p.MemoryGi)
 			if !p.HasGPU() {
@@ -82,7 +82,7 @@ func TestEveryProfileIsConsistent(t *testing.T) {
 				"family follows from the compute capability as GFD derives it")
 			if known, ok := gpulabels.KnownProducts[p.GPUProduct]; ok {
 				require.Equal(t, known, gpulabels.ProductInfo{MemoryMiB: int64(p.GPUMemoryMiB), ComputeMajor: p.ComputeMajor, ComputeMinor: p.ComputeMinor},
-					"the profile agrees with gpulabels.KnownProducts")
+					"the instance type agrees with gpulabels.KnownProducts")
 			}
 			require.Len(t, strings.Split(p.DriverVersion, "."), 3)
 			require.Len(t, strings.Split(p.CUDAVersion, "."), 2)
@@ -90,13 +90,13 @@ func TestEveryProfileIsConsistent(t *testing.T) {
 	}
 }
 
-func TestProfilesReturnsACopy(t *testing.T) {
-	Profiles()[0].GPUCount = 1000
-	require.NotEqual(t, 1000, Profiles()[0].GPUCount)
+func TestAllReturnsACopy(t *testing.T) {
+	All()[0].GPUCount = 1000
+	require.NotEqual(t, 1000, All()[0].GPUCount)
 }
 
 // featureDiscoveryFamily is GFD's mapping from compute capability to family
-// for the architectures the profiles use.
+// for the architectures the instance types use.
 func featureDiscoveryFamily(major, minor int) string {
 	switch {
 	case major == 7 && minor < 5:

@@ -1,4 +1,4 @@
-package testbed
+package k8s
 
 import (
 	"context"
@@ -23,12 +23,12 @@ const nodeCreateWorkers = 32
 
 // AddNode registers a node that kwok takes over and marks Ready shortly
 // after; it does not wait for that (see WaitForNodesReady).
-func (t *Testbed) AddNode(ctx context.Context, spec NodeSpec) error {
+func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) error {
 	node, err := nodeObject(spec)
 	if err != nil {
 		return fmt.Errorf("building node %s: %w", spec.Name, err)
 	}
-	if _, err := t.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+	if _, err := c.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating node %s: %w", spec.Name, err)
 	}
 	return nil
@@ -36,7 +36,7 @@ func (t *Testbed) AddNode(ctx context.Context, spec NodeSpec) error {
 
 // AddNodes registers many nodes concurrently, like AddNode; the error joins
 // every failure.
-func (t *Testbed) AddNodes(ctx context.Context, specs []NodeSpec) error {
+func (c *Cluster) AddNodes(ctx context.Context, specs []NodeSpec) error {
 	work := make(chan NodeSpec)
 	var (
 		mu   sync.Mutex
@@ -48,7 +48,7 @@ func (t *Testbed) AddNodes(ctx context.Context, specs []NodeSpec) error {
 		go func() {
 			defer wg.Done()
 			for spec := range work {
-				if err := t.AddNode(ctx, spec); err != nil {
+				if err := c.AddNode(ctx, spec); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -65,8 +65,8 @@ func (t *Testbed) AddNodes(ctx context.Context, specs []NodeSpec) error {
 }
 
 // DeleteNode removes a node; a node that is already gone is not an error.
-func (t *Testbed) DeleteNode(ctx context.Context, name string) error {
-	err := t.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+func (c *Cluster) DeleteNode(ctx context.Context, name string) error {
+	err := c.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting node %s: %w", name, err)
 	}
@@ -77,7 +77,7 @@ func (t *Testbed) DeleteNode(ctx context.Context, name string) error {
 // lifecycle controller has lifted its not-ready taint, so pods can be
 // scheduled there. It lists the nodes once and then follows a watch, which
 // stays cheap with thousands of nodes. ctx bounds the wait.
-func (t *Testbed) WaitForNodesReady(ctx context.Context, names ...string) error {
+func (c *Cluster) WaitForNodesReady(ctx context.Context, names ...string) error {
 	pending := make(map[string]bool, len(names))
 	for _, name := range names {
 		pending[name] = true
@@ -91,7 +91,7 @@ func (t *Testbed) WaitForNodesReady(ctx context.Context, names ...string) error 
 		}
 		return len(pending) == 0
 	}
-	nodes := t.client.CoreV1().Nodes()
+	nodes := c.client.CoreV1().Nodes()
 	lw := &cache.ListWatch{
 		ListFunc: func(options metav1.ListOptions) (runtime.Object, error) { return nodes.List(ctx, options) },
 		WatchFunc: func(options metav1.ListOptions) (watch.Interface, error) {

@@ -1,0 +1,162 @@
+package k8s
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// Options configure a Cluster.
+type Options struct {
+	// Nodes are registered once the control plane is up; Start returns
+	// when they are Ready.
+	Nodes []NodeSpec
+	// SimulatorCommand runs the device-plugin simulator as a process of its
+	// own: Start appends `--kubeconfig <path>` and the program must call
+	// RunDevicePluginSimulator (gpu-testbed passes itself and `simulate`).
+	// Without it the simulator runs in-process, or not at all in a detached
+	// testbed.
+	SimulatorCommand []string
+}
+
+// Cluster is the Kubernetes backend: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler and kwok on loopback ports, and
+// the device-plugin simulator. Its methods other than Name and Start are
+// for a started cluster.
+type Cluster struct {
+	opts       Options
+	layout     *layout
+	restConfig *rest.Config
+	client     kubernetes.Interface
+}
+
+var _ testbed.Backend = (*Cluster)(nil)
+
+// New returns a Cluster to start as one of testbed.Options.Backends.
+func New(opts Options) *Cluster { return &Cluster{opts: opts} }
+
+// Name is the backend's name: its directory, and the prefix of its ports
+// in the testbed state.
+func (c *Cluster) Name() string { return "kubernetes" }
+
+// simulatorIdentity is the client identity, kubeconfig and log name of the
+// device-plugin simulator.
+const simulatorIdentity = "device-plugin-simulator"
+
+// Start runs etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok and the device-plugin simulator, registers
+// Options.Nodes, and returns when the API server is ready, the controller
+// manager has created the default service account, and every node is
+// Ready and schedulable.
+func (c *Cluster) Start(ctx context.Context, host *testbed.Host) error {
+	bins, err := testbed.KubernetesBinaries()
+	if err != nil {
+		return err
+	}
+	l := &layout{dir: host.Dir()}
+	c.layout = l
+	if l.ports, err = allocatePorts(host); err != nil {
+		return err
+	}
+	if l.creds, err = writeCredentials(filepath.Join(l.dir, "pki"), host.CA(), host.CAFile()); err != nil {
+		return err
+	}
+	for component := range clientIdentities {
+		if err := writeKubeconfig(l.kubeconfig(component), l.apiServerURL(), l.creds.caPEM, l.creds.clients[component]); err != nil {
+			return err
+		}
+	}
+	if err := writeKwokConfig(l.kwokConfigPath()); err != nil {
+		return err
+	}
+	c.restConfig = restConfigFor(l.apiServerURL(), l.creds.caPEM, l.creds.clients["admin"])
+	if c.client, err = kubernetes.NewForConfig(withProtobuf(c.restConfig)); err != nil {
+		return fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+
+	if err := host.StartProcess("etcd", bins.Etcd, l.etcdArgs()...); err != nil {
+		return err
+	}
+	if err := waitForEtcd(ctx, l.etcdClientURL(), l.creds.caPEM, l.creds.etcdClient); err != nil {
+		return err
+	}
+	if err := host.StartProcess("kube-apiserver", bins.KubeAPIServer, l.apiServerArgs()...); err != nil {
+		return err
+	}
+	if err := waitForAPIServer(ctx, c.client); err != nil {
+		return err
+	}
+	for _, component := range []struct {
+		name, path string
+		args       []string
+	}{
+		{"kube-controller-manager", bins.KubeControllerManager, l.controllerManagerArgs()},
+		{"kube-scheduler", bins.KubeScheduler, l.schedulerArgs()},
+		{"kwok", bins.Kwok, l.kwokArgs()},
+	} {
+		if err := host.StartProcess(component.name, component.path, component.args...); err != nil {
+			return err
+		}
+	}
+	if err := c.startSimulator(host); err != nil {
+		return err
+	}
+
+	if err := c.AddNodes(ctx, c.opts.Nodes); err != nil {
+		return err
+	}
+	if err := waitForDefaultServiceAccount(ctx, c.client); err != nil {
+		return err
+	}
+	names := make([]string, len(c.opts.Nodes))
+	for i, spec := range c.opts.Nodes {
+		names[i] = spec.Name
+	}
+	return c.WaitForNodesReady(ctx, names...)
+}
+
+// startSimulator runs the device-plugin simulator: as SimulatorCommand,
+// or in-process unless the testbed is detached.
+func (c *Cluster) startSimulator(host *testbed.Host) error {
+	kubeconfig := c.layout.kubeconfig(simulatorIdentity)
+	if cmd := c.opts.SimulatorCommand; len(cmd) > 0 {
+		return host.StartProcess(simulatorIdentity, cmd[0], append(cmd[1:len(cmd):len(cmd)], "--kubeconfig", kubeconfig)...)
+	}
+	if host.Detached() {
+		return nil
+	}
+	l := c.layout
+	client, err := kubernetes.NewForConfig(withProtobuf(restConfigFor(l.apiServerURL(), l.creds.caPEM, l.creds.clients[simulatorIdentity])))
+	if err != nil {
+		return fmt.Errorf("creating the device-plugin simulator's client: %w", err)
+	}
+	return host.Go(simulatorIdentity, func(ctx context.Context, log io.Writer) error {
+		return RunDevicePluginSimulator(ctx, client, log)
+	})
+}
+
+// Env points kubectl, terraform and client-go at the cluster.
+func (c *Cluster) Env() map[string]string {
+	return map[string]string{"KUBECONFIG": c.KubeconfigPath()}
+}
+
+// KubeconfigPath is a kubeconfig for a cluster admin (system:masters) that
+// verifies the API server's certificate against the testbed's CA.
+func (c *Cluster) KubeconfigPath() string { return c.layout.kubeconfig("admin") }
+
+// APIServerURL is the API server's https://127.0.0.1:<port> address.
+func (c *Cluster) APIServerURL() string { return c.layout.apiServerURL() }
+
+// RESTConfig is a copy of the cluster admin's client configuration, with
+// client-side rate limiting off.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
+
+// Client is a cluster-admin clientset (speaking protobuf, without
+// client-side rate limiting).
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
