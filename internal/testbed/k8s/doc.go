@@ -15,7 +15,37 @@
 // replicas of the config the pod mounts); when the pod goes, allocatable
 // drops to 0.
 //
-// What it does not do: run containers, route traffic to pod
+// # Failing pods
+//
+// kwok runs no containers: a pod bound to a kwok node becomes Running and
+// Ready, a Job's pod then Succeeds. A pod annotated with
+// FailExitCodeAnnotation (and optionally FailMessageAnnotation) instead
+// fails as the kubelet reports a container that exits with that code:
+//
+//   - restartPolicy Never (a Job's pods): the pod goes to phase Failed,
+//     every container terminated with reason "Error", the exit code and the
+//     message (state.terminated.message, which the kubelet fills from
+//     terminationMessagePath). kube-controller-manager's Job controller
+//     replaces failed pods with back-off and fails the Job with reason
+//     BackoffLimitExceeded past its backoffLimit.
+//   - restartPolicy Always (a Deployment's pods) or OnFailure: the pod
+//     crash-loops. It stays Running but never Ready (Ready and
+//     ContainersReady False, reason ContainersNotReady), every container
+//     waiting with reason "CrashLoopBackOff" and the kubelet's back-off
+//     message, restartCount counting restarts and lastState.terminated
+//     holding reason "Error", the exit code and the message. Restarts follow
+//     the kubelet's back-off (10 s, doubling, at most 5 min); a Job with
+//     restartPolicy OnFailure fails with BackoffLimitExceeded once they
+//     reach its backoffLimit.
+//
+// What it does not reproduce: a container that runs for a while before it
+// exits (the pod fails as soon as kwok sees it, never Ready), one container
+// failing while the others run (all of them exit alike), reasons other
+// than "Error" (OOMKilled, ContainerCannotRun), image pull errors, probes,
+// the back-off reset after 10 minutes of running, and the events the
+// kubelet records.
+//
+// What the cluster does not do at all: run containers, route traffic to pod
 // or service addresses (they are data only), or simulate GPUs below the
 // Kubernetes API. Nothing here dials anything but 127.0.0.1.
 package k8s

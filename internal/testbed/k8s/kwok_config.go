@@ -16,13 +16,15 @@ const nodeLeaseDurationSeconds = 120
 const podCIDR = "10.244.0.0/16"
 
 // kwokConfig is the configuration file kwok reads (--config, which also
-// keeps a user's ~/.kwok/kwok.yaml out of the testbed). Its node stages
-// replace kwok's defaults: a node is marked Ready as soon as kwok sees it
-// (keeping the capacity, addresses and node info the cluster registered),
-// and its Ready condition is refreshed every five to six minutes, as a
-// kubelet reports status while its lease carries the heartbeat. Pod stages
-// are kwok's defaults: pods bound to a kwok node become Running and Ready,
-// pods of a Job then Succeed, and deleted pods go away.
+// keeps a user's ~/.kwok/kwok.yaml out of the testbed). Its stages replace
+// kwok's defaults. Node stages: a node is marked Ready as soon as kwok sees
+// it (keeping the capacity, addresses and node info the cluster
+// registered), and its Ready condition is refreshed every five to six
+// minutes, as a kubelet reports status while its lease carries the
+// heartbeat. Pod stages: kwok's own defaults (pods bound to a kwok node
+// become Running and Ready, pods of a Job then Succeed, deleted pods go
+// away) for pods without FailExitCodeAnnotation, and for pods with it the
+// failures the package comment describes.
 //
 //go:embed kwok_config.yaml
 var kwokConfig string
