@@ -88,7 +88,9 @@ func (c *Cluster) runWait(ctx context.Context, what, id string, wait func(contex
 	defer cancel()
 	waited := startWait(ctx, what, id)
 	err := wait(guarded)
-	// REACHABILITY: replace err by unreachableCause(guarded) when set.
+	if unreachable := unreachableCause(guarded); unreachable != nil {
+		err = fmt.Errorf("waiting for %s: %w", id, unreachable)
+	}
 	waited(err)
 	return err
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,12 +52,21 @@ func TestWaitForListFollowsACollection(t *testing.T) {
 	require.Equal(t, map[string]bool{"wait-list-0": true, "wait-list-1": true, "wait-list-2": true}, seen)
 	require.Equal(t, len(names), observed, "each object is observed once, not the whole list per event")
 
-	// Deletions are observed as such.
-	go func() { _ = configMaps.Delete(ctx, names[1], metav1.DeleteOptions{}) }()
-	err = WaitForList(ctx, lw, onlyOurs, func(cm *corev1.ConfigMap, deleted bool) (bool, error) {
-		return deleted && cm.Name == names[1], nil
+	// Deletions are observed as such. The delete starts once the wait has
+	// listed names[1]: a delete that finished before the list would leave
+	// nothing to observe.
+	var deleteOnce sync.Once
+	deleted := make(chan error, 1)
+	err = WaitForList(ctx, lw, onlyOurs, func(cm *corev1.ConfigMap, gone bool) (bool, error) {
+		if cm.Name == names[1] && !gone {
+			deleteOnce.Do(func() {
+				go func() { deleted <- configMaps.Delete(ctx, names[1], metav1.DeleteOptions{}) }()
+			})
+		}
+		return gone && cm.Name == names[1], nil
 	})
 	require.NoError(t, err)
+	require.NoError(t, <-deleted)
 
 	// A condition never met ends with the context.
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)

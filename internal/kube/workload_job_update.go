@@ -57,7 +57,6 @@ func patchJobInPlace(ctx context.Context, c *Cluster, spec WorkloadSpec) error {
 	return err
 }
 
-
 // SameWorkload reports whether a and b build the same Job or Deployment, so
 // that an update that changes neither sends nothing.
 func SameWorkload(a, b WorkloadSpec) bool {
