@@ -115,7 +115,7 @@ func TestWorkloadRefreshReadsBackWhatWasBuilt(t *testing.T) {
 				m.GPU.MinComputeCapability = types.StringValue("7.0")
 				return m
 			}(),
-			refresh:     throughTheCluster,
+			refresh: throughTheCluster,
 		},
 	}
 	for _, tt := range tests {

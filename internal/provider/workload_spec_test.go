@@ -41,7 +41,6 @@ func testWorkload(count int64) *workloadModel {
 	}
 }
 
-
 func TestWorkloadToSpec(t *testing.T) {
 	m := fullWorkload(workloadKindJob)
 	m.Job.Suspend = types.BoolValue(true)
