@@ -189,4 +189,7 @@ func (b *optionalBool) Set(s string) error {
 	return nil
 }
 
+// IsBoolFlag tells the flag package that the flag takes no value, so that
+// `--install-toolkit` alone means true, as for a flag.Bool
+// (TestToolkitFlags relies on it).
 func (b *optionalBool) IsBoolFlag() bool { return true }

@@ -121,11 +121,6 @@ func (s DevicePluginSpec) selectorLabels(component string) map[string]string {
 	return map[string]string{LabelName: component, LabelInstance: s.Name}
 }
 
-// PluginPodSelector is the label selector of the plugin's pods.
-func (s DevicePluginSpec) PluginPodSelector() string {
-	return LabelName + "=" + ComponentDevicePlugin + "," + LabelInstance + "=" + s.Name
-}
-
 func (s DevicePluginSpec) labels(component string) map[string]string {
 	l := s.selectorLabels(component)
 	l[LabelManagedBy] = FieldManager
