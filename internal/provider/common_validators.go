@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -57,3 +58,6 @@ func backtickList(values []string) string {
 	}
 	return strings.Join(quoted, ", ")
 }
+
+// quote is s in double quotes, as error messages name a value.
+func quote(s string) string { return strconv.Quote(s) }

@@ -2,10 +2,10 @@ package provider
 
 import (
 	"net/url"
-	"strconv"
 )
 
-// checkHTTPURL returns "" for an absolute http(s) URL with a host, else what is wrong.
+// checkHTTPURL returns "" for an absolute http(s) URL with a host, else what
+// is wrong; the aws and proxmox blocks check their endpoints with it.
 func checkHTTPURL(raw string) string {
 	u, err := url.Parse(raw)
 	switch {
@@ -18,5 +18,3 @@ func checkHTTPURL(raw string) string {
 	}
 	return ""
 }
-
-func quote(s string) string { return strconv.Quote(s) }
