@@ -55,13 +55,7 @@ func TestWaitForWorkloadFailsOnceTheAPIServerStaysUnreachable(t *testing.T) {
 	// away under it and stays away.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	waitErr := make(chan error, 1)
-	go func() {
-		_, err := WaitForWorkload(ctx, c, spec)
-		waitErr <- err
-	}()
-	// Cut once the wait has reached the API server: it is then watching.
-	require.Eventually(t, func() bool { return answeredOnce(c) }, 20*time.Second, 20*time.Millisecond)
+	waitErr := startWaiting(t, ctx, c, spec)
 	cutAt := time.Now()
 	proxy.cut()
 
@@ -83,12 +77,7 @@ func TestWaitForWorkloadRidesOutAnAPIServerRestart(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	waitErr := make(chan error, 1)
-	go func() {
-		_, err := WaitForWorkload(ctx, c, spec)
-		waitErr <- err
-	}()
-	require.Eventually(t, func() bool { return answeredOnce(c) }, 20*time.Second, 20*time.Millisecond)
+	waitErr := startWaiting(t, ctx, c, spec)
 	// A short outage, as an API server restart makes: connections drop and
 	// new ones are refused for a moment.
 	proxy.cut()
@@ -106,6 +95,19 @@ func TestWaitForWorkloadRidesOutAnAPIServerRestart(t *testing.T) {
 	err := <-waitErr
 	require.ErrorContains(t, err, "the Job was deleted while waiting", "the outage did not end the wait; the deletion did")
 	require.False(t, IsUnreachable(err))
+}
+
+// startWaiting starts WaitForWorkload on spec and returns, once the API
+// server has answered the wait, the channel its error will come on.
+func startWaiting(t *testing.T, ctx context.Context, c *Cluster, spec WorkloadSpec) <-chan error {
+	t.Helper()
+	waitErr := make(chan error, 1)
+	go func() {
+		_, err := WaitForWorkload(ctx, c, spec)
+		waitErr <- err
+	}()
+	require.Eventually(t, func() bool { return answeredOnce(c) }, 20*time.Second, 20*time.Millisecond)
+	return waitErr
 }
 
 // answeredOnce reports whether the API server has answered c at least once.
