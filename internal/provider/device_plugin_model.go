@@ -147,7 +147,8 @@ func parseMaxUnavailable(v string) *intstr.IntOrString {
 // setFromLive writes what the cluster has into m, keeping m's values where
 // the cluster cannot tell them apart (a block present but disabled, a
 // ServiceMonitor on a cluster without the CRD, max_unavailable under
-// OnDelete). m holds the prior state, or only the ID parts on import.
+// OnDelete, a quantity's spelling). m holds the prior state, or only the ID
+// parts on import.
 func (m *devicePluginModel) setFromLive(live *kube.DevicePluginLive) {
 	s := live.Spec
 	m.ID = types.StringValue(s.ID())
@@ -158,7 +159,7 @@ func (m *devicePluginModel) setFromLive(live *kube.DevicePluginLive) {
 	m.Tolerations = tolerationsListValue(s.Tolerations)
 	m.PriorityClassName = types.StringValue(s.PriorityClassName)
 	m.GPUNodeAffinity = types.BoolValue(s.GPUNodeAffinity)
-	m.Resources = resourcesValue(s.Resources)
+	m.Resources = resourcesValue(s.Resources, m.Resources)
 	m.UpdateStrategy = types.StringValue(s.UpdateStrategy)
 	if s.MaxUnavailable != nil {
 		m.MaxUnavailable = types.StringValue(s.MaxUnavailable.String())
@@ -242,51 +243,31 @@ func stringMapValue(m map[string]string, prior types.Map) types.Map {
 	return types.MapValueMust(types.StringType, elems)
 }
 
-func resourcesValue(r corev1.ResourceRequirements) types.Object {
+// resourcesValue is r as the `resources` attribute. A quantity keeps
+// prior's spelling where it is the same amount (keepQuantitySpelling): the
+// API server reads "0.5Gi" back as "512Mi", which is no diff.
+func resourcesValue(r corev1.ResourceRequirements, prior types.Object) types.Object {
 	if len(r.Requests) == 0 && len(r.Limits) == 0 {
 		return types.ObjectNull(devicePluginResourcesType)
 	}
-	list := func(l corev1.ResourceList) types.Map {
+	var priorAttrs map[string]attr.Value
+	if !prior.IsNull() && !prior.IsUnknown() {
+		priorAttrs = prior.Attributes()
+	}
+	list := func(key string, l corev1.ResourceList) types.Map {
 		if len(l) == 0 {
 			return types.MapNull(types.StringType)
 		}
+		var priorElems map[string]attr.Value
+		if m, ok := priorAttrs[key].(types.Map); ok && !m.IsNull() && !m.IsUnknown() {
+			priorElems = m.Elements()
+		}
 		elems := map[string]attr.Value{}
 		for name, q := range l {
-			elems[string(name)] = types.StringValue(q.String())
+			priorValue, _ := priorElems[string(name)].(types.String)
+			elems[string(name)] = keepQuantitySpelling(q, priorValue)
 		}
 		return types.MapValueMust(types.StringType, elems)
 	}
-	return types.ObjectValueMust(devicePluginResourcesType, map[string]attr.Value{"requests": list(r.Requests), "limits": list(r.Limits)})
-}
-
-// keepEquivalentQuantities keeps the prior spelling of a resources
-// quantity that the API server wrote differently ("0.5" read back as
-// "500m"), so that it is no diff.
-func keepEquivalentQuantities(read, prior types.Object) types.Object {
-	if read.IsNull() || prior.IsNull() || prior.IsUnknown() {
-		return read
-	}
-	attrs := read.Attributes()
-	priorAttrs := prior.Attributes()
-	out := map[string]types.Map{}
-	for _, key := range []string{"requests", "limits"} {
-		readMap, _ := attrs[key].(types.Map)
-		priorMap, _ := priorAttrs[key].(types.Map)
-		out[key] = readMap
-		if readMap.IsNull() || priorMap.IsNull() {
-			continue
-		}
-		elems := readMap.Elements()
-		merged := map[string]string{}
-		for name, v := range elems {
-			value, _ := v.(types.String)
-			merged[name] = value.ValueString()
-			q, err := resource.ParseQuantity(value.ValueString())
-			if prior, ok := priorMap.Elements()[name].(types.String); ok && err == nil {
-				merged[name] = keepQuantitySpelling(q, prior).ValueString()
-			}
-		}
-		out[key] = stringMapValue(merged, types.MapNull(types.StringType))
-	}
-	return types.ObjectValueMust(devicePluginResourcesType, map[string]attr.Value{"requests": out["requests"], "limits": out["limits"]})
+	return types.ObjectValueMust(devicePluginResourcesType, map[string]attr.Value{"requests": list("requests", r.Requests), "limits": list("limits", r.Limits)})
 }

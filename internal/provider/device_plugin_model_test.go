@@ -3,8 +3,11 @@ package provider
 import (
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
@@ -100,4 +103,26 @@ func TestSetFromLiveKeepsWhatTheClusterCannotTell(t *testing.T) {
 			tt.check(t, m)
 		})
 	}
+}
+
+func TestResourcesValueKeepsThePriorSpellingOfTheSameAmount(t *testing.T) {
+	prior := resourcesValue(corev1.ResourceRequirements{Requests: corev1.ResourceList{}}, types.ObjectNull(devicePluginResourcesType))
+	require.True(t, prior.IsNull())
+	prior = types.ObjectValueMust(devicePluginResourcesType, map[string]attr.Value{
+		"requests": types.MapValueMust(types.StringType, map[string]attr.Value{"cpu": types.StringValue("0.5"), "memory": types.StringValue("0.5Gi")}),
+		"limits":   types.MapNull(types.StringType),
+	})
+	read := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{"cpu": k8sresource.MustParse("500m"), "memory": k8sresource.MustParse("1Gi")},
+		Limits:   corev1.ResourceList{"memory": k8sresource.MustParse("2Gi")},
+	}
+	got := resourcesValue(read, prior).Attributes()
+	requestsMap, ok := got["requests"].(types.Map)
+	require.True(t, ok)
+	limitsMap, ok := got["limits"].(types.Map)
+	require.True(t, ok)
+	requests := requestsMap.Elements()
+	require.Equal(t, types.StringValue("0.5"), requests["cpu"], "the same amount keeps the configuration's spelling")
+	require.Equal(t, types.StringValue("1Gi"), requests["memory"], "a different amount is drift, as the server writes it")
+	require.Equal(t, types.StringValue("2Gi"), limitsMap.Elements()["memory"], "nothing to keep: as the server writes it")
 }

@@ -136,9 +136,7 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 		resp.Diagnostics.AddWarning(summary, "The plugin's config file cannot be read: "+live.ConfigProblem+
 			". The next apply writes it again from the configuration.")
 	}
-	priorResources := state.Resources
 	state.setFromLive(live)
-	state.Resources = keepEquivalentQuantities(state.Resources, priorResources)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

@@ -95,7 +95,7 @@ func (r *WorkloadResource) waitAndRecord(ctx context.Context, cluster *kube.Clus
 	var err error
 	if wait {
 		status, err = kube.WaitForWorkload(ctx, cluster, spec)
-		if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w (waited %s, timeouts.%s)", err, timeout, op)
 		}
 	} else {
