@@ -9,7 +9,9 @@
 //
 // GPU nodes can also start without nvidia.com/gpu capacity
 // (NodeSpec.WithoutGPUCapacity), as real ones do before NVIDIA's device
-// plugin runs. The device-plugin simulator (RunDevicePluginSimulator, part
+// plugin runs, without GPU Feature Discovery's labels
+// (NodeSpec.WithoutGPULabels: only the instance type then tells), or with
+// other GPU resources such as MIG profiles (NodeSpec.Resources). The device-plugin simulator (RunDevicePluginSimulator, part
 // of every cluster) then plays the kubelet's part: when a device-plugin pod
 // runs on a node, the node advertises its GPUs (times the time-slicing
 // replicas of the config the pod mounts); when the pod goes, allocatable

@@ -35,6 +35,19 @@ type NodeSpec struct {
 	// capacity and allocatable, as a node looks before the NVIDIA device
 	// plugin runs on it. Its labels and taint are those of a GPU node.
 	WithoutGPUCapacity bool
+
+	// WithoutGPULabels registers a GPU node without the labels GPU Feature
+	// Discovery and the GPU Operator's node feature rules write
+	// (nvidia.com/gpu.*, nvidia.com/gpu.present): only its instance type
+	// says it has GPUs, as on a fresh EKS node before any NVIDIA software
+	// runs. ExtraLabels may add some back (e.g. NFD's
+	// feature.node.kubernetes.io/pci-10de.present).
+	WithoutGPULabels bool
+
+	// Resources are added to the node's capacity and allocatable last, so
+	// they may override the instance type's: e.g. nvidia.com/mig-1g.10gb
+	// under the mixed MIG strategy, or nvidia.com/gpu.shared.
+	Resources corev1.ResourceList
 }
 
 // nodeObject is the Node the cluster creates for spec: the labels GPU
@@ -67,14 +80,17 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
 	if p.HasGPU() {
-		maps.Copy(labels, gpuFeatureDiscoveryLabels(p))
-		labels[gpulabels.Present] = "true"
+		if !spec.WithoutGPULabels {
+			maps.Copy(labels, gpuFeatureDiscoveryLabels(p))
+			labels[gpulabels.Present] = "true"
+		}
 		taints = append(taints, corev1.Taint{Key: gpulabels.TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule})
 		if !spec.WithoutGPUCapacity {
 			capacity[gpulabels.ResourceName] = *resource.NewQuantity(int64(p.GPUCount), resource.DecimalSI)
 		}
 	}
 	maps.Copy(labels, spec.ExtraLabels)
+	maps.Copy(capacity, spec.Resources)
 
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

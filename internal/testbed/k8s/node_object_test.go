@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,6 +83,26 @@ func TestNodeObjectOptions(t *testing.T) {
 		require.Equal(t, "8", node.Labels[gpulabels.Count])
 		require.Len(t, node.Spec.Taints, 1)
 		require.NotContains(t, node.Status.Capacity, corev1.ResourceName(gpulabels.ResourceName))
+		require.NotContains(t, node.Status.Allocatable, corev1.ResourceName(gpulabels.ResourceName))
+	})
+	t.Run("WithoutGPULabels leaves only the instance type to say it has GPUs", func(t *testing.T) {
+		node, err := nodeObject(NodeSpec{Name: "gpu-g5-0", InstanceType: mustInstanceType("g5.xlarge"), WithoutGPULabels: true, WithoutGPUCapacity: true,
+			ExtraLabels: map[string]string{gpulabels.NFDPCIPresent: "true"}})
+		require.NoError(t, err)
+		for key := range node.Labels {
+			require.False(t, strings.HasPrefix(key, "nvidia.com/"), "label %s", key)
+		}
+		require.Equal(t, "g5.xlarge", node.Labels[gpulabels.InstanceType])
+		require.Equal(t, "true", node.Labels[gpulabels.NFDPCIPresent])
+		require.Len(t, node.Spec.Taints, 1)
+		require.NotContains(t, node.Status.Capacity, corev1.ResourceName(gpulabels.ResourceName))
+	})
+	t.Run("Resources are added to capacity and allocatable", func(t *testing.T) {
+		node, err := nodeObject(NodeSpec{Name: "gpu-p4d-0", InstanceType: mustInstanceType("p4d.24xlarge"), WithoutGPUCapacity: true,
+			Resources: corev1.ResourceList{"nvidia.com/mig-1g.5gb": resource.MustParse("7")}})
+		require.NoError(t, err)
+		requireQuantity(t, "7", node.Status.Capacity["nvidia.com/mig-1g.5gb"])
+		requireQuantity(t, "7", node.Status.Allocatable["nvidia.com/mig-1g.5gb"])
 		require.NotContains(t, node.Status.Allocatable, corev1.ResourceName(gpulabels.ResourceName))
 	})
 	t.Run("ExtraLabels are added and may override", func(t *testing.T) {
