@@ -2,50 +2,115 @@ package kube
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
-// DeleteDevicePlugin deletes every object of the deployment spec names,
-// whichever components are enabled, with foreground propagation, and
-// waits until its DaemonSets are gone (and the namespace, when
-// deleteNamespace); ctx bounds the wait. Objects already gone are fine.
-func DeleteDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, deleteNamespace bool) error {
-	return c.runWait(ctx, "device_plugin_deletion", spec.ID(), func(ctx context.Context) error {
-		return deleteDevicePlugin(ctx, c.client, spec, deleteNamespace)
-	})
+// NamespaceDeletion says what DeleteDevicePlugin does with the namespace.
+type NamespaceDeletion struct {
+	// Created: the resource's private state says it created the
+	// namespace. A namespace with the owner's marker is deleted without
+	// it; one with another resource's marker never is.
+	Created bool
+	// EvenIfNotEmpty deletes it with whatever else was put in it since.
+	EvenIfNotEmpty bool
 }
 
-func deleteDevicePlugin(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec, deleteNamespace bool) error {
-	ns := spec.Namespace
-	daemonSets := []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()}
-	var errs []error
-	for _, name := range daemonSets {
-		errs = append(errs, deleteIgnoringNotFound("DaemonSet", ns, name, client.AppsV1().DaemonSets(ns).Delete(ctx, name, foreground())))
-	}
-	errs = append(errs,
-		deleteIgnoringNotFound("ConfigMap", ns, spec.ConfigMapName(), client.CoreV1().ConfigMaps(ns).Delete(ctx, spec.ConfigMapName(), metav1.DeleteOptions{})),
-		deleteIgnoringNotFound("Service", ns, spec.DCGMName(), client.CoreV1().Services(ns).Delete(ctx, spec.DCGMName(), metav1.DeleteOptions{})),
-		deleteServiceMonitor(ctx, client, ns, spec.DCGMName()))
-	if spec.RuntimeClass != nil && spec.RuntimeClass.Create {
-		errs = append(errs, deleteOwnedRuntimeClass(ctx, client, spec.RuntimeClass.Name, spec.ID()))
-	}
-	if err := errors.Join(errs...); err != nil {
+// DevicePluginDeleted is what DeleteDevicePlugin left in place.
+type DevicePluginDeleted struct {
+	// Left names objects of the deployment's names that the resource did
+	// not create, which it did not delete.
+	Left []string
+	// NamespaceKept says why a namespace the resource created was kept.
+	NamespaceKept *NamespaceKept
+}
+
+// DeleteDevicePlugin deletes every object of the deployment spec names
+// that owner owns, whichever components are enabled (DaemonSets in the
+// foreground), and waits until its DaemonSets are gone; then the namespace,
+// as ns says, when nothing else is in it. Objects already gone are fine;
+// objects of those names that someone else made are left, and said so.
+// ctx bounds the wait.
+func DeleteDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, owner Ownership, ns NamespaceDeletion) (DevicePluginDeleted, error) {
+	var result DevicePluginDeleted
+	err := c.runWait(ctx, "device_plugin_deletion", spec.ID(), func(ctx context.Context) error {
+		var err error
+		result, err = deleteDevicePlugin(ctx, c, spec, owner, ns)
 		return err
-	}
+	})
+	return result, err
+}
+
+func deleteDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, owner Ownership, ns NamespaceDeletion) (DevicePluginDeleted, error) {
+	var result DevicePluginDeleted
+	client := c.client
+	namespace := spec.Namespace
+	daemonSets := []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()}
+	var objects []managedObject
 	for _, name := range daemonSets {
-		if err := WaitForDaemonSetGone(ctx, client, ns, name); err != nil {
-			return err
+		objects = append(objects, daemonSetObject(client, namespace, name, nil))
+	}
+	objects = append(objects,
+		configMapObject(client, namespace, spec.ConfigMapName(), nil),
+		serviceObject(client, namespace, spec.DCGMName(), nil))
+	installed, err := serviceMonitorCRDInstalled(client)
+	if err != nil {
+		return result, err
+	}
+	if installed {
+		objects = append(objects, serviceMonitorObject(client, namespace, spec.DCGMName(), nil))
+	}
+	if spec.RuntimeClass != nil && spec.RuntimeClass.Create {
+		objects = append(objects, runtimeClassObject(client, spec.RuntimeClass.Name, nil))
+	}
+	var errs []error
+	var deletedDaemonSets []string
+	for _, o := range objects {
+		opts := metav1.DeleteOptions{}
+		if o.kind == "DaemonSet" {
+			opts = foreground()
+		}
+		deleted, err := deleteObject(ctx, o, runtimeClassOwnership(o, owner), opts)
+		if deleted && o.kind == "DaemonSet" {
+			deletedDaemonSets = append(deletedDaemonSets, o.name)
+		}
+		errs = append(errs, err)
+	}
+	left, err := notOwned(errs)
+	result.Left = left
+	if err != nil {
+		return result, err
+	}
+	for _, name := range deletedDaemonSets {
+		if err := WaitForDaemonSetGone(ctx, client, namespace, name); err != nil {
+			return result, err
 		}
 	}
-	if !deleteNamespace {
-		return nil
+	if created, err := namespaceCreatedBy(ctx, c, namespace, owner, ns.Created); err != nil || !created {
+		return result, err
 	}
-	err := client.CoreV1().Namespaces().Delete(ctx, ns, foreground())
-	if err := deleteIgnoringNotFound("Namespace", "", ns, err); err != nil {
-		return err
+	kept, err := deleteNamespaceIfUnused(ctx, c, namespace, owner, serviceEndpoints(spec.DCGMName()), ns.EvenIfNotEmpty)
+	result.NamespaceKept = kept
+	return result, err
+}
+
+// namespaceCreatedBy reports whether owner's resource created namespace:
+// it carries owner's marker, or it carries none and the resource's private
+// state says it created it (as versions before markers recorded it). A
+// namespace marked by another resource is never this one's.
+func namespaceCreatedBy(ctx context.Context, c *Cluster, namespace string, owner Ownership, recorded bool) (bool, error) {
+	ns, err := c.client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
 	}
-	return WaitForNamespaceGone(ctx, client, ns)
+	if err != nil {
+		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	marker := ns.Annotations[AnnotationOwner]
+	if marker == "" {
+		return recorded, nil
+	}
+	return owner.ID != "" && marker == owner.ID, nil
 }

@@ -52,11 +52,12 @@ func BuildDevicePluginObjects(s DevicePluginSpec) (DevicePluginObjects, error) {
 	if s.RuntimeClass != nil && s.RuntimeClass.Create {
 		objs.RuntimeClass = nodev1ac.RuntimeClass(s.RuntimeClass.Name).
 			WithLabels(s.labels(ComponentDevicePlugin)).
-			WithAnnotations(map[string]string{AnnotationOwner: s.ID()}).
+			WithAnnotations(s.ownerAnnotations()).
 			WithHandler(s.RuntimeClass.Handler)
 	}
 	objs.ConfigMap = corev1ac.ConfigMap(s.ConfigMapName(), s.Namespace).
 		WithLabels(s.labels(ComponentDevicePlugin)).
+		WithAnnotations(s.ownerAnnotations()).
 		WithData(map[string]string{configFileKey: string(rendered)})
 
 	objs.DaemonSets = append(objs.DaemonSets, s.pluginDaemonSet(objs.ConfigHash))
@@ -70,6 +71,7 @@ func BuildDevicePluginObjects(s DevicePluginSpec) (DevicePluginObjects, error) {
 		objs.DaemonSets = append(objs.DaemonSets, s.dcgmDaemonSet())
 		objs.Service = corev1ac.Service(s.DCGMName(), s.Namespace).
 			WithLabels(s.labels(ComponentDCGM)).
+			WithAnnotations(s.ownerAnnotations()).
 			WithSpec(corev1ac.ServiceSpec().
 				WithSelector(s.selectorLabels(ComponentDCGM)).
 				WithPorts(corev1ac.ServicePort().WithName(dcgmMetricsPort).WithPort(s.DCGM.Port).
@@ -109,10 +111,18 @@ func (s DevicePluginSpec) daemonSet(name, component string, podAnnotations map[s
 	}
 	return appsv1ac.DaemonSet(name, s.Namespace).
 		WithLabels(s.labels(component)).
+		WithAnnotations(s.ownerAnnotations()).
 		WithSpec(appsv1ac.DaemonSetSpec().
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(s.selectorLabels(component))).
 			WithUpdateStrategy(strategy).
 			WithTemplate(template))
+}
+
+// ownerAnnotations mark an object as the spec's owner's (see Ownership):
+// on the objects themselves, never on pod templates, whose change would
+// roll the pods.
+func (s DevicePluginSpec) ownerAnnotations() map[string]string {
+	return withOwner(nil, s.Owner)
 }
 
 // GPUNodeSelector is the default node affinity: nodes that Node Feature

@@ -71,6 +71,7 @@ func TestBuildDevicePluginObjects(t *testing.T) {
 		spec.GFD = &GFDSpec{}
 		spec.DCGM = &DCGMSpec{Image: DefaultDCGMExporterImage, Port: 9500}
 		spec.Config.MPS = &SharingConfig{Resources: []SharedResource{{Name: "nvidia.com/gpu", Replicas: 2}}}
+		spec.Owner = "tf-0123"
 		objs, err := BuildDevicePluginObjects(spec)
 		require.NoError(t, err)
 		var names []string
@@ -81,7 +82,13 @@ func TestBuildDevicePluginObjects(t *testing.T) {
 		require.Equal(t, []string{"plugin", "plugin-mps-control-daemon", "plugin-gfd", "plugin-dcgm-exporter"}, names)
 		require.Equal(t, spec.DaemonSetNames(), names)
 		require.Equal(t, "nvidia", *objs.RuntimeClass.Handler)
-		require.Equal(t, "nvidia/plugin", objs.RuntimeClass.Annotations[AnnotationOwner])
+		require.Equal(t, "tf-0123", objs.RuntimeClass.Annotations[AnnotationOwner])
+		require.Equal(t, "tf-0123", objs.ConfigMap.Annotations[AnnotationOwner])
+		require.Equal(t, "tf-0123", objs.Service.Annotations[AnnotationOwner])
+		for _, ds := range objs.DaemonSets {
+			require.Equal(t, "tf-0123", ds.Annotations[AnnotationOwner], "every object carries its owner")
+			require.NotContains(t, ds.Spec.Template.Annotations, AnnotationOwner, "the marker is not in the pod template: a new owner must not roll the pods")
+		}
 		require.EqualValues(t, 9500, *objs.Service.Spec.Ports[0].Port)
 		require.Equal(t, DefaultDevicePluginImage, *container(objs.DaemonSets[2]).Image, "GFD runs the plugin's image by default")
 		require.Equal(t, "true", objs.DaemonSets[1].Spec.Template.Spec.NodeSelector["nvidia.com/mps.capable"])

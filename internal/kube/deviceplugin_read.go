@@ -38,8 +38,9 @@ type DevicePluginStatus struct {
 }
 
 // ReadDevicePlugin reads the deployment namespace/name; nil without error
-// when its plugin DaemonSet does not exist.
-func ReadDevicePlugin(ctx context.Context, c *Cluster, namespace, name string) (*DevicePluginLive, error) {
+// when its plugin DaemonSet does not exist. Spec.Owner is the DaemonSet's
+// AnnotationOwner; owner decides whether its RuntimeClass is its own.
+func ReadDevicePlugin(ctx context.Context, c *Cluster, namespace, name string, owner Ownership) (*DevicePluginLive, error) {
 	client := c.client
 	daemonSets := client.AppsV1().DaemonSets(namespace)
 	ds, err := daemonSets.Get(ctx, name, metav1.GetOptions{})
@@ -52,6 +53,7 @@ func ReadDevicePlugin(ctx context.Context, c *Cluster, namespace, name string) (
 	live := &DevicePluginLive{}
 	s := &live.Spec
 	s.Namespace, s.Name = namespace, name
+	s.Owner = ds.Annotations[AnnotationOwner]
 	pod := ds.Spec.Template.Spec
 	if c := containerNamed(pod.Containers, pluginContainer); c != nil {
 		s.Image, s.ImagePullPolicy, s.Resources = c.Image, c.ImagePullPolicy, c.Resources
@@ -65,7 +67,7 @@ func ReadDevicePlugin(ctx context.Context, c *Cluster, namespace, name string) (
 		s.MaxUnavailable = ru.MaxUnavailable
 	}
 	if pod.RuntimeClassName != nil {
-		if s.RuntimeClass, err = readRuntimeClass(ctx, client, *pod.RuntimeClassName, s.ID()); err != nil {
+		if s.RuntimeClass, err = readRuntimeClass(ctx, client, *pod.RuntimeClassName, owner); err != nil {
 			return nil, err
 		}
 	}
@@ -112,7 +114,7 @@ func ReadDevicePlugin(ctx context.Context, c *Cluster, namespace, name string) (
 	return live, err
 }
 
-func readRuntimeClass(ctx context.Context, client kubernetes.Interface, name, id string) (*RuntimeClassSpec, error) {
+func readRuntimeClass(ctx context.Context, client kubernetes.Interface, name string, owner Ownership) (*RuntimeClassSpec, error) {
 	rc, err := client.NodeV1().RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return &RuntimeClassSpec{Name: name}, nil
@@ -120,7 +122,8 @@ func readRuntimeClass(ctx context.Context, client kubernetes.Interface, name, id
 	if err != nil {
 		return nil, fmt.Errorf("reading RuntimeClass %s: %w", name, err)
 	}
-	return &RuntimeClassSpec{Name: name, Handler: rc.Handler, Create: rc.Annotations[AnnotationOwner] == id}, nil
+	marker := rc.Annotations[AnnotationOwner]
+	return &RuntimeClassSpec{Name: name, Handler: rc.Handler, Create: marker != "" && owner.Owns(marker)}, nil
 }
 
 func getDaemonSet(ctx context.Context, client kubernetes.Interface, namespace, name string) (*appsv1.DaemonSet, error) {

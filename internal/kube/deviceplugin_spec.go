@@ -26,9 +26,6 @@ const (
 	// AnnotationConfigHash in the plugin's pod template changes with the
 	// config file, so that a config change rolls the pods.
 	AnnotationConfigHash = "gpu.gpuinfra.io/config-hash"
-	// AnnotationOwner on a cluster-scoped object (the RuntimeClass) names
-	// the namespace/name of the device plugin that created it.
-	AnnotationOwner = "gpu.gpuinfra.io/owner"
 )
 
 // The components of a device plugin deployment, as app.kubernetes.io/name.
@@ -59,6 +56,10 @@ type DevicePluginSpec struct {
 
 	GFD  *GFDSpec  // nil: no GPU Feature Discovery
 	DCGM *DCGMSpec // nil: no DCGM exporter
+
+	// Owner is written into AnnotationOwner on every object (see
+	// Ownership); empty writes none.
+	Owner string
 }
 
 // RuntimeClassSpec is the RuntimeClass the pods run with; Create makes

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,63 +25,104 @@ func (e *ExistsError) Error() string {
 	return fmt.Sprintf("%s %s/%s already exists", e.Kind, e.Namespace, e.Name)
 }
 
-// CreateWorkload creates the Job or Deployment of spec. It never takes
-// over an object that exists (an *ExistsError); an error means nothing was
-// created.
-func CreateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec) error {
-	var err error
+// CreateWorkload creates the Job or Deployment of spec, marked as owner's.
+// The create is atomic: an object of that name, whoever made
+// it, is never taken over (an *ExistsError). created says whether the
+// object exists afterwards: an error with created false means nothing was
+// made; with created true (a create whose answer was lost, and the object
+// turned out to be there, or could not be looked for), the caller must
+// keep the resource in its state so that nothing is orphaned.
+func CreateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec, owner Ownership) (created bool, err error) {
+	spec.Owner = owner.ID
 	kind := spec.objectKind()
 	done := logCall(ctx, "creating "+kind, spec.ID())
 	switch spec.Kind {
 	case WorkloadJob:
-		job := BuildJob(spec)
-		_, err = c.client.BatchV1().Jobs(spec.Namespace).Create(ctx, job, metav1.CreateOptions{FieldManager: FieldManager})
+		_, err = c.client.BatchV1().Jobs(spec.Namespace).Create(ctx, BuildJob(spec), metav1.CreateOptions{FieldManager: FieldManager})
 	case WorkloadDeployment:
-		_, err = c.client.AppsV1().Deployments(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
-		switch {
-		case err == nil:
-			err = apierrors.NewAlreadyExists(appsv1.Resource("deployments"), spec.Name)
-		case apierrors.IsNotFound(err):
-			err = applyDeployment(ctx, c, spec)
-		}
+		_, err = c.client.AppsV1().Deployments(spec.Namespace).Create(ctx, BuildDeployment(spec), metav1.CreateOptions{FieldManager: FieldManager})
 	default:
 		err = fmt.Errorf("unknown workload kind %q", spec.Kind)
 	}
 	done(err)
 	switch {
+	case err == nil:
+		return true, nil
 	case apierrors.IsAlreadyExists(err):
-		return &ExistsError{Kind: kind, Namespace: spec.Namespace, Name: spec.Name}
+		return false, &ExistsError{Kind: kind, Namespace: spec.Namespace, Name: spec.Name}
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("creating %s %s: %w. Does namespace %q exist?", kind, spec.ID(), err, spec.Namespace)
-	case err != nil:
-		return fmt.Errorf("creating %s %s: %w", kind, spec.ID(), err)
+		return false, fmt.Errorf("creating %s %s: %w. Does namespace %q exist?", kind, spec.ID(), err, spec.Namespace)
+	case refusedByServer(err):
+		return false, fmt.Errorf("creating %s %s: %w", kind, spec.ID(), err)
 	}
-	return nil
+	created = createdAfterAll(ctx, c, spec)
+	if created {
+		return true, fmt.Errorf("creating %s %s: %w (the %s may have been created all the same: it is kept in the state, and the next plan reads whether it exists)", kind, spec.ID(), err, kind)
+	}
+	return false, fmt.Errorf("creating %s %s: %w", kind, spec.ID(), err)
 }
 
-// UpdateWorkload changes the workload in place. A Deployment is applied
-// whole. A Job takes only the fields Kubernetes lets change on a Job
-// (JobSettingsInPlace); the rest of a Job cannot change, and
-// JobNeedsReplacement says when a change needs a new Job.
-func UpdateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec) error {
-	done := logCall(ctx, "updating "+spec.objectKind(), spec.ID())
+// refusedByServer reports whether err is an answer of the API server that
+// says the request was not carried out: a 4xx status. A 5xx (a timeout, an
+// internal error) or a transport error leaves it open whether the write
+// happened.
+func refusedByServer(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	code := status.Status().Code
+	return code >= 400 && code < 500
+}
+
+// createdAfterAll looks, after a create whose outcome is unknown, for the
+// object that create would have made: true when it exists with spec's
+// owner, or when the look itself fails (the resource is then kept, and the
+// next read settles it); false when it is absent or someone else's.
+func createdAfterAll(ctx context.Context, c *Cluster, spec WorkloadSpec) bool {
+	ctx, cancel := diagnosisContext(ctx)
+	defer cancel()
+	var meta metav1.Object
 	var err error
+	switch spec.Kind {
+	case WorkloadJob:
+		meta, err = c.client.BatchV1().Jobs(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+	default:
+		meta, err = c.client.AppsV1().Deployments(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return false
+	case err != nil:
+		return true
+	}
+	return meta.GetAnnotations()[AnnotationOwner] == spec.Owner
+}
+
+// UpdateWorkload changes the workload in place, marked as owner's. A Deployment is applied
+// whole; fields that someone else changed since are taken back, and the
+// warning says which. A Job takes only the fields Kubernetes lets change on
+// a Job (JobSettingsInPlace); the rest of a Job cannot change, and
+// JobNeedsReplacement says when a change needs a new Job.
+func UpdateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec, owner Ownership) (warning string, err error) {
+	spec.Owner = owner.ID
+	done := logCall(ctx, "updating "+spec.objectKind(), spec.ID())
 	switch spec.Kind {
 	case WorkloadJob:
 		err = patchJobInPlace(ctx, c, spec)
 	case WorkloadDeployment:
 		err = clearRollingUpdateForRecreate(ctx, c, spec)
 		if err == nil {
-			err = applyDeployment(ctx, c, spec)
+			warning, err = applyDeployment(ctx, c, spec)
 		}
 	default:
 		err = fmt.Errorf("unknown workload kind %q", spec.Kind)
 	}
 	done(err)
 	if err != nil {
-		return fmt.Errorf("updating %s %s: %w", spec.objectKind(), spec.ID(), err)
+		return "", fmt.Errorf("updating %s %s: %w", spec.objectKind(), spec.ID(), err)
 	}
-	return nil
+	return warning, nil
 }
 
 // objectKind is the Kubernetes kind of the spec's object.
@@ -92,21 +134,23 @@ func (s WorkloadSpec) objectKind() string {
 }
 
 // applyDeployment sends the spec's Deployment with server-side apply as
-// this provider's field manager, taking over fields another manager set:
-// the configuration wins.
-func applyDeployment(ctx context.Context, c *Cluster, spec WorkloadSpec) error {
+// this provider's field manager. The configuration wins over fields
+// another manager set since, and the warning names them.
+func applyDeployment(ctx context.Context, c *Cluster, spec WorkloadSpec) (warning string, err error) {
 	dep := BuildDeployment(spec)
 	data, err := json.Marshal(dep)
 	if err != nil {
-		return fmt.Errorf("encoding the Deployment: %w", err)
+		return "", fmt.Errorf("encoding the Deployment: %w", err)
 	}
 	config := appsv1ac.Deployment(dep.Name, dep.Namespace)
 	if err := json.Unmarshal(data, config); err != nil {
-		return fmt.Errorf("encoding the Deployment: %w", err)
+		return "", fmt.Errorf("encoding the Deployment: %w", err)
 	}
 	config.Status = nil
-	_, err = c.client.AppsV1().Deployments(dep.Namespace).Apply(ctx, config, applyOptions)
-	return err
+	return applyTakingOver(ctx, "Deployment "+spec.ID(), func(opts metav1.ApplyOptions) error {
+		_, err := c.client.AppsV1().Deployments(dep.Namespace).Apply(ctx, config, opts)
+		return err
+	})
 }
 
 // clearRollingUpdateForRecreate removes the rollingUpdate parameters

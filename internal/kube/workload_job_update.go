@@ -49,6 +49,9 @@ func patchJobInPlace(ctx context.Context, c *Cluster, spec WorkloadSpec) error {
 		"ttlSecondsAfterFinished": j.TTLSecondsAfterFinished,
 		"suspend":                 j.Suspend,
 	}}
+	if spec.Owner != "" {
+		patch["metadata"] = map[string]any{"annotations": map[string]string{AnnotationOwner: spec.Owner}}
+	}
 	data, err := json.Marshal(patch)
 	if err != nil {
 		return fmt.Errorf("encoding the Job patch: %w", err)

@@ -72,7 +72,7 @@ func (s WorkloadSpec) objectMeta() metav1.ObjectMeta {
 		Name:        s.Name,
 		Namespace:   s.Namespace,
 		Labels:      s.workloadLabels(),
-		Annotations: maps.Clone(s.Annotations),
+		Annotations: withOwner(maps.Clone(s.Annotations), s.Owner),
 	}
 }
 

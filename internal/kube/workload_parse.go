@@ -51,7 +51,9 @@ func workloadSpecFrom(kind WorkloadKind, meta metav1.ObjectMeta, tpl *corev1.Pod
 	if len(s.Labels) == 0 {
 		s.Labels = nil
 	}
+	s.Owner = meta.Annotations[AnnotationOwner]
 	s.Annotations = maps.Clone(meta.Annotations)
+	delete(s.Annotations, AnnotationOwner)
 	maps.DeleteFunc(s.Annotations, func(k, _ string) bool {
 		return slices.ContainsFunc(systemAnnotationPrefixes, func(p string) bool { return strings.HasPrefix(k, p) })
 	})

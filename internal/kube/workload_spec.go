@@ -41,6 +41,10 @@ type WorkloadSpec struct {
 	Pod         WorkloadPod
 	Job         JobSettings        // Kind WorkloadJob only
 	Deployment  DeploymentSettings // Kind WorkloadDeployment only
+	// Owner is written into AnnotationOwner on the workload (not its
+	// pods); see Ownership. Read back from the cluster, it is the
+	// object's marker, "" when it has none.
+	Owner string
 }
 
 // WorkloadPod is the pod every replica or completion runs.

@@ -21,6 +21,7 @@ import (
 type devicePluginModel struct {
 	ID                 types.String `tfsdk:"id"`
 	Namespace          types.String `tfsdk:"namespace"`
+	DeleteNamespace    types.Bool   `tfsdk:"delete_namespace_if_not_empty"`
 	Name               types.String `tfsdk:"name"`
 	Image              types.String `tfsdk:"image"`
 	ImagePullPolicy    types.String `tfsdk:"image_pull_policy"`

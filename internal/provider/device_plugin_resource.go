@@ -2,9 +2,11 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -82,33 +84,51 @@ func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRe
 	defer cancel()
 
 	// Another deployment of the plugin (a Helm release, kubectl apply) is
-	// not taken over silently: it is imported, or named differently.
+	// not taken over: it is imported, or named differently. The check
+	// fails fast; the creates themselves are atomic, so a deployment made
+	// in between is refused all the same.
 	if err := kube.DevicePluginAbsent(ctx, cluster, spec); err != nil {
-		resp.Diagnostics.AddError(summary, createErrorDetail(err, spec.ID(), "name or namespace"))
+		resp.Diagnostics.AddError(summary, devicePluginCreateErrorDetail(err, spec.ID()))
 		return
 	}
-	created, err := kube.EnsureNamespace(ctx, cluster, spec.Namespace)
-	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
+	owner := newOwnership(summary, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	if created {
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateNamespaceCreated, []byte("true"))...)
-	}
-	// From here on the state is saved even on error, so that a failed
-	// create is tainted and destroyed (namespace included), not orphaned.
-	plan.ID = types.StringValue(spec.ID())
-	plan.setStatus(spec.Config, kube.DevicePluginStatus{})
-	warnings, err := kube.ApplyDevicePlugin(ctx, cluster, spec, nil)
+	created, warnings, err := kube.CreateDevicePlugin(ctx, cluster, spec, owner)
 	for _, w := range warnings {
 		resp.Diagnostics.AddWarning(summary, w)
 	}
+	if err != nil && !created.Left {
+		// Nothing of this create is left on the cluster: no state.
+		resp.Diagnostics.AddError(summary, devicePluginCreateErrorDetail(err, spec.ID()))
+		return
+	}
+	// From here on the state is saved even on error, so that a failed
+	// create is tainted and destroyed (namespace included), not orphaned.
+	resp.Diagnostics.Append(setOwnership(ctx, resp.Private, owner)...)
+	if created.NamespaceCreated {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateNamespaceCreated, []byte("true"))...)
+	}
+	plan.ID = types.StringValue(spec.ID())
+	plan.setStatus(spec.Config, kube.DevicePluginStatus{})
 	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
+		resp.Diagnostics.AddError(summary, devicePluginCreateErrorDetail(err, spec.ID()))
 	} else {
 		r.waitAndCount(ctx, cluster, spec, &plan, timeout, "create", summary, &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// devicePluginCreateErrorDetail is createErrorDetail, but for a
+// RuntimeClass that exists already: it is shared cluster-wide, so the way
+// out is to use it rather than import it.
+func devicePluginCreateErrorDetail(err error, id string) string {
+	var exists *kube.ExistsError
+	if errors.As(err, &exists) && exists.Kind == "RuntimeClass" {
+		return fmt.Sprintf("%s. To run the plugin with it, set runtime_class.create = false; or choose another runtime_class.name.", exists)
+	}
+	return createErrorDetail(err, id, "name or namespace")
 }
 
 func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -123,7 +143,12 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	live, err := kube.ReadDevicePlugin(ctx, cluster, state.Namespace.ValueString(), state.Name.ValueString())
+	owner, diags := ownershipOf(ctx, req.Private, id)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, err := kube.ReadDevicePlugin(ctx, cluster, state.Namespace.ValueString(), state.Name.ValueString(), owner)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
@@ -131,6 +156,14 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 	if live == nil {
 		resp.State.RemoveResource(ctx)
 		return
+	}
+	if !owner.Owns(live.Spec.Owner) {
+		resp.Diagnostics.AddWarning(summary, replacedOutOfBand("DaemonSet "+id, live.Spec.Owner))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if state.DeleteNamespace.IsNull() {
+		state.DeleteNamespace = types.BoolValue(false) // imported
 	}
 	if live.ConfigProblem != "" {
 		resp.Diagnostics.AddWarning(summary, "The plugin's config file cannot be read: "+live.ConfigProblem+
@@ -161,8 +194,13 @@ func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRe
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	owner, diags := ownershipOf(ctx, req.Private, spec.ID())
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	// The namespace may have been deleted out of band with the DaemonSet.
-	if created, err := kube.EnsureNamespace(ctx, cluster, spec.Namespace); err != nil {
+	if created, err := kube.EnsureNamespace(ctx, cluster, spec.Namespace, owner); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	} else if created {
@@ -170,12 +208,12 @@ func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	plan.ID = types.StringValue(spec.ID())
 	plan.setStatus(spec.Config, kube.DevicePluginStatus{})
-	warnings, err := kube.ApplyDevicePlugin(ctx, cluster, spec, &priorSpec)
+	warnings, err := kube.ApplyDevicePlugin(ctx, cluster, spec, priorSpec, owner)
 	for _, w := range warnings {
 		resp.Diagnostics.AddWarning(summary, w)
 	}
 	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
+		resp.Diagnostics.AddError(summary, devicePluginCreateErrorDetail(err, spec.ID()))
 	} else {
 		r.waitAndCount(ctx, cluster, spec, &plan, timeout, "update", summary, &resp.Diagnostics)
 	}
@@ -197,12 +235,29 @@ func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 	created, diags := req.Private.GetKey(ctx, privateNamespaceCreated)
 	resp.Diagnostics.Append(diags...)
+	owner, diags := ownershipOf(ctx, req.Private, spec.ID())
+	resp.Diagnostics.Append(diags...)
 	timeout, diags := state.Timeouts.Delete(ctx, devicePluginDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	if err := kube.DeleteDevicePlugin(ctx, cluster, spec, string(created) == "true"); err != nil {
+	deleted, err := kube.DeleteDevicePlugin(ctx, cluster, spec, owner, kube.NamespaceDeletion{
+		Created:        string(created) == "true",
+		EvenIfNotEmpty: state.DeleteNamespace.ValueBool(),
+	})
+	for _, left := range deleted.Left {
+		resp.Diagnostics.AddWarning(summary, left)
+	}
+	if kept := deleted.NamespaceKept; kept != nil {
+		resp.Diagnostics.AddWarning(summary, fmt.Sprintf("Namespace %s, which this resource created, was kept: %s. "+
+			"Delete them and the namespace yourself (kubectl delete namespace %s), or set delete_namespace_if_not_empty = true and apply before destroying.",
+			kept.Namespace, kept, kept.Namespace))
+	}
+	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 	}
 }
@@ -216,4 +271,29 @@ func (r *DevicePluginResource) ImportState(ctx context.Context, req resource.Imp
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	resp.Diagnostics.Append(r.adopt(ctx, namespace, name, resp.Private)...)
+}
+
+// adopt records the ownership of an imported deployment: the marker of a
+// DaemonSet another gpu_device_plugin made, or a claim on the unmarked
+// objects of one Helm or kubectl made. Without a reachable cluster the
+// import still works; the first read then claims unmarked objects.
+func (r *DevicePluginResource) adopt(ctx context.Context, namespace, name string, private privateStateWriter) diag.Diagnostics {
+	var diags diag.Diagnostics
+	summary := fmt.Sprintf("importing NVIDIA device plugin (%s/%s)", namespace, name)
+	cluster := r.clients.kubernetesFor(summary, &diags)
+	if diags.HasError() {
+		return diags
+	}
+	live, err := kube.ReadDevicePlugin(ctx, cluster, namespace, name, kube.Ownership{})
+	if err != nil {
+		diags.AddError(summary, err.Error())
+		return diags
+	}
+	if live == nil {
+		return diags // the read that follows says it does not exist
+	}
+	fresh := newOwnership(summary, &diags)
+	diags.Append(setOwnership(ctx, private, kube.AdoptedOwnership(live.Spec.Owner, fresh.ID))...)
+	return diags
 }

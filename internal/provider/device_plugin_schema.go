@@ -70,10 +70,19 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			Optional: true,
 			Computed: true,
 			Default:  stringdefault.StaticString(kube.DefaultDevicePluginNSName),
-			MarkdownDescription: "Namespace of every object. Created when it does not exist, and then deleted with this resource; " +
-				"a namespace that existed before is kept. Defaults to `" + kube.DefaultDevicePluginNSName + "`. Changing it replaces the deployment.",
+			MarkdownDescription: "Namespace of every object. Created when it does not exist, and then deleted with this resource when nothing " +
+				"else is in it (see `delete_namespace_if_not_empty`); a namespace that existed before is kept. Defaults to `" +
+				kube.DefaultDevicePluginNSName + "`. Changing it replaces the deployment.",
 			Validators:    []validator.String{dns1123LabelValidator{}},
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"delete_namespace_if_not_empty": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: "What destroy does with a namespace this resource created when other objects were put in it since " +
+				"(an NGC pull Secret, a ConfigMap, another release). `false` (the default) keeps the namespace and those objects and says so " +
+				"in a warning; `true` deletes the namespace with everything in it. A namespace this resource did not create is never deleted.",
 		},
 		"name": schema.StringAttribute{
 			Optional: true,

@@ -72,14 +72,26 @@ func (r *WorkloadResource) Create(ctx context.Context, req resource.CreateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	if err := kube.CreateWorkload(ctx, cluster, spec); err != nil {
+	owner := newOwnership(summary, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	created, err := kube.CreateWorkload(ctx, cluster, spec, owner)
+	if !created {
 		resp.Diagnostics.AddError(summary, createErrorDetail(err, spec.ID(), "metadata.name"))
 		return
 	}
-	// The workload exists: record it even when the wait failed, so that
-	// Terraform taints it and the next apply or destroy cleans it up.
+	// The workload exists (or may): record it even when the create's
+	// answer or the wait failed, so that Terraform taints it and the next
+	// apply or destroy cleans it up.
+	resp.Diagnostics.Append(setOwnership(ctx, resp.Private, owner)...)
 	plan.ID = types.StringValue(spec.ID())
-	r.waitAndRecord(ctx, cluster, spec, &plan, "create", timeout, summary, &resp.Diagnostics)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		plan.setStatus(nil)
+	} else {
+		r.waitAndRecord(ctx, cluster, spec, &plan, "create", timeout, summary, &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -122,9 +134,19 @@ func (r *WorkloadResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	owner, diags := ownershipOf(ctx, req.Private, "")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	live, err := kube.ReadWorkload(ctx, cluster, state.ref())
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if live != nil && !owner.Owns(live.Spec.Owner) {
+		resp.Diagnostics.AddWarning(summary, replacedOutOfBand("The "+state.Kind.ValueString()+" "+state.identity(), live.Spec.Owner))
+		resp.State.RemoveResource(ctx)
 		return
 	}
 	if live == nil {
@@ -176,7 +198,16 @@ func (r *WorkloadResource) Update(ctx context.Context, req resource.UpdateReques
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	if err := kube.UpdateWorkload(ctx, cluster, spec); err != nil {
+	owner, diags := ownershipOf(ctx, req.Private, "")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	warning, err := kube.UpdateWorkload(ctx, cluster, spec, owner)
+	if warning != "" {
+		resp.Diagnostics.AddWarning(summary, warning)
+	}
+	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
@@ -199,9 +230,20 @@ func (r *WorkloadResource) Delete(ctx context.Context, req resource.DeleteReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	owner, diags := ownershipOf(ctx, req.Private, "")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := kube.DeleteWorkload(ctx, cluster, state.ref()); err != nil {
+	err := kube.DeleteWorkload(ctx, cluster, state.ref(), owner)
+	var notOwned *kube.NotOwnedError
+	if errors.As(err, &notOwned) {
+		resp.Diagnostics.AddWarning(summary, notOwned.Error()+": it was made again outside Terraform since this resource created it, and is left in place.")
+		return
+	}
+	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w (waited %s, timeouts.delete)", err, timeout)
 		}
@@ -240,4 +282,16 @@ func (r *WorkloadResource) ImportState(ctx context.Context, req resource.ImportS
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("metadata").AtName("name"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("metadata").AtName("namespace"), ns)...)
+
+	// Adopt the workload: keep the marker of one another gpu_workload
+	// made, or claim an unmarked one (kubectl, Helm).
+	live, err := kube.ReadWorkload(ctx, cluster, kube.WorkloadRef{Kind: kube.WorkloadKind(kind), Namespace: ns, Name: name})
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if live != nil {
+		fresh := newOwnership(summary, &resp.Diagnostics)
+		resp.Diagnostics.Append(setOwnership(ctx, resp.Private, kube.AdoptedOwnership(live.Spec.Owner, fresh.ID))...)
+	}
 }

@@ -1,0 +1,257 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// These tests hold the rules of ownership against the testbed's API
+// server: a create never takes over what exists, a destroy deletes only
+// what its resource made, and a namespace goes only when it is empty of
+// everything else.
+
+func ownershipTestSpec(namespace string) DevicePluginSpec {
+	spec := testDevicePluginSpec()
+	spec.Namespace = namespace
+	return spec
+}
+
+func newTestOwnership(t *testing.T) Ownership {
+	t.Helper()
+	o, err := NewOwnership()
+	require.NoError(t, err)
+	return o
+}
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestOwnershipRules(t *testing.T) {
+	o := Ownership{ID: "tf-a"}
+	require.True(t, o.Owns("tf-a"))
+	require.False(t, o.Owns("tf-b"), "another resource's object")
+	require.False(t, o.Owns(""), "an unmarked object is not claimed by a resource that created its own")
+	require.True(t, Ownership{ID: "tf-a", ClaimsUnmarked: true}.Owns(""), "an imported resource claims the unmarked objects it adopted")
+	require.False(t, Ownership{ID: "tf-a", ClaimsUnmarked: true}.Owns("tf-b"), "but never another resource's")
+	require.Equal(t, Ownership{ID: "tf-b"}, AdoptedOwnership("tf-b", "tf-new"), "an import of a marked object keeps its marker")
+	require.Equal(t, Ownership{ID: "tf-new", ClaimsUnmarked: true}, AdoptedOwnership("", "tf-new"))
+	a, b := newTestOwnership(t), newTestOwnership(t)
+	require.NotEqual(t, a.ID, b.ID)
+}
+
+func TestDevicePluginNamespaceKeptWhileOthersUseIt(t *testing.T) {
+	requireCluster(t)
+	ctx := testContext(t)
+	client := cluster.Client()
+	c := clusterOf(client)
+	spec := ownershipTestSpec("own-ns-kept")
+	owner := newTestOwnership(t)
+
+	created, _, err := CreateDevicePlugin(ctx, c, spec, owner)
+	require.NoError(t, err)
+	require.True(t, created.NamespaceCreated)
+	// A user puts an NGC pull secret and a ConfigMap of their own there.
+	_, err = client.CoreV1().Secrets(spec.Namespace).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "ngc"}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{".dockerconfigjson": []byte(`{"auths":{}}`)},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = client.CoreV1().ConfigMaps(spec.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "notes"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	deleted, err := DeleteDevicePlugin(ctx, c, spec, owner, NamespaceDeletion{Created: true})
+	require.NoError(t, err)
+	require.NotNil(t, deleted.NamespaceKept, "the namespace holds the user's objects")
+	require.ElementsMatch(t, []string{"Secret/ngc", "ConfigMap/notes"}, deleted.NamespaceKept.Foreign)
+	_, err = client.CoreV1().Secrets(spec.Namespace).Get(ctx, "ngc", metav1.GetOptions{})
+	require.NoError(t, err, "the user's Secret survives the destroy")
+	_, err = client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the plugin itself is gone: %v", err)
+	_, err = client.CoreV1().ConfigMaps(spec.Namespace).Get(ctx, spec.ConfigMapName(), metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "its config too: %v", err)
+
+	// Opting in deletes the namespace with what is in it.
+	deleted, err = DeleteDevicePlugin(ctx, c, spec, owner, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
+	require.NoError(t, err)
+	require.Nil(t, deleted.NamespaceKept)
+	_, err = client.CoreV1().Namespaces().Get(ctx, spec.Namespace, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "deleted on opt-in: %v", err)
+}
+
+func TestDevicePluginEmptyNamespaceDeleted(t *testing.T) {
+	requireCluster(t)
+	ctx := testContext(t)
+	client := cluster.Client()
+	c := clusterOf(client)
+	spec := ownershipTestSpec("own-ns-empty")
+	spec.DCGM = &DCGMSpec{Image: DefaultDCGMExporterImage, Port: DefaultDCGMExporterPort}
+	spec.GFD = &GFDSpec{}
+	owner := newTestOwnership(t)
+	_, _, err := CreateDevicePlugin(ctx, c, spec, owner)
+	require.NoError(t, err)
+
+	// The private state that said "created" was lost (an old state, a
+	// moved resource): the namespace's marker says it all the same.
+	deleted, err := DeleteDevicePlugin(ctx, c, spec, owner, NamespaceDeletion{})
+	require.NoError(t, err)
+	require.Nil(t, deleted.NamespaceKept, "only what the plugin made (and Kubernetes' own objects) was there")
+	require.Empty(t, deleted.Left)
+	_, err = client.CoreV1().Namespaces().Get(ctx, spec.Namespace, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
+}
+
+func TestDevicePluginExistingNamespaceNeverDeleted(t *testing.T) {
+	requireCluster(t)
+	ctx := testContext(t)
+	client := cluster.Client()
+	c := clusterOf(client)
+	spec := ownershipTestSpec("own-ns-existing")
+	_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: spec.Namespace}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), spec.Namespace, metav1.DeleteOptions{}) })
+	owner := newTestOwnership(t)
+	created, _, err := CreateDevicePlugin(ctx, c, spec, owner)
+	require.NoError(t, err)
+	require.False(t, created.NamespaceCreated)
+	_, err = DeleteDevicePlugin(ctx, c, spec, owner, NamespaceDeletion{EvenIfNotEmpty: true})
+	require.NoError(t, err)
+	ns, err := client.CoreV1().Namespaces().Get(ctx, spec.Namespace, metav1.GetOptions{})
+	require.NoError(t, err, "a namespace the resource did not create stays, whatever the opt-in says")
+	require.Nil(t, ns.DeletionTimestamp)
+}
+
+func TestDevicePluginCreateRefusesAndRollsBack(t *testing.T) {
+	requireCluster(t)
+	ctx := testContext(t)
+	client := cluster.Client()
+	c := clusterOf(client)
+	spec := ownershipTestSpec("own-rollback")
+	spec.DCGM = &DCGMSpec{Image: DefaultDCGMExporterImage, Port: DefaultDCGMExporterPort}
+	_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: spec.Namespace}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.CoreV1().Namespaces().Delete(context.Background(), spec.Namespace, metav1.DeleteOptions{}) })
+	// Someone's Service has the name of the exporter's: the plugin's
+	// ConfigMap and DaemonSets are created before it is reached.
+	foreign, err := client.CoreV1().Services(spec.Namespace).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: spec.DCGMName()},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	created, _, err := CreateDevicePlugin(ctx, c, spec, newTestOwnership(t))
+	var exists *ExistsError
+	require.ErrorAs(t, err, &exists)
+	require.Equal(t, "Service", exists.Kind)
+	require.False(t, created.Left, "what the create made was removed again")
+	for _, name := range spec.DaemonSetNames() {
+		_, err := client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, name, metav1.GetOptions{})
+		require.True(t, apierrors.IsNotFound(err), "DaemonSet %s rolled back: %v", name, err)
+	}
+	_, err = client.CoreV1().ConfigMaps(spec.Namespace).Get(ctx, spec.ConfigMapName(), metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "ConfigMap rolled back: %v", err)
+	svc, err := client.CoreV1().Services(spec.Namespace).Get(ctx, spec.DCGMName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, foreign.UID, svc.UID, "the foreign Service is untouched")
+	require.Empty(t, svc.Annotations[AnnotationOwner])
+}
+
+func TestTwoDevicePluginsNeverShareObjects(t *testing.T) {
+	requireCluster(t)
+	ctx := testContext(t)
+	c := clusterOf(cluster.Client())
+	spec := ownershipTestSpec("own-two")
+	first, second := newTestOwnership(t), newTestOwnership(t)
+	_, _, err := CreateDevicePlugin(ctx, c, spec, first)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = DeleteDevicePlugin(context.Background(), c, spec, first, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
+	})
+
+	other := spec
+	other.Image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+	_, _, err = CreateDevicePlugin(ctx, c, other, second)
+	var exists *ExistsError
+	require.ErrorAs(t, err, &exists, "a second create is refused")
+
+	// Nor can the second one update or delete the first one's objects.
+	_, err = ApplyDevicePlugin(ctx, c, other, other, second)
+	var notOwned *NotOwnedError
+	require.ErrorAs(t, err, &notOwned)
+	require.Equal(t, first.ID, notOwned.Marker)
+	deleted, err := DeleteDevicePlugin(ctx, c, other, second, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, deleted.Left)
+	ds, err := c.client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+	require.NoError(t, err, "the first one's DaemonSet is still there")
+	require.Equal(t, DefaultDevicePluginImage, ds.Spec.Template.Spec.Containers[0].Image)
+	_, err = c.client.CoreV1().Namespaces().Get(ctx, spec.Namespace, metav1.GetOptions{})
+	require.NoError(t, err, "and its namespace")
+}
+
+func TestWorkloadOwnership(t *testing.T) {
+	requireCluster(t)
+	ctx := testContext(t)
+	client := cluster.Client()
+	c := clusterOf(client)
+	spec := testJobSpec(1)
+	spec.Kind = WorkloadDeployment
+	spec.Name = "owned-deployment"
+	spec.Namespace = "default"
+	spec.Deployment = DeploymentSettings{Replicas: ptr.To[int32](1), Strategy: appsv1.RollingUpdateDeploymentStrategyType}
+	owner := newTestOwnership(t)
+
+	created, err := CreateWorkload(ctx, c, spec, owner)
+	require.NoError(t, err)
+	require.True(t, created)
+	t.Cleanup(func() { _ = client.AppsV1().Deployments("default").Delete(context.Background(), spec.Name, metav1.DeleteOptions{}) })
+
+	t.Run("A second create of the same name is refused, atomically.", func(t *testing.T) {
+		created, err := CreateWorkload(ctx, c, spec, newTestOwnership(t))
+		var exists *ExistsError
+		require.ErrorAs(t, err, &exists)
+		require.False(t, created)
+	})
+	t.Run("An update takes back a field another manager changed, and says whose.", func(t *testing.T) {
+		patch := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"owned-deployment"},"spec":{"replicas":3}}`)
+		_, err := client.AppsV1().Deployments("default").Patch(ctx, spec.Name, types.ApplyPatchType, patch,
+			metav1.PatchOptions{FieldManager: "kubectl-scale-test", Force: ptr.To(true)})
+		require.NoError(t, err)
+		warning, err := UpdateWorkload(ctx, c, spec, owner)
+		require.NoError(t, err)
+		require.Contains(t, warning, `.spec.replicas (set by "kubectl-scale-test")`)
+		dep, err := client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, *dep.Spec.Replicas)
+
+		warning, err = UpdateWorkload(ctx, c, spec, owner)
+		require.NoError(t, err)
+		require.Empty(t, warning, "nothing to take back the second time")
+	})
+	t.Run("A destroy leaves an object of that name that someone else made.", func(t *testing.T) {
+		other := newTestOwnership(t)
+		err := DeleteWorkload(ctx, c, spec.Ref(), other)
+		var notOwned *NotOwnedError
+		require.True(t, errors.As(err, &notOwned), "%v", err)
+		_, err = client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+	})
+	t.Run("Its own destroy deletes it.", func(t *testing.T) {
+		require.NoError(t, DeleteWorkload(ctx, c, spec.Ref(), owner))
+		_, err := client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
+		require.True(t, apierrors.IsNotFound(err), "%v", err)
+	})
+}
