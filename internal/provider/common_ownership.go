@@ -16,6 +16,15 @@ import (
 // of band.
 const privateOwnership = "ownership"
 
+// ownershipDescription is the part of a Kubernetes resource's description
+// that says how it tells its objects from others'.
+const ownershipDescription = "**Ownership.** Every object this resource creates carries the annotation `" + kube.AnnotationOwner + "` with an ID " +
+	"of this resource. A create never takes over an object that exists (it stops and says how to import it); a destroy deletes only " +
+	"objects carrying this resource's ID, so an object of the same name that someone made again outside Terraform is left alone, and " +
+	"a read that finds such an object drops it from the state with a warning. An import adopts the objects as they are. When someone " +
+	"else (kubectl, Helm, an operator) changed fields this resource sets, the next apply sets them back, as the plan showed, and a " +
+	"warning names the fields and who had changed them."
+
 // privateStateReader and privateStateWriter are what the framework's
 // request and response private state offer.
 type (

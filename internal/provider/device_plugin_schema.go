@@ -36,10 +36,10 @@ var (
 const devicePluginNameMaxLength = 40
 
 func devicePluginSchema(ctx context.Context) schema.Schema {
-	timeoutsBlock, _ := timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}).(schema.SingleNestedBlock)
-	timeoutsBlock.MarkdownDescription = "How long to wait. `create` and `update` bound `wait_for_rollout` and `wait_for_allocatable` " +
-		"(default 10m); `delete` bounds waiting for the DaemonSets (and a namespace this resource created) to be gone (default 5m). " +
-		"Durations as Go writes them, e.g. `90s`, `15m`."
+	timeoutsBlock := resourceTimeoutsBlock(ctx, timeouts.Opts{Create: true, Update: true, Delete: true},
+		"How long to wait. `create` and `update` bound `wait_for_rollout` and `wait_for_allocatable` "+
+			"(default 10m); `delete` bounds waiting for the DaemonSets (and a namespace this resource created) to be gone (default 5m). "+
+			"Positive durations as Go writes them, e.g. `90s`, `15m`.")
 	return schema.Schema{
 		MarkdownDescription: "Deploys NVIDIA's [device plugin](https://github.com/NVIDIA/k8s-device-plugin) as a DaemonSet, its config file in a " +
 			"ConfigMap, and optionally a RuntimeClass, GPU Feature Discovery and the DCGM exporter, with server-side apply " +
@@ -47,7 +47,8 @@ func devicePluginSchema(ctx context.Context) schema.Schema {
 			"By default `terraform apply` waits until every plugin pod runs the current template and is available, then until every node " +
 			"that runs one advertises allocatable GPUs (`nvidia.com/gpu`, or `nvidia.com/gpu.shared` under sharing with `rename_by_default`). " +
 			"When that does not happen in time the error names each node that is not ready and why: its pod's phase and waiting reason, " +
-			"recent events, or that the plugin runs and the node still advertises nothing.",
+			"recent events, or that the plugin runs and the node still advertises nothing.\n\n" +
+			ownershipDescription,
 		Attributes: devicePluginAttributes(),
 		Blocks: map[string]schema.Block{
 			"config":                devicePluginConfigBlock(),
@@ -103,7 +104,7 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			Computed:            true,
 			Default:             stringdefault.StaticString(kube.DefaultDevicePluginImage),
 			MarkdownDescription: "Device plugin image. Defaults to `" + kube.DefaultDevicePluginImage + "`, NVIDIA's current release.",
-			Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			Validators:          []validator.String{imageReferenceValidator{}},
 		},
 		"image_pull_policy": schema.StringAttribute{
 			Optional:            true,
@@ -273,7 +274,7 @@ func devicePluginGFDBlock() schema.SingleNestedBlock {
 			"image": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Image; the plugin's `image` when unset (the k8s-device-plugin image ships GFD).",
-				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+				Validators:          []validator.String{imageReferenceValidator{}},
 			},
 		},
 	}
@@ -295,9 +296,10 @@ func devicePluginDCGMBlock() schema.SingleNestedBlock {
 				Computed:            true,
 				Default:             stringdefault.StaticString(kube.DefaultDCGMExporterImage),
 				MarkdownDescription: "Image. Defaults to `" + kube.DefaultDCGMExporterImage + "`.",
-				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+				Validators:          []validator.String{imageReferenceValidator{}},
 			},
 			"port": schema.Int64Attribute{
+				CustomType:          wholeNumberType{},
 				Optional:            true,
 				Computed:            true,
 				Default:             int64default.StaticInt64(kube.DefaultDCGMExporterPort),

@@ -39,12 +39,9 @@ const (
 )
 
 func workloadSchema(ctx context.Context) schema.Schema {
-	timeoutsBlock, ok := timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}).(schema.SingleNestedBlock)
-	if !ok {
-		panic("timeouts.Block is no longer a SingleNestedBlock")
-	}
-	timeoutsBlock.MarkdownDescription = "How long to wait. `create` and `update` bound `wait_for_completion` / `wait_for_rollout` " +
-		"(default 30m); `delete` bounds waiting for the workload and its pods to be gone (default 10m). Durations as Go writes them, e.g. `90s`, `2h`."
+	timeoutsBlock := resourceTimeoutsBlock(ctx, timeouts.Opts{Create: true, Update: true, Delete: true},
+		"How long to wait. `create` and `update` bound `wait_for_completion` / `wait_for_rollout` "+
+			"(default 30m); `delete` bounds waiting for the workload and its pods to be gone (default 10m). Positive durations as Go writes them, e.g. `90s`, `2h`.")
 	return schema.Schema{
 		MarkdownDescription: "Runs a GPU workload on Kubernetes: a batch `job` or a long-running `deployment` whose pods ask for GPUs by " +
 			"model, memory, compute capability and count. The `gpu` block becomes the `nvidia.com/gpu` (or shared / MIG) resource limit, " +
@@ -55,7 +52,8 @@ func workloadSchema(ctx context.Context) schema.Schema {
 			"when no node could ever take the pod it fails at once instead of waiting for the timeout.\n\n" +
 			"A Job's pod template cannot change, so for `kind = \"job\"` a change to the workload replaces it, except the `job` settings " +
 			"Kubernetes changes in place (`parallelism`, `backoff_limit`, `active_deadline_seconds`, `ttl_seconds_after_finished`, `suspend`) " +
-			"and the wait settings; a deployment is updated in place with server-side apply (field manager `terraform-provider-gpu`).",
+			"and the wait settings; a deployment is updated in place with server-side apply (field manager `terraform-provider-gpu`).\n\n" +
+			ownershipDescription,
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
@@ -212,8 +210,8 @@ func workloadContainerBlock() schema.SingleNestedBlock {
 			},
 			"image": schema.StringAttribute{
 				Required:            true,
-				MarkdownDescription: "Container image, e.g. `nvcr.io/nvidia/pytorch:24.05-py3`.",
-				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+				MarkdownDescription: "Container image, e.g. `nvcr.io/nvidia/pytorch:24.05-py3`: a reference the kubelet can pull (checked at plan).",
+				Validators:          []validator.String{imageReferenceValidator{}},
 			},
 			"command": schema.ListAttribute{
 				Optional:            true,
@@ -252,6 +250,7 @@ func workloadGPUBlock() schema.SingleNestedBlock {
 		Validators: []validator.Object{objectvalidator.IsRequired()},
 		Attributes: map[string]schema.Attribute{
 			"count": schema.Int64Attribute{
+				CustomType:          wholeNumberType{},
 				Required:            true,
 				MarkdownDescription: "GPUs per pod (the resource limit). At least 1; all on one node.",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)},
@@ -264,7 +263,8 @@ func workloadGPUBlock() schema.SingleNestedBlock {
 				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
 			},
 			"min_memory_gib": schema.Int64Attribute{
-				Optional: true,
+				CustomType: wholeNumberType{},
+				Optional:   true,
 				MarkdownDescription: "Least memory per GPU, in GiB, compared with `nvidia.com/gpu.memory` (MiB, as the driver reports it). " +
 					"The driver reports less than the marketing size: an 80 GB H100 has 81559 MiB (79.6 GiB), so ask for `79` to include it.",
 				Validators: []validator.Int64{int64validator.AtLeast(1)},
@@ -297,27 +297,29 @@ func workloadJobBlock() schema.SingleNestedBlock {
 		MarkdownDescription: "Job settings; only with `kind = \"job\"`. The defaults apply when the block is left out.",
 		Attributes: map[string]schema.Attribute{
 			"backoff_limit": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBackoffLimit),
+				CustomType: wholeNumberType{}, Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBackoffLimit),
 				MarkdownDescription: "Retries before the Job is Failed. Defaults to `6`, as in Kubernetes.",
 				Validators:          []validator.Int64{int64validator.AtLeast(0)},
 			},
 			"completions": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+				CustomType: wholeNumberType{}, Optional: true, Computed: true, Default: int64default.StaticInt64(1),
 				MarkdownDescription: "Pods that must succeed. Defaults to `1`.",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)},
 			},
 			"parallelism": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+				CustomType: wholeNumberType{}, Optional: true, Computed: true, Default: int64default.StaticInt64(1),
 				MarkdownDescription: "Pods that may run at once, each with `gpu.count` GPUs. Defaults to `1`.",
 				Validators:          []validator.Int64{int64validator.AtLeast(0)},
 			},
 			"active_deadline_seconds": schema.Int64Attribute{
+				CustomType:          wholeNumberType{},
 				Optional:            true,
 				MarkdownDescription: "Seconds after which a still-running Job is Failed (reason `DeadlineExceeded`).",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)},
 			},
 			"ttl_seconds_after_finished": schema.Int64Attribute{
-				Optional: true,
+				CustomType: wholeNumberType{},
+				Optional:   true,
 				MarkdownDescription: "Seconds after it finishes that Kubernetes deletes the Job. A completed Job deleted this way stays in " +
 					"the Terraform state instead of being created again.",
 				Validators: []validator.Int64{int64validator.AtLeast(0)},
@@ -342,7 +344,7 @@ func workloadDeploymentBlock() schema.SingleNestedBlock {
 		MarkdownDescription: "Deployment settings; only with `kind = \"deployment\"`. The defaults apply when the block is left out.",
 		Attributes: map[string]schema.Attribute{
 			"replicas": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultDeploymentReplica),
+				CustomType: wholeNumberType{}, Optional: true, Computed: true, Default: int64default.StaticInt64(defaultDeploymentReplica),
 				MarkdownDescription: "Pods to keep running, each with `gpu.count` GPUs. Defaults to `1`.",
 				Validators:          []validator.Int64{int64validator.AtLeast(0)},
 			},
