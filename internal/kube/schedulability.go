@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,46 +57,70 @@ type NodeFacts struct {
 	Taints            []corev1.Taint
 	Ready             bool
 	Schedulable       bool // false when cordoned
-	HasGPU            bool // nvidia.com/gpu capacity or a GFD/NFD presence label
+	HasGPU            bool // NVIDIA GPU hardware: GPUHardware says what tells, or an NVIDIA resource is advertised
 	Product           string
 	MemoryMiB         int64
 	ComputeCapability string // "major.minor", "" when GFD has not labeled the node
 	Allocatable       int64  // of the requested resource
 	Free              int64  // allocatable minus what bound, running pods request
+
+	// GPUHardware is what tells that the node has NVIDIA GPUs whether or
+	// not a device plugin advertises them, e.g.
+	// "nvidia.com/gpu.present=true" or "instance type g5.xlarge (1
+	// NVIDIA-A10G)"; "" when nothing does.
+	GPUHardware string
+	// Advertised is every nvidia.com/ resource the node has allocatable
+	// (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-<profile>, ...);
+	// zero amounts are left out. Empty means no NVIDIA device plugin serves
+	// the node.
+	Advertised map[corev1.ResourceName]int64
+	// DevicePluginPod is namespace/name of an active pod on the node that
+	// mounts the kubelet's device-plugins directory: a device plugin, perhaps
+	// still starting. "" when there is none.
+	DevicePluginPod string
 }
 
-// A nodeReason is why a node cannot take the pod. Reasons are checked in
-// order and a node is counted under the first that applies, so the counts
-// add up to the number of nodes.
+// advertisesNothing reports whether no NVIDIA device plugin has made any
+// NVIDIA resource allocatable on the node.
+func (n *NodeFacts) advertisesNothing() bool { return len(n.Advertised) == 0 && n.Allocatable == 0 }
+
+// A nodeReason is why a node cannot take the pod. A node is counted under
+// the first reason checkNode finds, so the counts add up to the number of
+// nodes; groups are listed in this order.
 type nodeReason int
 
 const (
 	reasonNoGPU nodeReason = iota
 	reasonNodeSelector
+	reasonNoDevicePlugin
 	reasonProduct
 	reasonMemory
 	reasonCompute
 	reasonTaint
+	reasonPluginStarting
+	reasonAllocatable
 	reasonNotReady
 	reasonCordoned
-	reasonAllocatable
 	reasonBusy
 	reasonCount
 )
 
 // transient reasons may pass without anyone changing the workload: GPUs
 // free up, nodes come back or are uncordoned, a taint such as
-// node.kubernetes.io/not-ready goes away.
+// node.kubernetes.io/not-ready goes away, a device plugin that is starting
+// advertises its GPUs.
 func (r nodeReason) transient() bool {
-	return r == reasonBusy || r == reasonNotReady || r == reasonCordoned
+	return r == reasonBusy || r == reasonNotReady || r == reasonCordoned || r == reasonPluginStarting
 }
 
 // ReasonGroup is the nodes that cannot take the pod for one reason.
 type ReasonGroup struct {
 	Phrase    string   // e.g. "lack nvidia.com/gpu ≥ 2 free"
-	Nodes     []string // sorted as the input
+	Nodes     []string // closest to taking the pod first (most GPUs, memory, ...), else as the input
 	Details   []string // per node, e.g. its product; same order as Nodes, may be empty
 	Transient bool
+
+	reason nodeReason
 }
 
 // Diagnosis says which nodes can take one pod of a workload now, and why the
@@ -103,11 +129,15 @@ type Diagnosis struct {
 	Nodes  int      // nodes considered
 	Fit    []string // nodes that can take the pod now
 	Groups []ReasonGroup
+	// Advertising is how many nodes have any NVIDIA resource allocatable,
+	// whether or not they suit the pod.
+	Advertising int
 }
 
 // CouldEverFit reports whether waiting can help: a node takes the pod now,
-// or would once GPUs are freed, a node is Ready again or uncordoned. When it
-// is false, no node can ever run the pod as it is written.
+// or would once GPUs are freed, a node is Ready again or uncordoned, or a
+// starting device plugin advertises its GPUs. When it is false, no node can
+// ever run the pod as it is written.
 func (d Diagnosis) CouldEverFit() bool {
 	if len(d.Fit) > 0 {
 		return true
@@ -120,38 +150,100 @@ func (d Diagnosis) CouldEverFit() bool {
 	return false
 }
 
+// group returns the group of nodes excluded for reason r, or nil.
+func (d Diagnosis) group(r nodeReason) *ReasonGroup {
+	for i := range d.Groups {
+		if d.Groups[i].reason == r {
+			return &d.Groups[i]
+		}
+	}
+	return nil
+}
+
 // Diagnose checks every node against the request, the way the scheduler's
-// filters would, and groups those that cannot take the pod by reason.
+// filters would, and groups those that cannot take the pod by reason. In
+// each group the nodes that come closest are listed first: most GPUs
+// allocatable, most free, most memory, newest compute capability.
 func Diagnose(nodes []NodeFacts, req GPURequest) Diagnosis {
 	d := Diagnosis{Nodes: len(nodes)}
-	groups := make([]ReasonGroup, reasonCount)
+	type entry struct {
+		node   *NodeFacts
+		detail string
+	}
+	groups := make([][]entry, reasonCount)
 	for i := range nodes {
 		n := &nodes[i]
+		if !n.advertisesNothing() {
+			d.Advertising++
+		}
 		reason, detail, ok := checkNode(n, req)
 		if ok {
 			d.Fit = append(d.Fit, n.Name)
 			continue
 		}
-		g := &groups[reason]
-		g.Nodes = append(g.Nodes, n.Name)
-		if detail != "" {
-			g.Details = append(g.Details, n.Name+": "+detail)
-		}
+		groups[reason] = append(groups[reason], entry{n, detail})
 	}
 	for r := range reasonCount {
-		if len(groups[r].Nodes) == 0 {
+		entries := groups[r]
+		if len(entries) == 0 {
 			continue
 		}
-		g := groups[r]
-		g.Phrase = reasonPhrase(r, req, len(g.Nodes) == 1)
-		g.Transient = r.transient()
+		if closer := closeness(r); closer != nil {
+			slices.SortStableFunc(entries, func(a, b entry) int { return closer(b.node, a.node) })
+		}
+		g := ReasonGroup{Phrase: reasonPhrase(r, req, len(entries) == 1), Transient: r.transient(), reason: r}
+		for _, e := range entries {
+			g.Nodes = append(g.Nodes, e.node.Name)
+			if e.detail != "" {
+				g.Details = append(g.Details, e.node.Name+": "+e.detail)
+			}
+		}
 		d.Groups = append(d.Groups, g)
 	}
 	return d
 }
 
+// closeness orders the nodes of one reason group by how close each comes
+// to taking the pod (positive when a comes closer than b), so that a
+// truncated list still shows the best candidates; nil keeps the input
+// order.
+func closeness(r nodeReason) func(a, b *NodeFacts) int {
+	switch r {
+	case reasonAllocatable:
+		return func(a, b *NodeFacts) int { return cmp.Compare(a.Allocatable, b.Allocatable) }
+	case reasonBusy:
+		return func(a, b *NodeFacts) int { return cmp.Compare(a.Free, b.Free) }
+	case reasonMemory:
+		return func(a, b *NodeFacts) int { return cmp.Compare(a.MemoryMiB, b.MemoryMiB) }
+	case reasonCompute:
+		return func(a, b *NodeFacts) int {
+			ca, errA := ParseComputeCapability(a.ComputeCapability)
+			cb, errB := ParseComputeCapability(b.ComputeCapability)
+			switch {
+			case errA != nil || errB != nil:
+				return cmp.Compare(boolInt(errA == nil), boolInt(errB == nil))
+			case ca.Major != cb.Major:
+				return cmp.Compare(ca.Major, cb.Major)
+			}
+			return cmp.Compare(ca.Minor, cb.Minor)
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkNode finds why n cannot take the pod, or ok. What no waiting can
+// change (labels, taints, allocatable) is checked before what can (node
+// health, cordon, busy GPUs), so a node is never called transient while a
+// permanent reason excludes it too.
 func checkNode(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
-	if !n.HasGPU && n.Allocatable == 0 {
+	if !n.HasGPU && n.advertisesNothing() {
 		return reasonNoGPU, "", false
 	}
 	for k, v := range req.NodeSelector {
@@ -159,40 +251,44 @@ func checkNode(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 			return reasonNodeSelector, "", false
 		}
 	}
-	if len(req.Products) > 0 && !productMatches(n.Product, req.Products) {
-		return reasonProduct, orUnlabeled(n.Product), false
+	// A GPU criterion that the node's labels contradict excludes it,
+	// whatever runs there. A missing label is blamed on the missing device
+	// plugin first: GFD is deployed with it.
+	reason, detail, unlabeled := labelMismatch(n, req)
+	if reason != reasonCount && !unlabeled {
+		return reason, detail, false
 	}
-	if req.MinMemoryMiB > 0 && n.MemoryMiB < req.MinMemoryMiB {
-		return reasonMemory, fmt.Sprintf("%d MiB", n.MemoryMiB), false
+	if n.advertisesNothing() && n.DevicePluginPod == "" {
+		return reasonNoDevicePlugin, n.GPUHardware, false
 	}
-	if req.MinCompute != nil {
-		cc, err := ParseComputeCapability(n.ComputeCapability)
-		if err != nil || !cc.AtLeast(*req.MinCompute) {
-			return reasonCompute, orUnlabeled(n.ComputeCapability), false
-		}
+	if reason != reasonCount {
+		return reason, detail, false
 	}
-	if t := untoleratedTaint(n.Taints, req.Tolerations); t != nil {
-		detail := t.Key
-		if t.Value != "" {
-			detail += "=" + t.Value
+	if t := untoleratedTaint(n.Taints, req.Tolerations, false); t != nil {
+		return reasonTaint, formatTaint(t), false
+	}
+	if n.advertisesNothing() {
+		return reasonPluginStarting, n.DevicePluginPod, false
+	}
+	if n.Allocatable < req.Count {
+		return reasonAllocatable, allocatableDetail(n, req.Resource), false
+	}
+	// node.kubernetes.io/ taints (not-ready, unreachable, memory-pressure,
+	// unschedulable, ...) are the node lifecycle controller's: they come
+	// and go with the node's health and cordon.
+	if t := untoleratedTaint(n.Taints, req.Tolerations, true); t != nil {
+		if t.Key == corev1.TaintNodeUnschedulable {
+			return reasonCordoned, "", false
 		}
-		detail += ":" + string(t.Effect)
-		// node.kubernetes.io/ taints (not-ready, unreachable, memory-pressure,
-		// ...) are the node lifecycle controller's: they come and go with
-		// the node's health.
-		if strings.HasPrefix(t.Key, "node.kubernetes.io/") {
-			return reasonNotReady, detail, false
-		}
-		return reasonTaint, detail, false
+		return reasonNotReady, formatTaint(t), false
 	}
 	if !n.Ready {
 		return reasonNotReady, "", false
 	}
-	if !n.Schedulable {
+	// The scheduler's NodeUnschedulable filter lets a pod that tolerates
+	// the unschedulable taint onto a cordoned node.
+	if !n.Schedulable && !tolerates(req.Tolerations, &corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
 		return reasonCordoned, "", false
-	}
-	if n.Allocatable < req.Count {
-		return reasonAllocatable, fmt.Sprintf("%d", n.Allocatable), false
 	}
 	if n.Free < req.Count {
 		return reasonBusy, fmt.Sprintf("%d free", n.Free), false
@@ -200,11 +296,60 @@ func checkNode(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 	return 0, "", true
 }
 
-// productMatches accepts a node's product when it is one of products, or
-// one of them with GFD's "-SHARED" suffix (GPUs shared by time-slicing).
-func productMatches(product string, products []string) bool {
-	return slices.Contains(products, product) ||
-		slices.Contains(products, strings.TrimSuffix(product, gpulabels.SharedProductSuffix))
+// labelMismatch checks the GPU criteria that required node affinity on GFD
+// labels enforces: product, memory, compute capability. reason is
+// reasonCount when the node meets them all; unlabeled says the label was
+// missing rather than contradicting.
+func labelMismatch(n *NodeFacts, req GPURequest) (reason nodeReason, detail string, unlabeled bool) {
+	if len(req.Products) > 0 && !productMatches(n.Product, req) {
+		return reasonProduct, orUnlabeled(n.Product), n.Product == ""
+	}
+	if req.MinMemoryMiB > 0 && n.MemoryMiB < req.MinMemoryMiB {
+		if n.MemoryMiB == 0 {
+			return reasonMemory, orUnlabeled(""), true
+		}
+		return reasonMemory, fmt.Sprintf("%d MiB", n.MemoryMiB), false
+	}
+	if req.MinCompute != nil {
+		cc, err := ParseComputeCapability(n.ComputeCapability)
+		if err != nil || !cc.AtLeast(*req.MinCompute) {
+			return reasonCompute, orUnlabeled(n.ComputeCapability), n.ComputeCapability == ""
+		}
+	}
+	return reasonCount, "", false
+}
+
+// allocatableDetail is how much of resource n has, and what NVIDIA
+// resources it advertises instead when it has none, e.g. "0; it
+// advertises nvidia.com/gpu: 8".
+func allocatableDetail(n *NodeFacts, resource corev1.ResourceName) string {
+	detail := strconv.FormatInt(n.Allocatable, 10)
+	if n.Allocatable > 0 || len(n.Advertised) == 0 {
+		return detail
+	}
+	names := slices.Sorted(maps.Keys(n.Advertised))
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		if name != resource {
+			parts = append(parts, fmt.Sprintf("%s: %d", name, n.Advertised[name]))
+		}
+	}
+	if len(parts) == 0 {
+		return detail
+	}
+	return detail + "; it advertises " + strings.Join(parts, ", ")
+}
+
+// productMatches accepts a node's product when it is one of the requested
+// products, or, for a share of a time-sliced GPU, one of them with GFD's
+// "-SHARED" suffix: the node affinity the workload's pods carry accepts
+// exactly these.
+func productMatches(product string, req GPURequest) bool {
+	if slices.Contains(req.Products, product) {
+		return true
+	}
+	return req.Resource == gpulabels.SharedResourceName && strings.HasSuffix(product, gpulabels.SharedProductSuffix) &&
+		slices.Contains(req.Products, strings.TrimSuffix(product, gpulabels.SharedProductSuffix))
 }
 
 func orUnlabeled(s string) string {
@@ -214,19 +359,33 @@ func orUnlabeled(s string) string {
 	return s
 }
 
+func formatTaint(t *corev1.Taint) string {
+	detail := t.Key
+	if t.Value != "" {
+		detail += "=" + t.Value
+	}
+	return detail + ":" + string(t.Effect)
+}
+
 // untoleratedTaint returns the first NoSchedule or NoExecute taint that no
-// toleration tolerates, as the scheduler's TaintToleration filter does.
-func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration) *corev1.Taint {
+// toleration tolerates, as the scheduler's TaintToleration filter does,
+// among the node lifecycle controller's node.kubernetes.io/ taints
+// (lifecycle true) or among the others.
+func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration, lifecycle bool) *corev1.Taint {
 	for i := range taints {
 		t := &taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule || strings.HasPrefix(t.Key, "node.kubernetes.io/") != lifecycle {
 			continue
 		}
-		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(t) }) {
+		if !tolerates(tolerations, t) {
 			return t
 		}
 	}
 	return nil
+}
+
+func tolerates(tolerations []corev1.Toleration, t *corev1.Taint) bool {
+	return slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(t) })
 }
 
 func reasonPhrase(r nodeReason, req GPURequest, one bool) string {
@@ -241,6 +400,8 @@ func reasonPhrase(r nodeReason, req GPURequest, one bool) string {
 		return verb("has", "have") + " no NVIDIA GPU"
 	case reasonNodeSelector:
 		return verb("does", "do") + " not match node_selector " + formatSelector(req.NodeSelector)
+	case reasonNoDevicePlugin:
+		return verb("is a GPU node", "are GPU nodes") + " where no NVIDIA device plugin runs, so " + verb("it advertises", "they advertise") + " no " + gpulabels.ResourceName
 	case reasonProduct:
 		return verb("is", "are") + " not in gpu.products [" + strings.Join(req.Products, ", ") + "]"
 	case reasonMemory:
@@ -249,6 +410,8 @@ func reasonPhrase(r nodeReason, req GPURequest, one bool) string {
 		return verb("has", "have") + " a compute capability below gpu.min_compute_capability " + req.MinCompute.String()
 	case reasonTaint:
 		return verb("has", "have") + " a taint the workload does not tolerate (add it to tolerations)"
+	case reasonPluginStarting:
+		return verb("runs a device plugin pod but advertises", "run a device plugin pod but advertise") + " no " + gpulabels.ResourceName + " yet"
 	case reasonNotReady:
 		return verb("is", "are") + " not Ready"
 	case reasonCordoned:

@@ -11,13 +11,20 @@ var gpuTaint = corev1.Taint{Key: "nvidia.com/gpu", Value: "true", Effect: corev1
 
 var gpuToleration = corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
 
+// gpuNodeFacts is a GPU node labeled by GFD whose device plugin advertises
+// allocatable nvidia.com/gpu (none when allocatable is 0).
 func gpuNodeFacts(name, product string, memoryMiB int64, cc string, allocatable, free int64) NodeFacts {
-	return NodeFacts{
+	f := NodeFacts{
 		Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}, Taints: []corev1.Taint{gpuTaint},
 		Ready: true, Schedulable: true, HasGPU: true,
 		Product: product, MemoryMiB: memoryMiB, ComputeCapability: cc,
 		Allocatable: allocatable, Free: free,
+		GPUHardware: "nvidia.com/gpu.product=" + product,
 	}
+	if allocatable > 0 {
+		f.Advertised = map[corev1.ResourceName]int64{ResourceGPU: allocatable}
+	}
+	return f
 }
 
 // testFleet is the provider tests' testbed fleet, all GPUs free.
@@ -82,14 +89,14 @@ func TestDiagnose(t *testing.T) {
 			sentence:     "0 of 6 nodes can run it: 1 has no NVIDIA GPU (cpu-0), 5 are not in gpu.products [NVIDIA-B200] (gpu-g4dn-0: Tesla-T4, gpu-g5-0: NVIDIA-A10G, gpu-g5-1: NVIDIA-A10G, gpu-p4d-0: NVIDIA-A100-SXM4-40GB, gpu-p5-0: NVIDIA-H100-80GB-HBM3)",
 		},
 		{
-			description:  "Sixteen GPUs in one pod exceed every node's allocatable: it can never fit.",
+			description:  "Sixteen GPUs in one pod exceed every node's allocatable: it can never fit; the nodes with the most come first.",
 			nodes:        testFleet(),
 			request:      request(16),
 			couldEverFit: false,
-			sentence:     "0 of 6 nodes can run it: 1 has no NVIDIA GPU (cpu-0), 5 have fewer than 16 nvidia.com/gpu allocatable in all (gpu-g4dn-0: 1, gpu-g5-0: 1, gpu-g5-1: 1, gpu-p4d-0: 8, gpu-p5-0: 8)",
+			sentence:     "0 of 6 nodes can run it: 1 has no NVIDIA GPU (cpu-0), 5 have fewer than 16 nvidia.com/gpu allocatable in all (gpu-p4d-0: 8, gpu-p5-0: 8, gpu-g4dn-0: 1, gpu-g5-0: 1, gpu-g5-1: 1)",
 		},
 		{
-			description: "Nodes that match but are busy make it worth waiting.",
+			description: "Nodes that match but are busy make it worth waiting; the one with more free comes first.",
 			nodes: func() []NodeFacts {
 				f := testFleet()
 				f[4].Free, f[5].Free = 1, 0
@@ -100,7 +107,7 @@ func TestDiagnose(t *testing.T) {
 			sentence:     "0 of 6 nodes can run it: 1 has no NVIDIA GPU (cpu-0), 3 have fewer than 2 nvidia.com/gpu allocatable in all (gpu-g4dn-0: 1, gpu-g5-0: 1, gpu-g5-1: 1), 2 lack nvidia.com/gpu ≥ 2 free (gpu-p4d-0: 1 free, gpu-p5-0: 0 free)",
 		},
 		{
-			description: "40 GiB of memory excludes the 16 and 24 GB GPUs and keeps the A100 40GB, whose 40960 MiB is exactly 40 GiB.",
+			description: "40 GiB of memory excludes the 16 and 24 GB GPUs, the larger first, and keeps the A100 40GB, whose 40960 MiB is exactly 40 GiB.",
 			nodes:       testFleet(),
 			request: func() GPURequest {
 				r := request(1)
@@ -109,10 +116,10 @@ func TestDiagnose(t *testing.T) {
 			}(),
 			fit:          []string{"gpu-p4d-0", "gpu-p5-0"},
 			couldEverFit: true,
-			sentence:     "2 of 6 nodes can run it now (gpu-p4d-0, gpu-p5-0): 1 has no NVIDIA GPU (cpu-0), 3 have less than gpu.min_memory_gib 40 GiB per GPU (gpu-g4dn-0: 15360 MiB, gpu-g5-0: 23028 MiB, gpu-g5-1: 23028 MiB)",
+			sentence:     "2 of 6 nodes can run it now (gpu-p4d-0, gpu-p5-0): 1 has no NVIDIA GPU (cpu-0), 3 have less than gpu.min_memory_gib 40 GiB per GPU (gpu-g5-0: 23028 MiB, gpu-g5-1: 23028 MiB, gpu-g4dn-0: 15360 MiB)",
 		},
 		{
-			description: "Compute capability 8.6 keeps 8.6 and 9.0 and excludes 8.0 and 7.5: it compares major and minor together.",
+			description: "Compute capability 8.6 keeps 8.6 and 9.0 and excludes 8.0 and 7.5, the newer first: it compares major and minor together.",
 			nodes:       testFleet(),
 			request: func() GPURequest {
 				r := request(1)
@@ -121,7 +128,7 @@ func TestDiagnose(t *testing.T) {
 			}(),
 			fit:          []string{"gpu-g5-0", "gpu-g5-1", "gpu-p5-0"},
 			couldEverFit: true,
-			sentence:     "3 of 6 nodes can run it now (gpu-g5-0, gpu-g5-1, gpu-p5-0): 1 has no NVIDIA GPU (cpu-0), 2 have a compute capability below gpu.min_compute_capability 8.6 (gpu-g4dn-0: 7.5, gpu-p4d-0: 8.0)",
+			sentence:     "3 of 6 nodes can run it now (gpu-g5-0, gpu-g5-1, gpu-p5-0): 1 has no NVIDIA GPU (cpu-0), 2 have a compute capability below gpu.min_compute_capability 8.6 (gpu-p4d-0: 8.0, gpu-g4dn-0: 7.5)",
 		},
 		{
 			description: "Without the GPU toleration every GPU node is excluded by its taint.",
@@ -183,13 +190,15 @@ func TestDiagnose(t *testing.T) {
 			sentence:     "1 of 1 node can run it now (gpu-g4dn-0)",
 		},
 		{
-			description: "A GPU node whose device plugin advertises none of the resource has none allocatable.",
-			nodes: []NodeFacts{
-				gpuNodeFacts("gpu-p4d-0", "NVIDIA-A100-SXM4-40GB", 40960, "8.0", 0, 0),
-			},
+			description: "A GPU node whose device plugin advertises whole GPUs has no MIG instances, and says what it advertises instead.",
+			nodes: func() []NodeFacts {
+				n := gpuNodeFacts("gpu-p4d-0", "NVIDIA-A100-SXM4-40GB", 40960, "8.0", 0, 0)
+				n.Advertised = map[corev1.ResourceName]int64{ResourceGPU: 8}
+				return []NodeFacts{n}
+			}(),
 			request:      GPURequest{Resource: "nvidia.com/mig-1g.5gb", Count: 1, Tolerations: []corev1.Toleration{gpuToleration}},
 			couldEverFit: false,
-			sentence:     "0 of 1 node can run it: 1 has fewer than 1 nvidia.com/mig-1g.5gb allocatable in all (gpu-p4d-0: 0)",
+			sentence:     "0 of 1 node can run it: 1 has fewer than 1 nvidia.com/mig-1g.5gb allocatable in all (gpu-p4d-0: 0; it advertises nvidia.com/gpu: 8)",
 		},
 		{
 			description:  "An empty cluster says so.",

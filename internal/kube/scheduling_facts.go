@@ -12,9 +12,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// ListNodeFacts reads every node of the cluster, with or without GPUs, and
-// how much of resource each has allocatable and free, for Diagnose. Like
-// ListInventory it makes one paginated LIST of nodes and one of pods.
+// ListNodeFacts reads every node of the cluster, with or without GPUs, how
+// much of resource each has allocatable and free, and whether a device
+// plugin runs there, for Diagnose. Like ListInventory it makes one
+// paginated LIST of nodes and one of pods.
 func ListNodeFacts(ctx context.Context, client kubernetes.Interface, resource corev1.ResourceName) ([]NodeFacts, error) {
 	var facts []NodeFacts
 	index := map[string]int{}
@@ -27,8 +28,13 @@ func ListNodeFacts(ctx context.Context, client kubernetes.Interface, resource co
 		return nil, err
 	}
 	err = forEachBoundActivePod(ctx, client, DefaultPageSize, func(pod *corev1.Pod) {
-		if j, ok := index[pod.Spec.NodeName]; ok {
-			facts[j].Free -= podResourceRequest(pod, resource)
+		j, ok := index[pod.Spec.NodeName]
+		if !ok {
+			return
+		}
+		facts[j].Free -= podResourceRequest(pod, resource)
+		if facts[j].DevicePluginPod == "" && isDevicePluginPod(pod) {
+			facts[j].DevicePluginPod = pod.Namespace + "/" + pod.Name
 		}
 	})
 	if err != nil {
@@ -51,6 +57,9 @@ func nodeFactsFrom(node *corev1.Node, resource corev1.ResourceName) NodeFacts {
 		Allocatable: quantity(node.Status.Allocatable, resource),
 	}
 	f.Free = f.Allocatable
+	f.Advertised = advertisedNVIDIAResources(node)
+	f.GPUHardware = gpuHardware(node)
+	f.HasGPU = f.GPUHardware != "" || len(f.Advertised) > 0
 	if g, ok := gpuNodeFrom(node); ok {
 		f.HasGPU = true
 		f.Product = g.Product

@@ -10,7 +10,7 @@ import (
 )
 
 // describeUnschedulable explains a pod that no node can ever take: the
-// node-by-node facts, then what the scheduler itself said.
+// node-by-node facts, what the scheduler itself said, and what would help.
 func describeUnschedulable(ctx context.Context, c *Cluster, pod *corev1.Pod, d Diagnosis) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
@@ -19,8 +19,31 @@ func describeUnschedulable(ctx context.Context, c *Cluster, pod *corev1.Pod, d D
 	if msg := schedulerMessage(ctx, c, pod); msg != "" {
 		fmt.Fprintf(&b, " The scheduler says: %s", msg)
 	}
-	b.WriteString(" Change the gpu block (products, min_memory_gib, min_compute_capability, count), node_selector or tolerations, or add nodes that match.")
+	b.WriteString(" " + d.Remedy())
 	return b.String()
+}
+
+// describeReplicasBeyondCapacity explains a Deployment pod that waits for
+// GPUs only the Deployment's own replicas could free: more replicas than
+// the nodes can ever hold at once (beyond, from ReplicasBeyondCapacity).
+func describeReplicasBeyondCapacity(ctx context.Context, c *Cluster, pod *corev1.Pod, d Diagnosis, beyond string, capacity int64) string {
+	ctx, cancel := diagnosisContext(ctx)
+	defer cancel()
+	var b strings.Builder
+	fmt.Fprintf(&b, "pod %s cannot be scheduled: %s. For this pod, %s.", pod.Name, beyond, d)
+	if msg := schedulerMessage(ctx, c, pod); msg != "" {
+		fmt.Fprintf(&b, " The scheduler says: %s", msg)
+	}
+	fmt.Fprintf(&b, " %s", replicasRemedy(capacity))
+	return b.String()
+}
+
+func replicasRemedy(capacity int64) string {
+	lower := fmt.Sprintf("Lower deployment.replicas to %d or fewer, or change", capacity)
+	if capacity == 0 {
+		lower = "Change"
+	}
+	return lower + " the gpu block (products, min_memory_gib, min_compute_capability, count), node_selector or tolerations so that more nodes match, or add nodes that match."
 }
 
 // describeWaitingPods explains why a workload is not done yet: the state of
@@ -66,12 +89,40 @@ func describeWaitingPods(ctx context.Context, c *Cluster, spec WorkloadSpec, pod
 		fmt.Fprintf(&b, " The nodes could not be read: %v.", err)
 		return b.String()
 	}
-	d := Diagnose(nodes, spec.GPURequest())
+	req := spec.GPURequest()
+	d := Diagnose(nodes, req)
 	fmt.Fprintf(&b, " %s.", capitalize(d.String()))
-	if d.CouldEverFit() {
-		b.WriteString(" Nodes that match are busy: it runs once GPUs are freed, or raise the timeout.")
-	}
+	b.WriteString(" " + waitAdvice(spec, nodes, req, d))
 	return b.String()
+}
+
+// waitAdvice says what the waiting pod waits for, true of the workload as
+// a whole: a Deployment's replicas past what the nodes can ever hold wait
+// for nothing, those past what they hold now wait for nodes to come back,
+// and only the rest for GPUs to be freed (by other workloads, or by a
+// previous revision's pods).
+func waitAdvice(spec WorkloadSpec, nodes []NodeFacts, req GPURequest, d Diagnosis) string {
+	if !d.CouldEverFit() {
+		return d.Remedy()
+	}
+	if spec.Kind == WorkloadDeployment {
+		capacity := CapacityFor(nodes, req)
+		replicas := deploymentReplicas(spec)
+		if beyond := ReplicasBeyondCapacity(capacity, req, replicas); beyond != "" {
+			return capitalize(beyond) + ". " + replicasRemedy(capacity.Pods)
+		}
+		if waiting := ReplicasWaitingForNodes(capacity, req, replicas); waiting != "" {
+			return waiting + ", or raise the timeout."
+		}
+	}
+	waits := d.WaitingFor()
+	switch {
+	case waits == "":
+		return "A node has room for it now: the scheduler had not placed it yet; raise the timeout."
+	case d.group(reasonBusy) != nil && d.group(reasonNotReady) == nil && d.group(reasonCordoned) == nil && d.group(reasonPluginStarting) == nil:
+		return "Nodes that match are busy: it runs once " + waits + ", or raise the timeout."
+	}
+	return "It can run once " + waits + ", or raise the timeout."
 }
 
 // describeContainerTrouble says why a pod's containers do not run, e.g.

@@ -131,8 +131,11 @@ func rollingUpdateHint(dep *appsv1.Deployment) string {
 
 // watchingScheduling runs wait while watching the workload's pods. When the
 // scheduler marks a pod Unschedulable and the node facts say no node could
-// ever take it, wait's context is canceled and the diagnosis returned; a
-// pod that waits for busy GPUs keeps the wait going.
+// ever take it, or that a Deployment has more replicas than the nodes can
+// ever hold at once, wait's context is canceled and the diagnosis
+// returned; a pod that waits for GPUs other pods will free, for nodes to
+// come back or for a starting device plugin keeps the wait going. A Job
+// with more parallelism than the nodes hold runs in waves, and waits.
 func watchingScheduling(ctx context.Context, c *Cluster, spec WorkloadSpec, podSelector string, wait func(context.Context) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -145,9 +148,22 @@ func watchingScheduling(ctx context.Context, c *Cluster, spec WorkloadSpec, podS
 			// Nodes that could not be read keep the wait going: its own
 			// diagnosis reports what it can.
 			nodes, err := ListNodeFacts(ctx, c.client, req.Resource)
-			if d := Diagnose(nodes, req); err == nil && !d.CouldEverFit() {
+			if err != nil {
+				return false, nil //nolint:nilerr // see above
+			}
+			d := Diagnose(nodes, req)
+			if !d.CouldEverFit() {
 				cancel(&UnschedulableError{Message: describeUnschedulable(ctx, c, pod, d)})
 				return true, nil
+			}
+			// A Deployment's pods never finish: GPUs its own replicas hold
+			// are never freed for the replicas past what the nodes hold.
+			if spec.Kind == WorkloadDeployment {
+				capacity := CapacityFor(nodes, req)
+				if beyond := ReplicasBeyondCapacity(capacity, req, deploymentReplicas(spec)); beyond != "" {
+					cancel(&UnschedulableError{Message: describeReplicasBeyondCapacity(ctx, c, pod, d, beyond, capacity.Pods)})
+					return true, nil
+				}
 			}
 			return false, nil
 		})
@@ -159,6 +175,15 @@ func watchingScheduling(ctx context.Context, c *Cluster, spec WorkloadSpec, podS
 		return unschedulable
 	}
 	return err
+}
+
+// deploymentReplicas is how many replicas spec asks for, Kubernetes'
+// default of 1 when unset.
+func deploymentReplicas(spec WorkloadSpec) int64 {
+	if spec.Deployment.Replicas == nil {
+		return 1
+	}
+	return int64(*spec.Deployment.Replicas)
 }
 
 func isDeadline(err error) bool { return errors.Is(err, context.DeadlineExceeded) }
