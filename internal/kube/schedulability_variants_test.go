@@ -190,8 +190,10 @@ func TestDiagnosePermanentReasonsBeforeTransientOnes(t *testing.T) {
 			sentence: "0 of 1 node can run it: 1 has a taint the workload does not tolerate (add it to tolerations) (gpu-p5-0: dedicated=infer:NoSchedule)",
 		},
 		{
-			description:  "The unschedulable taint the node controller puts on a cordoned node counts as cordoned.",
-			node:         func(n *NodeFacts) { n.Taints = append(n.Taints, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) },
+			description: "The unschedulable taint the node controller puts on a cordoned node counts as cordoned.",
+			node: func(n *NodeFacts) {
+				n.Taints = append(n.Taints, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule})
+			},
 			request:      request(1),
 			couldEverFit: true,
 			sentence:     "0 of 1 node can run it: 1 is cordoned (gpu-p5-0)",
