@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -254,4 +257,55 @@ func TestWorkloadOwnership(t *testing.T) {
 		_, err := client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
 		require.True(t, apierrors.IsNotFound(err), "%v", err)
 	})
+}
+
+// lostAnswers is a transport that carries every request out but, for the
+// ones lose picks, drops the API server's answer: the create happened and
+// the client cannot know.
+func lostAnswers(lose func(*http.Request) bool) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err == nil && lose(r) {
+				_ = resp.Body.Close()
+				return nil, errors.New("connection reset by peer")
+			}
+			return resp, err
+		})
+	}
+}
+
+func TestCreateWorkloadWhoseAnswerIsLost(t *testing.T) {
+	requireCluster(t)
+	ctx := testContext(t)
+	cfg := rest.CopyConfig(cluster.RESTConfig())
+	cfg.WrapTransport = lostAnswers(func(r *http.Request) bool { return r.Method == http.MethodPost })
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	spec := testJobSpec(1)
+	spec.Namespace, spec.Name = "default", "answer-lost"
+	t.Cleanup(func() {
+		_ = cluster.Client().BatchV1().Jobs("default").Delete(context.Background(), spec.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+	})
+
+	created, err := CreateWorkload(ctx, clusterOf(client), spec, newTestOwnership(t))
+	require.Error(t, err)
+	require.True(t, created, "the Job exists: the caller must keep it in the state, or it is orphaned")
+	require.Contains(t, err.Error(), "may have been created")
+
+	// Nothing was created when the request never reached the server.
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPost {
+				return nil, errors.New("dial tcp: connection refused")
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	client, err = kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	spec.Name = "never-sent"
+	created, err = CreateWorkload(ctx, clusterOf(client), spec, newTestOwnership(t))
+	require.Error(t, err)
+	require.False(t, created, "the look afterwards found nothing: no state")
 }
