@@ -29,7 +29,7 @@ type tolerationModel struct {
 // tolerationObjectType is the Terraform type of a tolerationModel.
 var tolerationObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"key": types.StringType, "operator": types.StringType, "value": types.StringType,
-	"effect": types.StringType, "toleration_seconds": types.Int64Type,
+	"effect": types.StringType, "toleration_seconds": wholeNumberType{},
 }}
 
 // tolerationAttributes is the schema of one toleration, as in a pod spec.
@@ -54,6 +54,7 @@ func tolerationAttributes() map[string]schema.Attribute {
 			Validators:          []validator.String{stringvalidator.OneOf(tolerationEffects...)},
 		},
 		"toleration_seconds": schema.Int64Attribute{
+			CustomType:          wholeNumberType{},
 			Optional:            true,
 			MarkdownDescription: "With effect `NoExecute`, how long the pod stays bound after the taint appears; forever when unset.",
 			Validators:          []validator.Int64{int64validator.AtLeast(0)},

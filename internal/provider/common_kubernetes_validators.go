@@ -2,12 +2,14 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -120,12 +122,26 @@ func (labelsValidator) ValidateMap(_ context.Context, req validator.MapRequest, 
 	}
 }
 
+// annotationsMaxBytes is how large a map of annotations may be, counted
+// as the API server counts it (apimachinery's ValidateAnnotationsSize: the
+// sum of len(key)+len(value), in bytes): Kubernetes' 256 KiB
+// (TotalAnnotationSizeLimitB) less 4 KiB kept for what is added to the
+// same objects after the plan: this provider's owner marker on the
+// workload (48 bytes), and on a Deployment's ReplicaSets, which copy its
+// annotations, the Deployment controller's revision, revision-history (up
+// to 2000 characters), desired-replicas and max-replicas annotations
+// (about 2.2 KB in all). A map over it passes the API server for the
+// Deployment and then fails for its ReplicaSet, so the rollout never
+// starts.
+const annotationsMaxBytes = apivalidation.TotalAnnotationSizeLimitB - 4<<10
+
 // annotationsValidator accepts a map of Kubernetes annotations: the keys
-// must be qualified names; values are free text.
+// must be qualified names (in any case), values are free text, and the
+// whole map at most annotationsMaxBytes.
 type annotationsValidator struct{}
 
 func (annotationsValidator) Description(context.Context) string {
-	return "keys must be Kubernetes qualified names, e.g. \"example.com/owner\""
+	return fmt.Sprintf("keys must be Kubernetes qualified names, e.g. \"example.com/owner\"; keys and values together at most %d bytes", annotationsMaxBytes)
 }
 func (v annotationsValidator) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
@@ -135,11 +151,22 @@ func (annotationsValidator) ValidateMap(_ context.Context, req validator.MapRequ
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	for key := range req.ConfigValue.Elements() {
+	size, unknown := 0, false
+	for key, value := range req.ConfigValue.Elements() {
 		if errs := validation.IsQualifiedName(strings.ToLower(key)); len(errs) > 0 {
 			resp.Diagnostics.AddAttributeError(req.Path.AtMapKey(key), "Invalid annotation key",
 				req.Path.String()+" key "+quote(key)+" is not a qualified name: "+strings.Join(errs, "; ")+".")
 		}
+		s, ok := stringValueOf(value)
+		unknown = unknown || (!ok && !value.IsNull())
+		size += len(key) + len(s)
+	}
+	if !unknown && size > annotationsMaxBytes { // with an unknown value, the API server checks at apply
+		resp.Diagnostics.AddAttributeError(req.Path, "Annotations too large",
+			fmt.Sprintf("%s holds %d bytes of keys and values, more than %d (%d KiB): Kubernetes limits an object's annotations to %d KiB "+
+				"in all, and 4 KiB are kept for the annotations added to the workload and its ReplicaSets. "+
+				"Keep large data out of annotations: in a ConfigMap or a volume.",
+				req.Path, size, annotationsMaxBytes, annotationsMaxBytes>>10, apivalidation.TotalAnnotationSizeLimitB>>10))
 	}
 }
 

@@ -100,15 +100,15 @@ func devicePluginConfigBlock() schema.SingleNestedBlock {
 		},
 		Blocks: map[string]schema.Block{
 			"time_slicing": devicePluginSharingBlock("Time-slicing: each GPU is advertised `replicas` times and the pods given the same GPU "+
-				"take turns on it, with no memory or fault isolation.", "mps"),
+				"take turns on it, with no memory or fault isolation.", "mps", timeSlicingReplicas),
 			"mps": devicePluginSharingBlock("MPS (Multi-Process Service): each GPU is advertised `replicas` times and its memory and compute "+
 				"split evenly among the clients; the MPS control daemon DaemonSet (`<name>-mps-control-daemon`) is deployed too, on nodes "+
-				"GPU Feature Discovery labels `nvidia.com/mps.capable=true`.", "time_slicing"),
+				"GPU Feature Discovery labels `nvidia.com/mps.capable=true`.", "time_slicing", mpsReplicas),
 		},
 	}
 }
 
-func devicePluginSharingBlock(description, conflictsWith string) schema.SingleNestedBlock {
+func devicePluginSharingBlock(description, conflictsWith string, replicas replicasBound) schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
 		MarkdownDescription: description + " Conflicts with `" + conflictsWith + "`.",
 		Validators:          []validator.Object{objectvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName(conflictsWith))},
@@ -138,9 +138,10 @@ func devicePluginSharingBlock(description, conflictsWith string) schema.SingleNe
 						Validators:          []validator.String{devicePluginResourceNameValidator{}},
 					},
 					"replicas": schema.Int64Attribute{
+						CustomType:          wholeNumberType{},
 						Required:            true,
-						MarkdownDescription: "How many pods may share one device: at least 2 (1 would not share).",
-						Validators:          []validator.Int64{int64validator.AtLeast(2)},
+						MarkdownDescription: fmt.Sprintf("How many pods may share one device: at least 2 (1 would not share), at most %d (%s).", replicas.max, replicas.why),
+						Validators:          []validator.Int64{int64validator.AtLeast(2), replicas},
 					},
 					"rename": schema.StringAttribute{
 						Optional: true,

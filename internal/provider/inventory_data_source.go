@@ -95,6 +95,7 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 						Validators: []validator.Float64{float64validator.AtLeast(0)},
 					},
 					"min_free_gpus": schema.Int64Attribute{
+						CustomType:          wholeNumberType{},
 						Optional:            true,
 						MarkdownDescription: "Least number of allocatable GPUs not requested by running pods.",
 						Validators:          []validator.Int64{int64validator.AtLeast(0)},
