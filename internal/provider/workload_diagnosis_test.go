@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
@@ -306,4 +307,38 @@ func TestAccWorkload_tooManyGPUsListsTheLargestNodesFirst(t *testing.T) {
 	testAccCreateFails(t, ns, diagnosisWorkload(ns, "job", "    count = 16", longCreateTimeout),
 		wrapped("no node can ever run it as written: 0 of 9 nodes can run it: 1 has no NVIDIA GPU (cpu-0), "+
 			"8 have fewer than 16 nvidia.com/gpu allocatable in all (gpu-p4d-0: 8, gpu-p5-0: 8, gpu-a-0: 1, gpu-a-1: 1, gpu-a-2: 1 and 3 more)"))
+}
+
+func TestAccWorkload_cordonedNodeCountsOnlyOnceUncordoned(t *testing.T) {
+	testAccPreCheck(t)
+	ns := testNamespace(t, "wl-cordon")
+	// Two A10G nodes of the test's own, one of them cordoned.
+	label := map[string]string{"gpu-test": "cordon"}
+	diagnosisTestNodes(t,
+		k8s.NodeSpec{Name: "wl-cordon-g5-0", InstanceType: instanceType(t, "g5.xlarge"), ExtraLabels: label},
+		k8s.NodeSpec{Name: "wl-cordon-g5-1", InstanceType: instanceType(t, "g5.xlarge"), ExtraLabels: label},
+	)
+	_, err := cluster.Client().CoreV1().Nodes().Patch(context.Background(), "wl-cordon-g5-1", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	deployment := func(replicas int, timeout string) string {
+		return diagnosisWorkload(ns, "deployment", "    count = 1", fmt.Sprintf(`
+  node_selector = { "gpu-test" = "cordon" }
+  deployment {
+    replicas = %d
+  }
+  timeouts {
+    create = %q
+  }`, replicas, timeout))
+	}
+	// Three replicas exceed the two nodes even once the cordon is lifted:
+	// it fails at once.
+	testAccCreateFails(t, ns, deployment(3, "10m"),
+		wrapped("deployment.replicas is 3, but the nodes its pods can use hold at most 2 replicas of 1 nvidia.com/gpu at once, "+
+			"even with every GPU free (wl-cordon-g5-0: 1, wl-cordon-g5-1: 1 (cordoned)), so 1 replica can never be scheduled."))
+	// Two fit once the cordon is lifted: it waits, and says for what.
+	testAccCreateFails(t, ns, deployment(2, "10s"),
+		wrapped("the rollout did not finish in time", "1 is cordoned (wl-cordon-g5-1)",
+			"The nodes that take pods now hold 1 of its 2 replicas (wl-cordon-g5-0: 1, wl-cordon-g5-1: 1 (cordoned)); "+
+				"the rest run once wl-cordon-g5-1 (cordoned) takes pods again, or raise the timeout."))
 }
