@@ -29,6 +29,16 @@ package kube
 // nothing says the API server stayed down. Watches are followed up to
 // their response headers only; a watch whose stream breaks later is
 // re-established by its informer, and that request counts.
+//
+// A request refused for the connection's credentials or TLS settings (a
+// 401, a certificate this client cannot verify, a handshake the server
+// refused: see auth_transport.go) is no unreachability: something
+// answered. It is a rejection, and a guarded wait ends with it (a
+// *CredentialsError) as soon as one of its requests, or any other since
+// the wait began, is rejected; where the credentials refresh themselves
+// (an exec plugin, a token file, an auth provider) only after a second
+// rejection in a row, since the first makes an exec plugin fetch new ones.
+// Any other answer ends the run of rejections.
 
 import (
 	"context"
@@ -93,24 +103,32 @@ func IsUnreachable(err error) bool {
 	return errors.As(err, &unreachable)
 }
 
-// unreachableCause returns the *UnreachableError that ended ctx (a context
-// returned by Cluster.guardWait, or one derived from it), or nil when ctx
-// has not ended or ended for another reason (its own deadline, its
-// caller's cancellation). A wait calls it once its watch has returned:
+// guardCause returns the *UnreachableError or *CredentialsError that ended
+// ctx (a context returned by Cluster.guardWait, or one derived from it), or
+// nil when ctx has not ended or ended for another reason (its own
+// deadline, its caller's cancellation). A wait calls it once its watch has
+// returned:
 //
 //	ctx, cancel := c.guardWait(ctx)
 //	defer cancel()
 //	_, err := watchtools.UntilWithSync(ctx, ...)
-//	if unreachable := unreachableCause(ctx); unreachable != nil {
-//		return fmt.Errorf("waiting for Job %s: %w", name, unreachable)
+//	if cause := guardCause(ctx); cause != nil {
+//		return fmt.Errorf("waiting for Job %s: %w", name, cause)
 //	}
 //
 // Asking after cancel is as good: a context keeps the first cause it ended
-// with, and cancel's own is context.Canceled, which is no unreachability.
-func unreachableCause(ctx context.Context) error {
-	var unreachable *UnreachableError
-	if errors.As(context.Cause(ctx), &unreachable) {
+// with, and cancel's own is context.Canceled, which is neither.
+func guardCause(ctx context.Context) error {
+	var (
+		unreachable *UnreachableError
+		rejection   *CredentialsError
+	)
+	cause := context.Cause(ctx)
+	switch {
+	case errors.As(cause, &unreachable):
 		return unreachable
+	case errors.As(cause, &rejection):
+		return rejection
 	}
 	return nil
 }
@@ -134,6 +152,15 @@ type reachability struct {
 	// lastFailure and lastErr are the latest failure of that stretch.
 	lastFailure time.Time
 	lastErr     error
+
+	// rejectionsToFail is how many rejections in a row end a guarded wait.
+	rejectionsToFail int
+	// rejectedInARow counts the rejections since the last accepted
+	// request; rejection is the latest of them, and rejectedAt when the
+	// run reached rejectionsToFail (zero before).
+	rejectedInARow int
+	rejection      *CredentialsError
+	rejectedAt     time.Time
 }
 
 // pendingRequest is one request waiting for its response headers.
@@ -146,7 +173,7 @@ type pendingRequest struct {
 // a URL, or host[:port]); the waits it guards give up after limit of
 // unreachability.
 func newReachability(host string, limit time.Duration) *reachability {
-	return &reachability{host: hostOf(host), limit: limit, pending: map[*pendingRequest]struct{}{}}
+	return &reachability{host: hostOf(host), limit: limit, pending: map[*pendingRequest]struct{}{}, rejectionsToFail: 1}
 }
 
 // hostOf returns the host[:port] of a rest.Config Host, which may lack a
@@ -221,6 +248,45 @@ func (r *reachability) abandoned(request *pendingRequest) {
 	delete(r.pending, request)
 }
 
+// rejected records that a request was refused for the connection's
+// credentials or TLS settings at at. A nil r records nothing.
+func (r *reachability) rejected(err *CredentialsError, at time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rejectedInARow++
+	r.rejection = err
+	if r.rejectedInARow >= r.rejectionsToFail && r.rejectedAt.IsZero() {
+		r.rejectedAt = at
+	}
+}
+
+// accepted records a request that the API server answered, with anything
+// but a 401 or 502-504: the run of rejections is over. A nil r records
+// nothing.
+func (r *reachability) accepted() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rejectedInARow, r.rejection, r.rejectedAt = 0, nil, time.Time{}
+}
+
+// rejectedSince returns the latest rejection when a run of rejections long
+// enough to end a wait has reached that length at or after start, and nil
+// otherwise.
+func (r *reachability) rejectedSince(start time.Time) *CredentialsError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rejectedAt.IsZero() || r.rejectedAt.Before(start) {
+		return nil
+	}
+	return r.rejection
+}
+
 // unreachable returns an *UnreachableError when, at now, the API server has
 // been unreachable for longer than the limit, and nil otherwise.
 func (r *reachability) unreachable(now time.Time) *UnreachableError {
@@ -260,14 +326,16 @@ func (r *reachability) checkInterval() time.Duration {
 
 // guardWait returns a child of ctx that ends, with an *UnreachableError as
 // its cause, once the API server has been unreachable for longer than the
-// Cluster's UnreachableLimit; a stretch that began before the wait counts
-// from its beginning. Every wait runs under it:
+// Cluster's UnreachableLimit (a stretch that began before the wait counts
+// from its beginning), or with a *CredentialsError once requests have been
+// rejected for the connection's credentials or TLS settings since the wait
+// began (see the file comment). Every wait runs under it:
 //
 //	ctx, cancel := c.guardWait(ctx)
 //	defer cancel()
 //
-// and, once its watch has returned an error, asks unreachableCause(ctx)
-// (or errors.As on context.Cause(ctx)) whether that is why. A goroutine
+// and, once its watch has returned an error, asks guardCause(ctx) (or
+// errors.As on context.Cause(ctx)) whether that is why. A goroutine
 // checks the API server's reachability until cancel is called or ctx ends;
 // cancel returns once it has stopped. A Cluster without a reachability (a
 // test's) returns context.WithCancel(ctx).
@@ -277,9 +345,10 @@ func (c *Cluster) guardWait(ctx context.Context) (context.Context, context.Cance
 	}
 	guarded, cancel := context.WithCancelCause(ctx)
 	stopped := make(chan struct{})
+	start := time.Now()
 	go func() {
 		defer close(stopped)
-		c.reach.enforceLimit(guarded, cancel)
+		c.reach.enforceLimit(guarded, cancel, start)
 	}()
 	return guarded, func() {
 		cancel(nil)
@@ -287,10 +356,11 @@ func (c *Cluster) guardWait(ctx context.Context) (context.Context, context.Cance
 	}
 }
 
-// enforceLimit ends ctx with an *UnreachableError once the API server has
-// been unreachable for longer than the limit; it returns then, or when ctx
-// ends.
-func (r *reachability) enforceLimit(ctx context.Context, cancel context.CancelCauseFunc) {
+// enforceLimit ends ctx with a *CredentialsError once requests have been
+// rejected since start, or with an *UnreachableError once the API server
+// has been unreachable for longer than the limit; it returns then, or when
+// ctx ends.
+func (r *reachability) enforceLimit(ctx context.Context, cancel context.CancelCauseFunc, start time.Time) {
 	ticker := time.NewTicker(r.checkInterval())
 	defer ticker.Stop()
 	for {
@@ -298,6 +368,14 @@ func (r *reachability) enforceLimit(ctx context.Context, cancel context.CancelCa
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+			if rejection := r.rejectedSince(start); rejection != nil {
+				tflog.Warn(ctx, "Kubernetes API server rejected the connection's credentials or TLS settings: ending the wait", map[string]any{
+					"host":  r.host,
+					"error": rejection.Error(),
+				})
+				cancel(rejection)
+				return
+			}
 			unreachable := r.unreachable(time.Now())
 			if unreachable == nil {
 				continue
@@ -315,8 +393,9 @@ func (r *reachability) enforceLimit(ctx context.Context, cancel context.CancelCa
 }
 
 // wrapTransport is the Cluster's rest.Config WrapTransport: it wraps the
-// transport that sends each request (client-go puts its authentication
-// wrappers around it, so requests arrive with their Authorization header).
+// credentials transport (auth_transport.go), which wraps the one that
+// sends each request; client-go puts its authentication wrappers around
+// both, so requests arrive with their Authorization header.
 func (r *reachability) wrapTransport(next http.RoundTripper) http.RoundTripper {
 	return &reachabilityTransport{next: next, reach: r}
 }
@@ -348,11 +427,20 @@ func (t *reachabilityTransport) RoundTrip(req *http.Request) (*http.Response, er
 	if isWatch(req.URL) {
 		fields["watch"] = true
 	}
+	var rejection *CredentialsError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		t.reach.abandoned(request)
 		fields["error"] = err.Error()
 		tflog.Debug(ctx, "Kubernetes API request ended by its caller", fields)
+	case errors.As(err, &rejection):
+		if rejection.sent {
+			t.reach.answered(request, end) // a TLS peer answered: reachable
+		} else {
+			t.reach.abandoned(request) // never sent: says nothing
+		}
+		fields["error"] = err.Error()
+		tflog.Warn(ctx, "Kubernetes API request refused for the connection's credentials or TLS settings: waits end on it", fields)
 	case err != nil:
 		t.reach.failed(request, end, fmt.Errorf("%s %s: %w", req.Method, path, err))
 		fields["error"] = err.Error()

@@ -200,16 +200,16 @@ func TestUnreachableErrorIsFoundThroughWrapsAndContexts(t *testing.T) {
 	fired, cancelFired := context.WithCancelCause(context.Background())
 	child, cancelChild := context.WithTimeout(fired, time.Hour)
 	defer cancelChild()
-	require.NoError(t, unreachableCause(fired), "a context still running has no cause")
+	require.NoError(t, guardCause(fired), "a context still running has no cause")
 	cancelFired(unreachable)
-	require.Same(t, unreachable, unreachableCause(fired))
-	require.Same(t, unreachable, unreachableCause(child), "a context derived from a guarded one inherits its cause")
+	require.Same(t, unreachable, guardCause(fired))
+	require.Same(t, unreachable, guardCause(child), "a context derived from a guarded one inherits its cause")
 	cancelFired(nil)
-	require.Same(t, unreachable, unreachableCause(fired), "a later cancel keeps the first cause")
+	require.Same(t, unreachable, guardCause(fired), "a later cancel keeps the first cause")
 
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-	require.NoError(t, unreachableCause(canceled))
+	require.NoError(t, guardCause(canceled))
 }
 
 func TestReachabilityHostOfConfigHost(t *testing.T) {
@@ -285,7 +285,7 @@ func TestReachabilityGuardFiresOnceNothingAnswersForLongerThanTheLimit(t *testin
 			}
 			require.NoError(t, ctx.Err(), "the guard fired within %s", testBound)
 
-			cause := unreachableCause(guarded)
+			cause := guardCause(guarded)
 			require.Error(t, cause)
 			require.True(t, IsUnreachable(cause))
 			require.True(t, IsUnreachable(fmt.Errorf("waiting: %w", context.Cause(guarded))))
@@ -350,7 +350,7 @@ func TestReachabilityGuardFiresWhileARequestHangsWithoutAnswer(t *testing.T) {
 		t.Fatalf("the guard did not fire within %s", testBound)
 	}
 	var unreachable *UnreachableError
-	require.ErrorAs(t, unreachableCause(guarded), &unreachable)
+	require.ErrorAs(t, guardCause(guarded), &unreachable)
 	require.Equal(t, blackHole, unreachable.Host)
 	require.False(t, unreachable.Since.Before(sentAfter))
 	require.ErrorContains(t, unreachable.Last, "GET /api/v1/namespaces/default/configmaps/gpu-config: no response in ")
@@ -436,7 +436,7 @@ func TestReachabilityGuardStopsItsGoroutine(t *testing.T) {
 	cancel()
 	require.Equal(t, base, guardGoroutines(), "cancel returns once the goroutine has stopped")
 	require.ErrorIs(t, guarded.Err(), context.Canceled)
-	require.NoError(t, unreachableCause(guarded))
+	require.NoError(t, guardCause(guarded))
 
 	parent, cancelParent := context.WithCancel(context.Background())
 	_, cancel = c.guardWait(parent)
@@ -572,7 +572,12 @@ type cuttableProxy struct {
 }
 
 func newCuttableProxy(t *testing.T, backend string) *cuttableProxy {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	return newCuttableProxyOn(t, "127.0.0.1", backend)
+}
+
+// newCuttableProxyOn is newCuttableProxy listening on a free port of host.
+func newCuttableProxyOn(t *testing.T, host, backend string) *cuttableProxy {
+	listener, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	require.NoError(t, err)
 	p := &cuttableProxy{t: t, addr: listener.Addr().String(), backend: backend, conns: map[net.Conn]struct{}{}}
 	p.serve(listener)
@@ -694,9 +699,10 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
-// connectForTest connects to the plain-HTTP API server at addr.
+// connectForTest connects to the plain-HTTP API server at addr, allowing
+// the bearer token to go over plain HTTP.
 func connectForTest(t *testing.T, addr string, limit time.Duration, bearerToken string) *Cluster {
-	c, err := Connect(&rest.Config{Host: "http://" + addr, BearerToken: bearerToken}, ClusterOptions{UnreachableLimit: limit})
+	c, err := Connect(&rest.Config{Host: "http://" + addr, BearerToken: bearerToken}, ClusterOptions{UnreachableLimit: limit, AllowPlaintextCredentials: true})
 	require.NoError(t, err)
 	return c
 }

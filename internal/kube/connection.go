@@ -24,6 +24,12 @@ type ConnectionSettings struct {
 	ClientCertificate    string
 	ClientKey            string
 	Insecure             bool
+	// AllowPlaintextCredentials lets credentials go to an http:// API
+	// server (kubernetes.allow_plaintext_credentials). Off, they never do:
+	// Validate and Resolve refuse such settings, and a Cluster refuses any
+	// request that would carry credentials over plain HTTP. It has no
+	// environment variable: the opt-in is written in the configuration.
+	AllowPlaintextCredentials bool
 }
 
 // Environment variables read when the matching attribute is not set. They are
@@ -91,29 +97,50 @@ type SettingError struct {
 func (e SettingError) Error() string { return "kubernetes." + e.Attribute + ": " + e.Problem }
 
 // Validate reports settings that can never work, naming the attribute and the
-// fix. It never touches the network or the filesystem.
+// fix. It never touches the network or the filesystem. It judges the block
+// as written: Resolve judges it again with the environment filled in.
 func (s ConnectionSettings) Validate() []SettingError {
+	return s.validate(attributeName, true)
+}
+
+// attributeName is the block attribute attr, e.g. "kubernetes.token".
+func attributeName(attr string) string { return "kubernetes." + attr }
+
+// validate reports settings that can never work; name(attr) says where
+// attr's value came from. With plaintext, it also refuses credentials for
+// an http:// host without the opt-in: Resolve checks that on the resolved
+// client configuration instead, which knows a kubeconfig's server too.
+func (s ConnectionSettings) validate(name func(attr string) string, plaintext bool) []SettingError {
 	var errs []SettingError
 	add := func(attr, problem string) { errs = append(errs, SettingError{attr, problem}) }
 	if s.ConfigPath != "" && s.Host != "" {
-		add("host", "kubernetes.config_path and kubernetes.host are both set: use a kubeconfig file or an explicit host, not both")
+		add("host", name("config_path")+" and "+name("host")+" are both set: use a kubeconfig file or an explicit host, not both")
 	}
 	if s.ConfigContext != "" && s.Host != "" {
-		add("config_context", "kubernetes.config_context only applies to a kubeconfig file: remove it, or remove kubernetes.host")
+		add("config_context", name("config_context")+" only applies to a kubeconfig file: remove it, or remove "+name("host"))
 	}
 	if s.Host != "" {
-		if err := validateHost(s.Host); err != nil {
+		if err := validateHost(s.Host, name("host")); err != nil {
 			add("host", err.Error())
 		}
 	}
+	// Credentials and a CA only apply to an explicit host: a kubeconfig's
+	// come from its user and cluster, and would silently replace them.
+	if s.ConfigPath != "" {
+		for _, attr := range s.hostOnlyAttributes() {
+			add(attr, name(attr)+" only applies with kubernetes.host: with a kubeconfig ("+name("config_path")+
+				"), the credentials and CA come from its user and cluster and this would be ignored. Remove "+name(attr)+
+				", or replace "+name("config_path")+" with kubernetes.host")
+		}
+	}
 	if s.ClientCertificate != "" && s.ClientKey == "" {
-		add("client_key", "kubernetes.client_certificate is set without kubernetes.client_key: set both or neither")
+		add("client_key", name("client_certificate")+" is set without "+name("client_key")+": set both or neither")
 	}
 	if s.ClientKey != "" && s.ClientCertificate == "" {
-		add("client_certificate", "kubernetes.client_key is set without kubernetes.client_certificate: set both or neither")
+		add("client_certificate", name("client_key")+" is set without "+name("client_certificate")+": set both or neither")
 	}
 	if s.Insecure && s.ClusterCACertificate != "" {
-		add("insecure", "kubernetes.insecure = true turns off the check that kubernetes.cluster_ca_certificate is for: remove one of them")
+		add("insecure", name("insecure")+" = true turns off the check that "+name("cluster_ca_certificate")+" is for: remove one of them")
 	}
 	for _, pem := range []struct{ attr, value string }{
 		{"cluster_ca_certificate", s.ClusterCACertificate},
@@ -121,82 +148,235 @@ func (s ConnectionSettings) Validate() []SettingError {
 		{"client_key", s.ClientKey},
 	} {
 		if pem.value != "" && !strings.Contains(pem.value, "-----BEGIN ") {
-			add(pem.attr, "kubernetes."+pem.attr+" is not PEM-encoded: give the PEM text (for example file(\"ca.crt\") or base64decode(var.ca_data)), not a path or base64")
+			add(pem.attr, name(pem.attr)+" is not PEM-encoded: give the PEM text (for example file(\"ca.crt\") or base64decode(var.ca_data)), not a path or base64")
+		}
+	}
+	if plaintext && !s.AllowPlaintextCredentials && isPlainHTTP(s.Host) {
+		var exposed []string
+		if s.Token != "" {
+			exposed = append(exposed, "the token in "+name("token")+" would travel in cleartext")
+		}
+		if s.ClientCertificate != "" || s.ClientKey != "" {
+			exposed = append(exposed, "the client certificate in "+name("client_certificate")+" cannot authenticate without TLS")
+		}
+		if len(exposed) > 0 {
+			add("host", fmt.Sprintf("%s %q is plain HTTP: %s. Use an https:// URL, or set kubernetes.allow_plaintext_credentials = true "+
+				"to send credentials over plain HTTP anyway (only on a network you trust)", name("host"), s.Host, strings.Join(exposed, ", and ")))
 		}
 	}
 	return errs
 }
 
-func validateHost(host string) error {
+// hostOnlyAttributes are the set attributes that only apply with an
+// explicit host.
+func (s ConnectionSettings) hostOnlyAttributes() []string {
+	var attrs []string
+	for _, a := range []struct{ attr, value string }{
+		{"token", s.Token},
+		{"client_certificate", s.ClientCertificate},
+		{"client_key", s.ClientKey},
+		{"cluster_ca_certificate", s.ClusterCACertificate},
+	} {
+		if a.value != "" {
+			attrs = append(attrs, a.attr)
+		}
+	}
+	return attrs
+}
+
+func validateHost(host, name string) error {
 	u, err := url.Parse(host)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("kubernetes.host %q is not a URL: write it as https://HOST[:PORT]", host)
+		return fmt.Errorf("%s %q is not a URL: write it as https://HOST[:PORT]", name, host)
 	}
 	return nil
 }
 
-// RESTConfig resolves the settings into a client-go configuration: an explicit
-// host, then a kubeconfig file, then KUBECONFIG or ~/.kube/config, then the
-// in-cluster service account. It reads files but does not contact the cluster.
-func (s ConnectionSettings) RESTConfig() (*rest.Config, error) {
-	if problems := s.Validate(); len(problems) > 0 {
-		errs := make([]error, len(problems))
-		for i, p := range problems {
-			errs[i] = p
-		}
-		return nil, errors.Join(errs...)
-	}
-	var (
-		cfg *rest.Config
-		err error
-	)
-	switch {
-	case s.Host != "":
-		cfg = &rest.Config{
-			Host:        s.Host,
-			BearerToken: s.Token,
-			TLSClientConfig: rest.TLSClientConfig{
-				Insecure: s.Insecure,
-				CAData:   []byte(s.ClusterCACertificate),
-				CertData: []byte(s.ClientCertificate),
-				KeyData:  []byte(s.ClientKey),
-			},
-		}
-	case s.ConfigPath != "":
-		cfg, err = s.fromKubeconfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: expandHome(s.ConfigPath)})
-	case os.Getenv("KUBECONFIG") != "" || fileExists(clientcmd.RecommendedHomeFile):
-		cfg, err = s.fromKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules())
-	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
-		cfg, err = rest.InClusterConfig()
-	default:
-		return nil, errors.New("no Kubernetes cluster configured: set kubernetes.config_path or kubernetes.host in the provider block, or KUBECONFIG in the environment")
-	}
+// isPlainHTTP reports whether host is an http:// URL.
+func isPlainHTTP(host string) bool {
+	u, err := url.Parse(host)
+	return err == nil && u.Scheme == "http"
+}
+
+// Connection is a cluster's resolved connection: the client configuration,
+// where each of its settings came from (for errors that name the setting
+// to fix), and whether credentials may go over plain HTTP.
+type Connection struct {
+	config         *rest.Config
+	origin         origin
+	allowPlaintext bool
+}
+
+// Connect builds a Cluster for the connection without contacting it.
+func (c *Connection) Connect(opts ClusterOptions) (*Cluster, error) {
+	opts.AllowPlaintextCredentials = c.allowPlaintext
+	return connect(c.config, opts, c.origin)
+}
+
+// Resolve fills the unset settings from the environment (WithEnvironment),
+// validates them, and resolves them into a Connection: an explicit host,
+// then a kubeconfig file, then KUBECONFIG or ~/.kube/config, then the
+// in-cluster service account. It reads files but neither contacts the
+// cluster nor runs an exec plugin. Its errors name the attribute or
+// environment variable each value came from. Credentials bound for an
+// http:// server without AllowPlaintextCredentials fail with a
+// *CredentialsError, whichever source they came from; a kubeconfig user's
+// fail with it too, since client-go would drop them.
+func (s ConnectionSettings) Resolve(getenv func(string) string) (*Connection, error) {
+	merged, err := s.WithEnvironment(getenv)
 	if err != nil {
 		return nil, err
 	}
-	cfg.UserAgent = "terraform-provider-gpu"
-	return cfg, nil
+	name := func(attr string) string {
+		if env, ok := merged.fromEnvironment(s, attr); ok {
+			return env
+		}
+		return attributeName(attr)
+	}
+	problems := merged.validate(name, false)
+	if merged.Host == "" && merged.ConfigPath == "" {
+		// A kubeconfig found by default, or the in-cluster configuration,
+		// has credentials and a CA of its own.
+		for _, attr := range merged.hostOnlyAttributes() {
+			problems = append(problems, SettingError{attr, name(attr) + " only applies with kubernetes.host (or KUBE_HOST), which is not set: " +
+				"the connection would come from a kubeconfig or the in-cluster service account and ignore it. Remove " + name(attr) +
+				", or set kubernetes.host"})
+		}
+	}
+	if len(problems) > 0 {
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = errors.New(p.Problem)
+		}
+		return nil, errors.Join(errs...)
+	}
+	conn, err := merged.connection(name)
+	if err != nil {
+		return nil, err
+	}
+	conn.config.UserAgent = "terraform-provider-gpu"
+	conn.allowPlaintext = s.AllowPlaintextCredentials
+	if err := conn.checkPlaintext(); err != nil {
+		return nil, err
+	}
+	return conn, nil
 }
 
-func (s ConnectionSettings) fromKubeconfig(rules *clientcmd.ClientConfigLoadingRules) (*rest.Config, error) {
+// fromEnvironment returns the environment variable that attr's value in s
+// (the settings with the environment filled in) came from, when block (the
+// settings as configured) left attr unset.
+func (s ConnectionSettings) fromEnvironment(block ConnectionSettings, attr string) (string, bool) {
+	fields := map[string]struct {
+		env           string
+		merged, block string
+	}{
+		"config_path":            {EnvConfigPath, s.ConfigPath, block.ConfigPath},
+		"config_context":         {EnvConfigContext, s.ConfigContext, block.ConfigContext},
+		"host":                   {EnvHost, s.Host, block.Host},
+		"token":                  {EnvToken, s.Token, block.Token},
+		"cluster_ca_certificate": {EnvClusterCACertificate, s.ClusterCACertificate, block.ClusterCACertificate},
+		"client_certificate":     {EnvClientCertificate, s.ClientCertificate, block.ClientCertificate},
+		"client_key":             {EnvClientKey, s.ClientKey, block.ClientKey},
+		"insecure":               {EnvInsecure, strconv.FormatBool(s.Insecure), strconv.FormatBool(block.Insecure)},
+	}
+	f, ok := fields[attr]
+	if !ok || f.block != "" && f.block != "false" || f.merged == "" || f.merged == "false" {
+		return "", false
+	}
+	return f.env, true
+}
+
+// connection resolves validated settings; name(attr) says where attr's
+// value came from.
+func (s ConnectionSettings) connection(name func(attr string) string) (*Connection, error) {
+	switch {
+	case s.Host != "":
+		return &Connection{
+			config: &rest.Config{
+				Host:        s.Host,
+				BearerToken: s.Token,
+				TLSClientConfig: rest.TLSClientConfig{
+					Insecure: s.Insecure,
+					CAData:   []byte(s.ClusterCACertificate),
+					CertData: []byte(s.ClientCertificate),
+					KeyData:  []byte(s.ClientKey),
+				},
+			},
+			origin: explicitOrigin(s, name),
+		}, nil
+	case s.ConfigPath != "":
+		path := expandHome(s.ConfigPath)
+		return s.fromKubeconfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, kubeconfigSource{files: path, chosenBy: name("config_path")}, name)
+	case os.Getenv("KUBECONFIG") != "":
+		return s.fromKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules(), kubeconfigSource{files: os.Getenv("KUBECONFIG"), chosenBy: "KUBECONFIG"}, name)
+	case fileExists(clientcmd.RecommendedHomeFile):
+		return s.fromKubeconfig(clientcmd.NewDefaultClientConfigLoadingRules(), kubeconfigSource{files: clientcmd.RecommendedHomeFile, chosenBy: "the default location"}, name)
+	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("loading the in-cluster configuration: %w", err)
+		}
+		return &Connection{config: cfg, origin: inClusterOrigin(cfg)}, nil
+	default:
+		return nil, errors.New("no Kubernetes cluster configured: set kubernetes.config_path or kubernetes.host in the provider block, or KUBECONFIG in the environment")
+	}
+}
+
+// fromKubeconfig loads the context of the kubeconfig that rules find;
+// src names the files and what chose them.
+func (s ConnectionSettings) fromKubeconfig(rules *clientcmd.ClientConfigLoadingRules, src kubeconfigSource, name func(attr string) string) (*Connection, error) {
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: s.ConfigContext}
 	if s.Insecure {
 		overrides.ClusterInfo.InsecureSkipTLSVerify = true
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := loader.ClientConfig()
 	if err != nil {
-		where := rules.ExplicitPath
-		if where == "" {
-			where = strings.Join(rules.Precedence, ":")
-		}
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", where, err)
+		return nil, fmt.Errorf("loading kubeconfig %s (%s): %w", src.files, src.chosenBy, err)
+	}
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s (%s): %w", src.files, src.chosenBy, err)
 	}
 	if s.Insecure {
 		// A kubeconfig CA and insecure cannot coexist in client-go.
 		cfg.TLSClientConfig.CAData = nil
 		cfg.TLSClientConfig.CAFile = ""
 	}
-	return cfg, nil
+	src.contextName, src.contextFrom = raw.CurrentContext, "its current-context"
+	if s.ConfigContext != "" {
+		src.contextName, src.contextFrom = s.ConfigContext, name("config_context")
+	}
+	if s.Insecure {
+		src.insecureFrom = name("insecure")
+	}
+	o := kubeconfigOrigin(raw, src, cfg)
+	if u, _, err := rest.DefaultServerUrlFor(cfg); err == nil && u.Scheme == "http" && !o.kinds.none() {
+		return nil, kubeconfigPlaintextError(o, serverOf(u))
+	}
+	return &Connection{config: cfg, origin: o}, nil
+}
+
+// checkPlaintext refuses credentials bound for a plain-HTTP server, unless
+// allowed. The server's scheme is client-go's own reading of the host: a
+// host without one is plain HTTP unless a CA, a client certificate or
+// insecure is set.
+func (c *Connection) checkPlaintext() error {
+	if c.allowPlaintext || !hasCredentials(c.config) {
+		return nil
+	}
+	u, _, err := rest.DefaultServerUrlFor(c.config)
+	if err != nil || u.Scheme != "http" {
+		return nil // a host that does not parse fails when the client is built
+	}
+	return plaintextCredentialsError(c.origin, serverOf(u))
+}
+
+// hasCredentials reports whether cfg authenticates its requests in any way.
+func hasCredentials(cfg *rest.Config) bool {
+	return cfg.BearerToken != "" || cfg.BearerTokenFile != "" || cfg.Username != "" || cfg.Password != "" ||
+		len(cfg.CertData) > 0 || cfg.CertFile != "" || len(cfg.KeyData) > 0 || cfg.KeyFile != "" ||
+		cfg.ExecProvider != nil || cfg.AuthProvider != nil
 }
 
 func expandHome(path string) string {

@@ -26,6 +26,12 @@ func TestConnectionSettingsValidate(t *testing.T) {
 		{"A client key needs its certificate.", ConnectionSettings{Host: "https://h", ClientKey: testPEM}, []string{"client_certificate"}},
 		{"Insecure and a CA conflict.", ConnectionSettings{Host: "https://h", Insecure: true, ClusterCACertificate: testPEM}, []string{"insecure"}},
 		{"A CA given as a path is rejected.", ConnectionSettings{Host: "https://h", ClusterCACertificate: "/etc/ca.crt"}, []string{"cluster_ca_certificate"}},
+		{"A token with a kubeconfig is rejected, not silently ignored.", ConnectionSettings{ConfigPath: "kc", Token: "t"}, []string{"token"}},
+		{"A client certificate and a CA with a kubeconfig are rejected.", ConnectionSettings{ConfigPath: "kc", ClientCertificate: testPEM, ClientKey: testPEM, ClusterCACertificate: testPEM},
+			[]string{"client_certificate", "client_key", "cluster_ca_certificate"}},
+		{"A token without a host is valid in the block: KUBE_HOST may give one.", ConnectionSettings{Token: "t"}, nil},
+		{"A token for an http:// host is refused.", ConnectionSettings{Host: "http://h", Token: "t"}, []string{"host"}},
+		{"A token for an http:// host with the opt-in is valid.", ConnectionSettings{Host: "http://h", Token: "t", AllowPlaintextCredentials: true}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.description, func(t *testing.T) {
@@ -91,7 +97,10 @@ func TestConnectionSettingsWithEnvironment(t *testing.T) {
 	}
 }
 
-func TestRESTConfigFromKubeconfigContext(t *testing.T) {
+// noEnvironment is a getenv with no KUBE_* variables set.
+func noEnvironment(string) string { return "" }
+
+func TestResolveKubeconfigContext(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config")
 	require.NoError(t, os.WriteFile(path, []byte(`apiVersion: v1
@@ -112,18 +121,63 @@ contexts:
   context: {cluster: b, user: u}
 `), 0o600))
 
-	cfg, err := ConnectionSettings{ConfigPath: path}.RESTConfig()
+	conn, err := ConnectionSettings{ConfigPath: path}.Resolve(noEnvironment)
 	require.NoError(t, err)
-	require.Equal(t, "https://a.example:6443", cfg.Host)
+	require.Equal(t, "https://a.example:6443", conn.config.Host)
 
-	cfg, err = ConnectionSettings{ConfigPath: path, ConfigContext: "b"}.RESTConfig()
+	conn, err = ConnectionSettings{ConfigPath: path, ConfigContext: "b"}.Resolve(noEnvironment)
 	require.NoError(t, err)
-	require.Equal(t, "https://b.example:6443", cfg.Host)
-	require.False(t, cfg.Insecure, "TLS verification stays on by default")
+	require.Equal(t, "https://b.example:6443", conn.config.Host)
+	require.False(t, conn.config.Insecure, "TLS verification stays on by default")
 
-	_, err = ConnectionSettings{ConfigPath: path, ConfigContext: "missing"}.RESTConfig()
+	_, err = ConnectionSettings{ConfigPath: path, ConfigContext: "missing"}.Resolve(noEnvironment)
 	require.ErrorContains(t, err, "missing")
 
-	_, err = ConnectionSettings{ConfigPath: filepath.Join(dir, "absent")}.RESTConfig()
+	_, err = ConnectionSettings{ConfigPath: filepath.Join(dir, "absent")}.Resolve(noEnvironment)
 	require.ErrorContains(t, err, "absent")
+}
+
+func TestResolveNamesTheEnvironmentVariableAValueCameFrom(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	tests := []struct {
+		description string
+		settings    ConnectionSettings
+		env         map[string]string
+		want        string
+	}{
+		{
+			description: "A host from KUBE_HOST is named KUBE_HOST.",
+			env:         map[string]string{EnvHost: "10.0.0.1:6443"},
+			want:        `KUBE_HOST "10.0.0.1:6443" is not a URL`,
+		},
+		{
+			description: "KUBE_INSECURE with a CA from the block.",
+			settings:    ConnectionSettings{Host: "https://h", ClusterCACertificate: testPEM},
+			env:         map[string]string{EnvInsecure: "true"},
+			want:        "KUBE_INSECURE = true turns off the check that kubernetes.cluster_ca_certificate is for",
+		},
+		{
+			description: "KUBE_TOKEN with KUBE_CONFIG_PATH would be ignored: refused.",
+			env:         map[string]string{EnvConfigPath: "kc", EnvToken: "t"},
+			want:        "KUBE_TOKEN only applies with kubernetes.host: with a kubeconfig (KUBE_CONFIG_PATH)",
+		},
+		{
+			description: "A token without any host would be ignored for a default kubeconfig: refused.",
+			settings:    ConnectionSettings{Token: "t"},
+			want:        "kubernetes.token only applies with kubernetes.host (or KUBE_HOST), which is not set",
+		},
+		{
+			description: "KUBE_CLUSTER_CA_CERT_DATA without any host: refused.",
+			env:         map[string]string{EnvClusterCACertificate: testPEM},
+			want:        "KUBE_CLUSTER_CA_CERT_DATA only applies with kubernetes.host (or KUBE_HOST), which is not set",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.description, func(t *testing.T) {
+			_, err := tc.settings.Resolve(env(tc.env))
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }

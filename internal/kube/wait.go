@@ -79,17 +79,18 @@ func WaitForObject[T runtime.Object, L runtime.Object](ctx context.Context, lw L
 }
 
 // runWait runs wait under a context that ends once the API server has been
-// unreachable for longer than the Cluster's limit, and logs it as what (a
-// word such as "job_completion") on the object id, with its duration. When
-// the API server was unreachable, that is the error: whatever wait made of
-// its canceled context says less.
+// unreachable for longer than the Cluster's limit or has rejected the
+// connection's credentials (guardWait), and logs it as what (a word such
+// as "job_completion") on the object id, with its duration. When the guard
+// ended it, its cause is the error: whatever wait made of its canceled
+// context says less.
 func (c *Cluster) runWait(ctx context.Context, what, id string, wait func(context.Context) error) error {
 	guarded, cancel := c.guardWait(ctx)
 	defer cancel()
 	waited := startWait(ctx, what, id)
 	err := wait(guarded)
-	if unreachable := unreachableCause(guarded); unreachable != nil {
-		err = fmt.Errorf("waiting for %s: %w", id, unreachable)
+	if cause := guardCause(guarded); cause != nil {
+		err = fmt.Errorf("waiting for %s: %w", id, cause)
 	}
 	waited(err)
 	return err

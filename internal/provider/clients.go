@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -13,7 +14,9 @@ import (
 
 // Clients is what Configure hands to resources and data sources: the
 // provider's settings, and the backend clients built from them on first use.
-// Nothing is contacted, and no credential is looked up, until a resource asks.
+// Nothing is contacted until a resource asks; Configure only resolves the
+// Kubernetes settings (reading a kubeconfig, running no exec plugin) to
+// refuse credentials bound for a plain-HTTP server.
 type Clients struct {
 	kubernetes kube.ConnectionSettings
 	// kubeUnreachableLimit is kubernetes.unreachable_timeout; zero means
@@ -35,21 +38,38 @@ func (c *Clients) env(key string) string {
 }
 
 // Kubernetes returns the cluster, building its client on the first call.
+// The Cluster is per Configure, so per Terraform command: nothing
+// authenticated outlives the command that configured it.
 func (c *Clients) Kubernetes() (*kube.Cluster, error) {
 	c.kubeOnce.Do(func() {
-		settings, err := c.kubernetes.WithEnvironment(c.env)
+		conn, err := c.kubernetes.Resolve(c.env)
 		if err != nil {
 			c.kubeErr = err
 			return
 		}
-		cfg, err := settings.RESTConfig()
-		if err != nil {
-			c.kubeErr = err
-			return
-		}
-		c.kubeCluster, c.kubeErr = kube.Connect(cfg, kube.ClusterOptions{UserAgent: c.userAgent, UnreachableLimit: c.kubeUnreachableLimit})
+		c.kubeCluster, c.kubeErr = conn.Connect(kube.ClusterOptions{UserAgent: c.userAgent, UnreachableLimit: c.kubeUnreachableLimit})
 	})
 	return c.kubeCluster, c.kubeErr
+}
+
+// refusePlaintextCredentials is Configure's check, at plan time, that no
+// credentials would go to a plain-HTTP API server without the opt-in,
+// wherever they come from: the block (known only now when it refers to
+// other resources), the KUBE_* variables, or a kubeconfig. Nothing else is
+// reported here: a configuration that uses no Kubernetes resource needs no
+// working Kubernetes settings, and their other problems surface on first
+// use. block is the configured `kubernetes` block, nil when absent.
+func (c *Clients) refusePlaintextCredentials(block *kubernetesBlockModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if block != nil && block.anyUnknown() {
+		return diags // checked again when the client is built
+	}
+	_, err := c.kubernetes.Resolve(c.env)
+	var refused *kube.CredentialsError
+	if errors.As(err, &refused) {
+		diags.AddError("Invalid kubernetes provider configuration", err.Error())
+	}
+	return diags
 }
 
 // kubernetesFor returns the cluster for a resource operation, or nil after

@@ -86,6 +86,7 @@ func (p *GPUProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		kubeUnreachableLimit: config.Kubernetes.unreachableLimit(),
 		userAgent:            "terraform-provider-gpu/" + p.version,
 	}
+	resp.Diagnostics.Append(clients.refusePlaintextCredentials(config.Kubernetes)...)
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 }

@@ -21,7 +21,10 @@ type kubernetesBlockModel struct {
 	ClientCertificate    types.String `tfsdk:"client_certificate"`
 	ClientKey            types.String `tfsdk:"client_key"`
 	Insecure             types.Bool   `tfsdk:"insecure"`
-	UnreachableTimeout   types.String `tfsdk:"unreachable_timeout"`
+	// AllowPlaintextCredentials is the opt-in to credentials over plain
+	// HTTP; see kube.ConnectionSettings.
+	AllowPlaintextCredentials types.Bool   `tfsdk:"allow_plaintext_credentials"`
+	UnreachableTimeout        types.String `tfsdk:"unreachable_timeout"`
 }
 
 func kubernetesBlockSchema() schema.SingleNestedBlock {
@@ -30,7 +33,9 @@ func kubernetesBlockSchema() schema.SingleNestedBlock {
 			"(`source = \"kubernetes\"`). Set a kubeconfig (`config_path`, `config_context`) or an explicit `host` with credentials, not both. " +
 			"Unset attributes fall back to the environment variables hashicorp/kubernetes reads (`KUBE_CONFIG_PATH`, `KUBE_CTX`, `KUBE_HOST`, " +
 			"`KUBE_TOKEN`, `KUBE_CLUSTER_CA_CERT_DATA`, `KUBE_CLIENT_CERT_DATA`, `KUBE_CLIENT_KEY_DATA`, `KUBE_INSECURE`), then to `KUBECONFIG` " +
-			"or `~/.kube/config`, then to the in-cluster service account.",
+			"or `~/.kube/config`, then to the in-cluster service account. Credentials never go to an `http://` server unless " +
+			"`allow_plaintext_credentials = true`. When the API server rejects the credentials or TLS fails, the error names the settings in use " +
+			"and where each came from (attribute, environment variable, or kubeconfig user, cluster and context), never a secret.",
 		Attributes: map[string]schema.Attribute{
 			"config_path": schema.StringAttribute{
 				Optional:            true,
@@ -41,21 +46,23 @@ func kubernetesBlockSchema() schema.SingleNestedBlock {
 				MarkdownDescription: "Context of the kubeconfig to use instead of its current context. Environment: `KUBE_CTX`.",
 			},
 			"host": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "URL of the Kubernetes API server, e.g. `https://1.2.3.4:6443`. Environment: `KUBE_HOST`. Conflicts with `config_path`.",
+				Optional: true,
+				MarkdownDescription: "URL of the Kubernetes API server, e.g. `https://1.2.3.4:6443`. Environment: `KUBE_HOST`. Conflicts with `config_path`. " +
+					"An `http://` URL takes no credentials unless `allow_plaintext_credentials = true`.",
 			},
 			"token": schema.StringAttribute{
 				Optional:            true,
 				Sensitive:           true,
-				MarkdownDescription: "Bearer token for `host`. Environment: `KUBE_TOKEN`.",
+				MarkdownDescription: "Bearer token for `host`; only with `host` (a kubeconfig's user has its own). Environment: `KUBE_TOKEN`.",
 			},
 			"cluster_ca_certificate": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "PEM-encoded CA certificate that signed the API server's certificate. Environment: `KUBE_CLUSTER_CA_CERT_DATA`.",
+				Optional: true,
+				MarkdownDescription: "PEM-encoded CA certificate that signed the API server's certificate; only with `host` (a kubeconfig's cluster has its own). " +
+					"Unset, the system's trusted CAs verify the server. Environment: `KUBE_CLUSTER_CA_CERT_DATA`.",
 			},
 			"client_certificate": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "PEM-encoded client certificate for TLS client authentication; needs `client_key`. Environment: `KUBE_CLIENT_CERT_DATA`.",
+				MarkdownDescription: "PEM-encoded client certificate for TLS client authentication; needs `client_key`, only with `host`. Environment: `KUBE_CLIENT_CERT_DATA`.",
 			},
 			"client_key": schema.StringAttribute{
 				Optional:            true,
@@ -65,6 +72,14 @@ func kubernetesBlockSchema() schema.SingleNestedBlock {
 			"insecure": schema.BoolAttribute{
 				Optional:            true,
 				MarkdownDescription: "Skip verification of the API server's certificate. Off by default; conflicts with `cluster_ca_certificate`. Environment: `KUBE_INSECURE`.",
+			},
+			"allow_plaintext_credentials": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Send credentials to an `http://` API server, where anyone on the network path can read them. Off by default: " +
+					"credentials bound for a plain-HTTP server (a token or client certificate from these attributes or the `KUBE_*` variables, or a " +
+					"kubeconfig user's token, token file, password, exec plugin or auth provider) fail `terraform plan` with an error naming where they " +
+					"came from, and no request carries an `Authorization` header over plain HTTP, redirects included. A plain-HTTP server without " +
+					"credentials needs no opt-in. Turn it on only for a server on a network you trust; it has no environment variable.",
 			},
 			"unreachable_timeout": schema.StringAttribute{
 				Optional: true,
@@ -80,6 +95,7 @@ func kubernetesBlockSchema() schema.SingleNestedBlock {
 func (m *kubernetesBlockModel) anyUnknown() bool {
 	for _, v := range []interface{ IsUnknown() bool }{
 		m.ConfigPath, m.ConfigContext, m.Host, m.Token, m.ClusterCACertificate, m.ClientCertificate, m.ClientKey, m.Insecure,
+		m.AllowPlaintextCredentials,
 	} {
 		if v.IsUnknown() {
 			return true
@@ -102,6 +118,8 @@ func (m *kubernetesBlockModel) settings() kube.ConnectionSettings {
 		ClientCertificate:    m.ClientCertificate.ValueString(),
 		ClientKey:            m.ClientKey.ValueString(),
 		Insecure:             m.Insecure.ValueBool(),
+
+		AllowPlaintextCredentials: m.AllowPlaintextCredentials.ValueBool(),
 	}
 }
 
