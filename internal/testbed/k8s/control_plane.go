@@ -94,6 +94,12 @@ func (l *layout) apiServerArgs() []string {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + l.creds.serviceAccountPublicKeyFile,
 		"--service-account-signing-key-file=" + l.creds.serviceAccountKeyFile,
+		// A token is authenticated against its service account (name and
+		// UID) whenever the API server's 10-second cache of successful
+		// token authentications (which has no flag) has lapsed: deleting
+		// the account revokes its tokens, as on any cluster. It is the
+		// default; written out, it stays so.
+		"--service-account-lookup=true",
 		"--allow-privileged=true", // device plugin and driver DaemonSets are privileged
 		// Never dial a node's host name; the testbed's nodes all say 127.0.0.1.
 		"--kubelet-preferred-address-types=InternalIP",
