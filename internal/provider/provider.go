@@ -87,6 +87,7 @@ func (p *GPUProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		userAgent:            "terraform-provider-gpu/" + p.version,
 	}
 	resp.Diagnostics.Append(clients.refusePlaintextCredentials(config.Kubernetes)...)
+	recordPlanReads(clients, config.Kubernetes)
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 }

@@ -12,14 +12,17 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
-// ModifyPlan replaces a Job whose change Kubernetes cannot make in place.
-// Which changes those are is not listed here: each top-level attribute or
-// block that changed is tried on its own on the prior state, and it forces
-// a replacement when the Job the result builds differs from the prior Job
-// in more than the fields Kubernetes lets a Job change
-// (kube.JobNeedsReplacement). A new attribute is covered without a list to
-// keep; a change whose value is unknown until apply replaces the Job.
+// ModifyPlan warns about a gpu block no node can serve today
+// (warnAboutGPUOffer, workload_plan_offer.go), and replaces a Job whose
+// change Kubernetes cannot make in place. Which changes those are is not
+// listed here: each top-level attribute or block that changed is tried on
+// its own on the prior state, and it forces a replacement when the Job the
+// result builds differs from the prior Job in more than the fields
+// Kubernetes lets a Job change (kube.JobNeedsReplacement). A new attribute
+// is covered without a list to keep; a change whose value is unknown until
+// apply replaces the Job.
 func (r *WorkloadResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.warnAboutGPUOffer(ctx, req, resp)
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
