@@ -75,11 +75,11 @@ func kubernetesBlockSchema() schema.SingleNestedBlock {
 			},
 			"allow_plaintext_credentials": schema.BoolAttribute{
 				Optional: true,
-				MarkdownDescription: "Send credentials to an `http://` API server, where anyone on the network path can read them. Off by default: " +
-					"credentials bound for a plain-HTTP server (a token or client certificate from these attributes or the `KUBE_*` variables, or a " +
-					"kubeconfig user's token, token file, password, exec plugin or auth provider) fail `terraform plan` with an error naming where they " +
-					"came from, and no request carries an `Authorization` header over plain HTTP, redirects included. A plain-HTTP server without " +
-					"credentials needs no opt-in. Turn it on only for a server on a network you trust; it has no environment variable.",
+				MarkdownDescription: "Send credentials to an `http://` `host` (or `KUBE_HOST`), where anyone on the network path can read them. Off by default: " +
+					"a token or client certificate bound for a plain-HTTP server fails `terraform plan` with an error naming where each came from, and no " +
+					"request carries an `Authorization` header over plain HTTP, redirects and exec plugins included. A kubeconfig user's credentials " +
+					"never go to a plain-HTTP server, opted in or not (client-go leaves them out), so such a kubeconfig fails the plan either way. " +
+					"A plain-HTTP server without credentials needs no opt-in. Turn it on only for a server on a network you trust; it has no environment variable.",
 			},
 			"unreachable_timeout": schema.StringAttribute{
 				Optional: true,

@@ -1,0 +1,330 @@
+package provider
+
+// The provider's credentials through the real Terraform CLI: credentials
+// never go to a plain-HTTP API server without
+// kubernetes.allow_plaintext_credentials, whichever way they are given;
+// credentials the testbed's API server rejects (a wrong token, the token of
+// a deleted service account, a foreign CA) fail every resource and data
+// source with an error that names the setting to fix.
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// credentialListener stands where an API server would be, on plain HTTP:
+// it counts the requests that carry an Authorization header, remembers the
+// last one, and answers 401 to everything.
+type credentialListener struct {
+	server      *httptest.Server
+	credentials atomic.Int64
+	lastAuth    atomic.Value // string
+}
+
+func newCredentialListener(t *testing.T) *credentialListener {
+	l := &credentialListener{}
+	l.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if auth := r.Header.Get("Authorization"); auth != "" {
+			l.credentials.Add(1)
+			l.lastAuth.Store(auth)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`)
+	}))
+	t.Cleanup(l.server.Close)
+	return l
+}
+
+func (l *credentialListener) authorization() string {
+	auth, _ := l.lastAuth.Load().(string)
+	return auth
+}
+
+// withEnvironment is a PreConfig that sets the KUBE_* variables of vars
+// and unsets the others, for the in-process provider; the test's end
+// unsets them all.
+func withEnvironment(t *testing.T, vars map[string]string) func() {
+	names := []string{"KUBE_CONFIG_PATH", "KUBE_CTX", "KUBE_HOST", "KUBE_TOKEN", "KUBE_CLUSTER_CA_CERT_DATA", "KUBE_CLIENT_CERT_DATA", "KUBE_CLIENT_KEY_DATA", "KUBE_INSECURE"}
+	t.Cleanup(func() {
+		for _, name := range names {
+			_ = os.Unsetenv(name)
+		}
+	})
+	return func() {
+		for _, name := range names {
+			if value, ok := vars[name]; ok {
+				require.NoError(t, os.Setenv(name, value))
+			} else {
+				require.NoError(t, os.Unsetenv(name))
+			}
+		}
+	}
+}
+
+// inventoryOnly is a configuration with the provider block kubernetes
+// and one gpu_inventory data source, read at plan time.
+func inventoryOnly(kubernetes string) string {
+	return fmt.Sprintf(`
+provider "gpu" {
+  kubernetes {
+%s
+  }
+}
+
+data "gpu_inventory" "all" {
+  source = "kubernetes"
+}
+`, kubernetes)
+}
+
+// credentialsKubeconfig writes a kubeconfig whose context "bed" joins
+// cluster "bed" (server, with caPEM when set) and user "intruder" with
+// token, and returns its path.
+func credentialsKubeconfig(t *testing.T, server, caPEM, token string) string {
+	t.Helper()
+	ca := ""
+	if caPEM != "" {
+		ca = "certificate-authority-data: " + base64.StdEncoding.EncodeToString([]byte(caPEM))
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+current-context: bed
+clusters:
+- name: bed
+  cluster:
+    server: %q
+    %s
+users:
+- name: intruder
+  user:
+    token: %q
+contexts:
+- name: bed
+  context: {cluster: bed, user: intruder}
+`, server, ca, token)), 0o600))
+	return path
+}
+
+func TestAccProvider_plaintextCredentialsNeverLeaveWithoutTheOptIn(t *testing.T) {
+	testAccPreCheck(t)
+	listener := newCredentialListener(t)
+	server := listener.server.URL
+	kubeconfig := credentialsKubeconfig(t, server, "", "kubeconfig-s3cr3t")
+	step := func(env map[string]string, kubernetes string, want *regexp.Regexp) resource.TestStep {
+		return resource.TestStep{PreConfig: withEnvironment(t, env), Config: inventoryOnly(kubernetes), PlanOnly: true, ExpectError: want}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			// Attributes: refused by ValidateConfig.
+			step(nil, fmt.Sprintf(`host = %q
+token = "attr-s3cr3t"`, server),
+				wrapped(fmt.Sprintf("kubernetes.host %q is plain HTTP: the token in kubernetes.token would travel in cleartext.", server),
+					"set kubernetes.allow_plaintext_credentials = true")),
+			// The environment: refused by Configure.
+			step(map[string]string{"KUBE_HOST": server, "KUBE_TOKEN": "env-s3cr3t"}, "",
+				wrapped("refusing to send credentials to the Kubernetes API server "+server+" over plain HTTP",
+					"in use: token from KUBE_TOKEN; server "+server+" from KUBE_HOST.", "Use an https:// URL in KUBE_HOST")),
+			step(map[string]string{"KUBE_TOKEN": "env-s3cr3t"}, fmt.Sprintf(`host = %q`, server),
+				wrapped("in use: token from KUBE_TOKEN; server "+server+" from kubernetes.host.")),
+			// A kubeconfig, from the block and from KUBE_CONFIG_PATH.
+			step(nil, fmt.Sprintf(`config_path = %q`, kubeconfig),
+				wrapped("client-go never sends a kubeconfig user's credentials over plain HTTP",
+					`in use: token of user "intruder" of context "bed" (its current-context) in kubeconfig `+kubeconfig+" (kubernetes.config_path)")),
+			step(map[string]string{"KUBE_CONFIG_PATH": kubeconfig}, "",
+				wrapped("client-go never sends a kubeconfig user's credentials over plain HTTP", "(KUBE_CONFIG_PATH)")),
+			// The opt-in does not make client-go send a kubeconfig's.
+			step(nil, fmt.Sprintf(`config_path = %q
+allow_plaintext_credentials = true`, kubeconfig),
+				wrapped("client-go never sends a kubeconfig user's credentials over plain HTTP")),
+		},
+	})
+	require.Zero(t, listener.credentials.Load(), "credentials arrived over plain HTTP without the opt-in; the last: %q", listener.authorization())
+
+	// With the opt-in, the token goes, and the listener's 401 is explained.
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			step(map[string]string{"KUBE_TOKEN": "optin-s3cr3t"}, fmt.Sprintf(`host = %q
+allow_plaintext_credentials = true`, server),
+				wrapped("rejected the credentials (HTTP 401 Unauthorized); in use: token from KUBE_TOKEN. Fix KUBE_TOKEN:")),
+		},
+	})
+	require.Equal(t, "Bearer optin-s3cr3t", listener.authorization())
+}
+
+func TestAccProvider_credentialsAKubeconfigWouldIgnoreAreRefused(t *testing.T) {
+	testAccPreCheck(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: withEnvironment(t, nil),
+				Config: inventoryOnly(fmt.Sprintf(`config_path = %q
+token = "would-be-ignored"`, cluster.KubeconfigPath())),
+				PlanOnly:    true,
+				ExpectError: wrapped("kubernetes.token only applies with kubernetes.host: with a kubeconfig (kubernetes.config_path)"),
+			},
+			{
+				PreConfig:   withEnvironment(t, map[string]string{"KUBE_CONFIG_PATH": cluster.KubeconfigPath(), "KUBE_TOKEN": "would-be-ignored"}),
+				Config:      inventoryOnly(""),
+				PlanOnly:    true,
+				ExpectError: wrapped("KUBE_TOKEN only applies with kubernetes.host: with a kubeconfig (KUBE_CONFIG_PATH)"),
+			},
+		},
+	})
+}
+
+func TestAccProvider_rejectedCredentialsNameTheSettingInEveryResource(t *testing.T) {
+	testAccPreCheck(t)
+	host := cluster.APIServerURL()
+	ca := string(cluster.RESTConfig().CAData)
+	namespace := "auth-rejected"
+	explicit := fmt.Sprintf(`host = %q
+cluster_ca_certificate = %q
+token = "wrong-s3cr3t"`, host, ca)
+	rejectedToken := wrapped("the Kubernetes API server "+host+" rejected the credentials (HTTP 401 Unauthorized); in use: token from kubernetes.token.",
+		"Fix kubernetes.token: the API server rejects a token that is wrong, expired or revoked")
+	resources := func(body string) string {
+		return fmt.Sprintf(`
+provider "gpu" {
+  kubernetes {
+%s
+  }
+}
+%s`, explicit, body)
+	}
+	otherCA, err := testbed.NewAuthority("some-other-ca")
+	require.NoError(t, err)
+	kubeconfig := credentialsKubeconfig(t, host, ca, "kubeconfig-s3cr3t")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{PreConfig: withEnvironment(t, nil), Config: inventoryOnly(explicit), PlanOnly: true, ExpectError: rejectedToken},
+			{Config: resources(fmt.Sprintf(`
+resource "gpu_workload" "train" {
+  kind = "job"
+  metadata {
+    name      = "train"
+    namespace = %q
+  }
+  container {
+    image = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+  }
+  gpu {
+    count = 1
+  }
+}`, namespace)), ExpectError: rejectedToken},
+			{Config: resources(fmt.Sprintf(`
+resource "gpu_device_plugin" "nvidia" {
+  namespace = %q
+}`, namespace)), ExpectError: rejectedToken},
+			{
+				PreConfig: withEnvironment(t, map[string]string{"KUBE_TOKEN": "wrong-s3cr3t"}),
+				Config: inventoryOnly(fmt.Sprintf(`host = %q
+cluster_ca_certificate = %q`, host, ca)),
+				PlanOnly:    true,
+				ExpectError: wrapped("in use: token from KUBE_TOKEN. Fix KUBE_TOKEN:"),
+			},
+			{
+				PreConfig: withEnvironment(t, nil),
+				Config: inventoryOnly(fmt.Sprintf(`host = %q
+cluster_ca_certificate = %q`, host, otherCA.CertPEM())),
+				PlanOnly: true,
+				ExpectError: wrapped(`presented a certificate issued by "CN=gpu-testbed-ca", which the CA in use does not vouch for;`,
+					`in use: CA "CN=some-other-ca" from kubernetes.cluster_ca_certificate.`,
+					"Set kubernetes.cluster_ca_certificate to the PEM of the CA that signed the API server's certificate."),
+			},
+			{
+				Config:   inventoryOnly(fmt.Sprintf(`config_path = %q`, kubeconfig)),
+				PlanOnly: true,
+				ExpectError: wrapped(`in use: token of user "intruder" of context "bed" (its current-context) in kubeconfig `+kubeconfig,
+					`Fix user "intruder" in kubeconfig `+kubeconfig, "or choose another context with kubernetes.config_context."),
+			},
+		},
+	})
+}
+
+func TestAccProvider_tokenOfADeletedServiceAccountFailsThePlan(t *testing.T) {
+	testAccPreCheck(t)
+	const account = "terraform-revoked"
+	token := serviceAccountWithToken(t, account)
+	host := cluster.APIServerURL()
+	ca := cluster.RESTConfig().CAData
+	config := inventoryOnly(fmt.Sprintf(`host = %q
+cluster_ca_certificate = %q
+token = %q`, host, ca, token))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			// Read, while the service account exists.
+			{PreConfig: withEnvironment(t, nil), Config: config},
+			// Plan, once it is deleted and the API server has noticed.
+			{
+				PreConfig: func() {
+					ctx := context.Background()
+					require.NoError(t, cluster.Client().CoreV1().ServiceAccounts(metav1.NamespaceDefault).Delete(ctx, account, metav1.DeleteOptions{}))
+					// kube-apiserver re-checks a token's service account
+					// once its 10 s cache of the authentication lapses.
+					client, err := kubernetes.NewForConfig(&rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+					require.NoError(t, err)
+					require.Eventually(t, func() bool {
+						_, err := client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+						return apierrors.IsUnauthorized(err)
+					}, 2*time.Minute, 100*time.Millisecond, "the API server keeps accepting the token of a deleted service account")
+				},
+				Config:   config,
+				PlanOnly: true,
+				ExpectError: wrapped("rejected the credentials (HTTP 401 Unauthorized); in use: token from kubernetes.token.",
+					"a service account's token stops working once the service account is deleted"),
+			},
+		},
+	})
+}
+
+// serviceAccountWithToken creates the service account name in the default
+// namespace, bound to cluster-admin, and returns a token for it; the test
+// deletes both at its end.
+func serviceAccountWithToken(t *testing.T, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	admin := cluster.Client()
+	accounts := admin.CoreV1().ServiceAccounts(metav1.NamespaceDefault)
+	_, err := accounts.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = accounts.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	bindings := admin.RbacV1().ClusterRoleBindings()
+	_, err = bindings.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: metav1.NamespaceDefault, Name: name}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bindings.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	request, err := accounts.CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return request.Status.Token
+}
