@@ -37,16 +37,6 @@ func NewOwnership() (Ownership, error) {
 	return Ownership{ID: "tf-" + hex.EncodeToString(b)}, nil
 }
 
-// AdoptedOwnership is the ownership of an imported object whose
-// AnnotationOwner is marker ("" when it has none): an object another
-// gpu resource created keeps its ID, an unmarked one is claimed as is.
-func AdoptedOwnership(marker, fallbackID string) Ownership {
-	if marker != "" {
-		return Ownership{ID: marker}
-	}
-	return Ownership{ID: fallbackID, ClaimsUnmarked: true}
-}
-
 // Owns reports whether an object whose AnnotationOwner is marker ("" when
 // it has none) belongs to o.
 func (o Ownership) Owns(marker string) bool {

@@ -1,74 +1,55 @@
 package provider
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
-// privateOwnership is the private-state key that holds a resource's
-// kube.Ownership: the marker its objects carry, so that a destroy deletes
-// only what this resource made and a read notices an object replaced out
-// of band.
-const privateOwnership = "ownership"
-
 // ownershipDescription is the part of a Kubernetes resource's description
 // that says how it tells its objects from others'.
-const ownershipDescription = "**Ownership.** Every object this resource creates carries the annotation `" + kube.AnnotationOwner + "` with an ID " +
-	"of this resource. A create never takes over an object that exists (it stops and says how to import it); a destroy deletes only " +
-	"objects carrying this resource's ID, so an object of the same name that someone made again outside Terraform is left alone, and " +
+const ownershipDescription = "**Ownership.** Every object this resource creates carries the annotation `" + kube.AnnotationOwner + "` with " +
+	"this resource's `owner_id`. A create never takes over an object that exists (it stops and says how to import it); a destroy deletes " +
+	"only objects carrying this resource's ID, so an object of the same name that someone made again outside Terraform is left alone, and " +
 	"a read that finds such an object drops it from the state with a warning. An import adopts the objects as they are. When someone " +
 	"else (kubectl, Helm, an operator) changed fields this resource sets, the next apply sets them back, as the plan showed, and a " +
 	"warning names the fields and who had changed them."
 
-// privateStateReader and privateStateWriter are what the framework's
-// request and response private state offer.
-type (
-	privateStateReader interface {
-		GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+// ownerIDAttribute is the `owner_id` attribute: the ID in the owner
+// annotation of the resource's objects. It lives in the state, not in
+// private state: Terraform hands a resource's private state to none of the
+// calls that destroy a tainted instance, and a tainted create is exactly
+// what must be destroyed precisely.
+func ownerIDAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "The value of the `" + kube.AnnotationOwner + "` annotation on the objects this resource created; empty for " +
+			"objects it imported without one (made by Helm or kubectl) or created by a version of this provider that did not mark objects yet.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
-	privateStateWriter interface {
-		SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-	}
-)
-
-type ownershipJSON struct {
-	ID             string `json:"id"`
-	ClaimsUnmarked bool   `json:"claims_unmarked,omitempty"`
 }
 
-// ownershipOf reads the resource's ownership from its private state. A
-// resource created by a version of this provider that kept none claims
-// what it named: its unmarked objects and a RuntimeClass marked with its
-// ID (legacyID), as that version marked it.
-func ownershipOf(ctx context.Context, private privateStateReader, legacyID string) (kube.Ownership, diag.Diagnostics) {
-	raw, diags := private.GetKey(ctx, privateOwnership)
-	if diags.HasError() || len(raw) == 0 {
-		return kube.Ownership{ID: legacyID, ClaimsUnmarked: true}, diags
+// ownershipOf is the ownership recorded in a state's owner_id. An empty
+// one (an import of unmarked objects, or a state from before owner_id)
+// claims the unmarked objects of the resource's names, and objects marked
+// with legacyID, which is how earlier versions marked a RuntimeClass.
+func ownershipOf(ownerID types.String, legacyID string) kube.Ownership {
+	if id := ownerID.ValueString(); id != "" {
+		return kube.Ownership{ID: id}
 	}
-	var o ownershipJSON
-	if err := json.Unmarshal(raw, &o); err != nil || o.ID == "" {
-		diags.AddError("reading the resource's private state", fmt.Sprintf("the ownership record %q cannot be read (%v): this is a bug in the provider; "+
-			"`terraform state rm` and `terraform import` the resource to recover", raw, err))
-		return kube.Ownership{}, diags
-	}
-	return kube.Ownership{ID: o.ID, ClaimsUnmarked: o.ClaimsUnmarked}, diags
+	return kube.Ownership{ID: legacyID, ClaimsUnmarked: true}
 }
 
-// setOwnership records o in the resource's private state.
-func setOwnership(ctx context.Context, private privateStateWriter, o kube.Ownership) diag.Diagnostics {
-	raw, err := json.Marshal(ownershipJSON(o))
-	if err != nil {
-		var diags diag.Diagnostics
-		diags.AddError("writing the resource's private state", err.Error())
-		return diags
-	}
-	return private.SetKey(ctx, privateOwnership, raw)
-}
+// adoptedOwnerID is the owner_id of an import: the marker of the objects
+// imported (made by another resource of this provider whose state was
+// lost), or empty for unmarked ones.
+func adoptedOwnerID(marker string) types.String { return types.StringValue(marker) }
 
 // newOwnership is kube.NewOwnership as diagnostics.
 func newOwnership(summary string, diags *diag.Diagnostics) kube.Ownership {

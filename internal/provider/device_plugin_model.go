@@ -20,6 +20,7 @@ import (
 // devicePluginModel is gpu_device_plugin's state.
 type devicePluginModel struct {
 	ID                 types.String `tfsdk:"id"`
+	OwnerID            types.String `tfsdk:"owner_id"`
 	Namespace          types.String `tfsdk:"namespace"`
 	DeleteNamespace    types.Bool   `tfsdk:"delete_namespace_if_not_empty"`
 	Name               types.String `tfsdk:"name"`

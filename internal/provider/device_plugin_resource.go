@@ -106,7 +106,7 @@ func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRe
 	}
 	// From here on the state is saved even on error, so that a failed
 	// create is tainted and destroyed (namespace included), not orphaned.
-	resp.Diagnostics.Append(setOwnership(ctx, resp.Private, owner)...)
+	plan.OwnerID = types.StringValue(owner.ID)
 	if created.NamespaceCreated {
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateNamespaceCreated, []byte("true"))...)
 	}
@@ -143,11 +143,7 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	owner, diags := ownershipOf(ctx, req.Private, id)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+	owner := ownershipOf(state.OwnerID, id)
 	live, err := kube.ReadDevicePlugin(ctx, cluster, state.Namespace.ValueString(), state.Name.ValueString(), owner)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
@@ -164,6 +160,9 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	if state.DeleteNamespace.IsNull() {
 		state.DeleteNamespace = types.BoolValue(false) // imported
+	}
+	if state.OwnerID.IsNull() {
+		state.OwnerID = types.StringValue("") // from before owner_id
 	}
 	if live.ConfigProblem != "" {
 		resp.Diagnostics.AddWarning(summary, "The plugin's config file cannot be read: "+live.ConfigProblem+
@@ -194,11 +193,8 @@ func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRe
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	owner, diags := ownershipOf(ctx, req.Private, spec.ID())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+	owner := ownershipOf(prior.OwnerID, spec.ID())
+	plan.OwnerID = prior.OwnerID
 	// The namespace may have been deleted out of band with the DaemonSet.
 	if created, err := kube.EnsureNamespace(ctx, cluster, spec.Namespace, owner); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
@@ -235,8 +231,7 @@ func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 	created, diags := req.Private.GetKey(ctx, privateNamespaceCreated)
 	resp.Diagnostics.Append(diags...)
-	owner, diags := ownershipOf(ctx, req.Private, spec.ID())
-	resp.Diagnostics.Append(diags...)
+	owner := ownershipOf(state.OwnerID, spec.ID())
 	timeout, diags := state.Timeouts.Delete(ctx, devicePluginDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -271,14 +266,13 @@ func (r *DevicePluginResource) ImportState(ctx context.Context, req resource.Imp
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	resp.Diagnostics.Append(r.adopt(ctx, namespace, name, resp.Private)...)
+	resp.Diagnostics.Append(r.adopt(ctx, namespace, name, resp)...)
 }
 
 // adopt records the ownership of an imported deployment: the marker of a
-// DaemonSet another gpu_device_plugin made, or a claim on the unmarked
-// objects of one Helm or kubectl made. Without a reachable cluster the
-// import still works; the first read then claims unmarked objects.
-func (r *DevicePluginResource) adopt(ctx context.Context, namespace, name string, private privateStateWriter) diag.Diagnostics {
+// DaemonSet another gpu_device_plugin made, or none for one Helm or
+// kubectl made (its unmarked objects are then claimed).
+func (r *DevicePluginResource) adopt(ctx context.Context, namespace, name string, resp *resource.ImportStateResponse) diag.Diagnostics {
 	var diags diag.Diagnostics
 	summary := fmt.Sprintf("importing NVIDIA device plugin (%s/%s)", namespace, name)
 	cluster := r.clients.kubernetesFor(summary, &diags)
@@ -293,7 +287,5 @@ func (r *DevicePluginResource) adopt(ctx context.Context, namespace, name string
 	if live == nil {
 		return diags // the read that follows says it does not exist
 	}
-	fresh := newOwnership(summary, &diags)
-	diags.Append(setOwnership(ctx, private, kube.AdoptedOwnership(live.Spec.Owner, fresh.ID))...)
-	return diags
+	return resp.State.SetAttribute(ctx, path.Root("owner_id"), adoptedOwnerID(live.Spec.Owner))
 }

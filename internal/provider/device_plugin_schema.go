@@ -67,6 +67,7 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "`namespace/name` of the plugin's DaemonSet.",
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		},
+		"owner_id": ownerIDAttribute(),
 		"namespace": schema.StringAttribute{
 			Optional: true,
 			Computed: true,

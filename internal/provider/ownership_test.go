@@ -116,8 +116,19 @@ resource "gpu_device_plugin" %q {
 			// import hint, and is not in the state.
 			ExpectError: wrapped("already exists", "terraform import"),
 		}},
-		// The winner is destroyed; the loser left nothing behind.
-		CheckDestroy: testAccDevicePluginDestroyed(ns, "nvidia-device-plugin", false),
+		// The winner is destroyed; the loser left nothing behind. (Either
+		// may have made the namespace: it goes with the winner when the
+		// winner made it, and stays, with a warning, when the loser did.)
+		CheckDestroy: func(*terraform.State) error {
+			ctx := context.Background()
+			if _, err := cluster.Client().AppsV1().DaemonSets(ns).Get(ctx, "nvidia-device-plugin", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("DaemonSet %s/nvidia-device-plugin is still there after destroy (err %v)", ns, err)
+			}
+			if _, err := cluster.Client().CoreV1().ConfigMaps(ns).Get(ctx, "nvidia-device-plugin-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("ConfigMap %s/nvidia-device-plugin-config is still there after destroy (err %v)", ns, err)
+			}
+			return nil
+		},
 	})
 }
 

@@ -18,6 +18,7 @@ const (
 // ValidateConfig and ModifyPlan look at single attributes instead.
 type workloadModel struct {
 	ID         types.String             `tfsdk:"id"`
+	OwnerID    types.String             `tfsdk:"owner_id"`
 	Kind       types.String             `tfsdk:"kind"`
 	Metadata   *workloadMetadataModel   `tfsdk:"metadata"`
 	Container  *workloadContainerModel  `tfsdk:"container"`

@@ -84,7 +84,7 @@ func (r *WorkloadResource) Create(ctx context.Context, req resource.CreateReques
 	// The workload exists (or may): record it even when the create's
 	// answer or the wait failed, so that Terraform taints it and the next
 	// apply or destroy cleans it up.
-	resp.Diagnostics.Append(setOwnership(ctx, resp.Private, owner)...)
+	plan.OwnerID = types.StringValue(owner.ID)
 	plan.ID = types.StringValue(spec.ID())
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
@@ -134,10 +134,9 @@ func (r *WorkloadResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	owner, diags := ownershipOf(ctx, req.Private, "")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	owner := ownershipOf(state.OwnerID, "")
+	if state.OwnerID.IsNull() {
+		state.OwnerID = types.StringValue("") // from before owner_id
 	}
 	live, err := kube.ReadWorkload(ctx, cluster, state.ref())
 	if err != nil {
@@ -198,11 +197,7 @@ func (r *WorkloadResource) Update(ctx context.Context, req resource.UpdateReques
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	owner, diags := ownershipOf(ctx, req.Private, "")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+	owner := ownershipOf(prior.OwnerID, "")
 	warning, err := kube.UpdateWorkload(ctx, cluster, spec, owner)
 	if warning != "" {
 		resp.Diagnostics.AddWarning(summary, warning)
@@ -230,11 +225,7 @@ func (r *WorkloadResource) Delete(ctx context.Context, req resource.DeleteReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	owner, diags := ownershipOf(ctx, req.Private, "")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+	owner := ownershipOf(state.OwnerID, "")
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := kube.DeleteWorkload(ctx, cluster, state.ref(), owner)
@@ -291,7 +282,6 @@ func (r *WorkloadResource) ImportState(ctx context.Context, req resource.ImportS
 		return
 	}
 	if live != nil {
-		fresh := newOwnership(summary, &resp.Diagnostics)
-		resp.Diagnostics.Append(setOwnership(ctx, resp.Private, kube.AdoptedOwnership(live.Spec.Owner, fresh.ID))...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("owner_id"), adoptedOwnerID(live.Spec.Owner))...)
 	}
 }

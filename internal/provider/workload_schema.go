@@ -60,6 +60,7 @@ func workloadSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "`namespace/name` of the Job or Deployment.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
+			"owner_id": ownerIDAttribute(),
 			"kind": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "What to run. Valid values are: " + backtickList(workloadKinds) + ": a Kubernetes Job that runs to completion, or a Deployment that keeps its replicas running. Changing it replaces the workload.",
