@@ -232,12 +232,6 @@ func foreground() metav1.DeleteOptions {
 	return metav1.DeleteOptions{PropagationPolicy: &policy}
 }
 
-func deleteIgnoringNotFound(kind, namespace, name string, err error) error {
-	if err == nil || apierrors.IsNotFound(err) {
-		return nil
-	}
-	return fmt.Errorf("deleting %s %s/%s: %w", kind, namespace, name, err)
-}
 
 // The Prometheus Operator's ServiceMonitor, written through the raw REST
 // client: the provider carries no client for that API group.
@@ -302,4 +296,3 @@ func serviceMonitorExists(ctx context.Context, client kubernetes.Interface, name
 	}
 	return true, true, nil
 }
-
