@@ -16,7 +16,7 @@ package kube
 //     strategy, one set per profile that the node advertises as the
 //     nvidia.com/mig-<profile> resource.
 //
-// A node GFD has not labelled (no GFD in the cluster, or not yet run on
+// A node GFD has not labeled (no GFD in the cluster, or not yet run on
 // it) offers nothing this can see.
 
 import (
@@ -38,8 +38,8 @@ import (
 type NodeGPUOffer struct {
 	// Nodes is how many nodes the cluster has, with or without GPUs.
 	Nodes int
-	// LabelledNodes is how many of them GFD labelled with a product.
-	LabelledNodes int
+	// LabeledNodes is how many of them GFD labeled with a product.
+	LabeledNodes int
 	// Products are the distinct nvidia.com/gpu.product values, sorted.
 	Products []string
 	// MIGProfiles are the MIG profiles some node offers as the
@@ -65,7 +65,7 @@ func ReadNodeGPUOffer(ctx context.Context, c *Cluster) (NodeGPUOffer, error) {
 	err := forEachNodeMetadata(ctx, c.client, DefaultPageSize, func(node *metav1.PartialObjectMetadata) {
 		offer.Nodes++
 		if p := node.Labels[gpulabels.Product]; p != "" {
-			offer.LabelledNodes++
+			offer.LabeledNodes++
 			products[p] = true
 		}
 		for key, value := range node.Labels {

@@ -70,7 +70,7 @@ func TestReadNodeGPUOfferOnRealAPIServer(t *testing.T) {
 	offer, err := ReadNodeGPUOffer(ctx, c)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, offer.Nodes, 5)
-	require.GreaterOrEqual(t, offer.LabelledNodes, 4, "the CPU node has no product")
+	require.GreaterOrEqual(t, offer.LabeledNodes, 4, "the CPU node has no product")
 	require.Subset(t, offer.Products, []string{"OFFER-H100-80GB-HBM3", "OFFER-A100-SXM4-40GB", "OFFER-A100-SXM4-40GB-MIG-2g.10gb"})
 	require.Subset(t, offer.MIGProfiles, []string{"1g.5gb", "3g.20gb"})
 	require.NotContains(t, offer.MIGProfiles, "2g.10gb", "under the single strategy a profile is advertised as nvidia.com/gpu, not nvidia.com/mig-<profile>")

@@ -17,7 +17,7 @@ import (
 )
 
 // This file warns, at plan, about a gpu block that asks for what no node
-// of the cluster has today: a gpu.products entry no node is labelled with
+// of the cluster has today: a gpu.products entry no node is labeled with
 // (with a did-you-mean for near misses such as NVIDIA-H100-80GB-HMB3), or a
 // gpu.mig_profile no node offers. They are warnings, not errors: nodes can
 // join later (a node group in the same apply), and the plan cannot know.
@@ -109,10 +109,10 @@ func gpuOfferRequestOf(gpu types.Object) (gpuOfferRequest, bool) {
 // affinity does: its nvidia.com/gpu.product equals it, or, with shared,
 // equals it with -SHARED appended.
 func productsWarning(ask gpuOfferRequest, offer kube.NodeGPUOffer) (summary, detail string) {
-	if offer.LabelledNodes == 0 {
+	if offer.LabeledNodes == 0 {
 		return "No node has GPU product labels",
 			fmt.Sprintf("None of the cluster's %d nodes has the nvidia.com/gpu.product label that GPU Feature Discovery writes, and gpu.products "+
-				"selects nodes by it: the workload cannot be scheduled until labelled nodes join. Deploy GPU Feature Discovery "+
+				"selects nodes by it: the workload cannot be scheduled until labeled nodes join. Deploy GPU Feature Discovery "+
 				"(gpu_device_plugin's gpu_feature_discovery block), or remove gpu.products.", offer.Nodes)
 	}
 	var missing, sentences []string
@@ -121,7 +121,7 @@ func productsWarning(ask gpuOfferRequest, offer kube.NodeGPUOffer) (summary, det
 			continue
 		}
 		missing = append(missing, p)
-		sentence := "No node is labelled " + gpulabels.Product + " = " + quote(p) + " today"
+		sentence := "No node is labeled " + gpulabels.Product + " = " + quote(p) + " today"
 		if suggestion := closestName(p, offer.Products, normalizeProductName); suggestion != "" {
 			sentence += "; did you mean " + quote(suggestion) + "?"
 		} else {
@@ -191,7 +191,7 @@ func normalizeProductName(s string) string {
 // closestName is the name in names nearest to want after normalize, or
 // "" when none is near: the same once normalized, containing it or
 // contained in it (an abbreviation such as "H100"), or within a few typos
-// (one per five characters, at least one; a swap of neighbours is one).
+// (one per five characters, at least one; a swap of neighbors is one).
 // Ties go to the first in names.
 func closestName(want string, names []string, normalize func(string) string) string {
 	w := normalize(want)
@@ -199,7 +199,8 @@ func closestName(want string, names []string, normalize func(string) string) str
 	for _, name := range names {
 		n := normalize(name)
 		d := editDistance(w, n)
-		if d > max(1, len(w)/5) && !(w != "" && (strings.Contains(n, w) || strings.Contains(w, n))) {
+		abbreviation := w != "" && (strings.Contains(n, w) || strings.Contains(w, n))
+		if d > max(1, len(w)/5) && !abbreviation {
 			continue
 		}
 		if bestDistance < 0 || d < bestDistance {

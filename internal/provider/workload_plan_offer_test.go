@@ -59,7 +59,7 @@ func TestAccWorkload_planWarnsAboutProductsNoNodeHas(t *testing.T) {
 	diags := terraformPlan(t, providerConfig()+offerWorkload(`    count    = 1
     products = ["NVIDIA-H100-80GB-HMB3"]`))
 	w := requireOneWarning(t, diags, `No node has gpu.products "NVIDIA-H100-80GB-HMB3"`, "products")
-	require.Contains(t, w.Detail, `No node is labelled nvidia.com/gpu.product = "NVIDIA-H100-80GB-HMB3" today; did you mean "NVIDIA-H100-80GB-HBM3"?`)
+	require.Contains(t, w.Detail, `No node is labeled nvidia.com/gpu.product = "NVIDIA-H100-80GB-HMB3" today; did you mean "NVIDIA-H100-80GB-HBM3"?`)
 	require.Contains(t, w.Detail, "Products on the nodes: NVIDIA-A100-SXM4-40GB, NVIDIA-A10G, NVIDIA-H100-80GB-HBM3, Tesla-T4.")
 	require.Contains(t, w.Detail, "No entry of gpu.products is on any node")
 
@@ -86,7 +86,7 @@ func TestAccWorkload_planWarnsAboutMIGProfilesNoNodeOffers(t *testing.T) {
 	require.Contains(t, w.Detail, "No node advertises nvidia.com/mig-7g.80gb today")
 	require.Contains(t, w.Detail, "No node offers MIG instances at all")
 
-	// An A100 node partitioned under the mixed strategy, labelled as GFD
+	// An A100 node partitioned under the mixed strategy, labeled as GFD
 	// labels it, and one under the single strategy.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -187,7 +187,7 @@ provider "gpu" {
 }
 
 func TestWarnAboutGPUOffer(t *testing.T) {
-	fleet := kube.NodeGPUOffer{Nodes: 3, LabelledNodes: 2, Products: []string{"NVIDIA-A10G", "NVIDIA-H100-80GB-HBM3"}, MIGProfiles: []string{"1g.10gb"}}
+	fleet := kube.NodeGPUOffer{Nodes: 3, LabeledNodes: 2, Products: []string{"NVIDIA-A10G", "NVIDIA-H100-80GB-HBM3"}, MIGProfiles: []string{"1g.10gb"}}
 	tests := []struct {
 		description string
 		offer       kube.NodeGPUOffer
@@ -204,15 +204,15 @@ func TestWarnAboutGPUOffer(t *testing.T) {
 		{"A changed gpu block is.", fleet,
 			func(m *workloadModel) { m.GPU.Products = []string{"NVIDIA-A10G"} },
 			func(m *workloadModel) { m.GPU.Products = []string{"NVIDIA-B200"} },
-			[]string{`No node is labelled nvidia.com/gpu.product = "NVIDIA-B200" today.`}},
+			[]string{`No node is labeled nvidia.com/gpu.product = "NVIDIA-B200" today.`}},
 		{"A cluster without nodes is not compared with.", kube.NodeGPUOffer{}, nil,
 			func(m *workloadModel) { m.GPU.Products = []string{"NVIDIA-B200"} }, nil},
 		{"Nodes without GFD labels cannot match products.", kube.NodeGPUOffer{Nodes: 2}, nil,
 			func(m *workloadModel) { m.GPU.Products = []string{"NVIDIA-A10G"} },
 			[]string{"None of the cluster's 2 nodes has the nvidia.com/gpu.product label"}},
-		{"With shared, a -SHARED product matches.", kube.NodeGPUOffer{Nodes: 1, LabelledNodes: 1, Products: []string{"Tesla-T4-SHARED"}}, nil,
+		{"With shared, a -SHARED product matches.", kube.NodeGPUOffer{Nodes: 1, LabeledNodes: 1, Products: []string{"Tesla-T4-SHARED"}}, nil,
 			func(m *workloadModel) { m.GPU.Products = []string{"Tesla-T4"}; m.GPU.Shared = types.BoolValue(true) }, nil},
-		{"Without shared, it does not: the pods would not go there.", kube.NodeGPUOffer{Nodes: 1, LabelledNodes: 1, Products: []string{"Tesla-T4-SHARED"}}, nil,
+		{"Without shared, it does not: the pods would not go there.", kube.NodeGPUOffer{Nodes: 1, LabeledNodes: 1, Products: []string{"Tesla-T4-SHARED"}}, nil,
 			func(m *workloadModel) { m.GPU.Products = []string{"Tesla-T4"} },
 			[]string{`did you mean "Tesla-T4-SHARED"?`}},
 		{"A MIG profile near one offered gets a did-you-mean.", fleet, nil,
@@ -265,7 +265,7 @@ func TestClosestName(t *testing.T) {
 		require.Equal(t, suggestion, closestName(want, products, normalizeProductName), want)
 	}
 	require.Empty(t, closestName("7g.80gb", []string{"1g.10gb"}, strings.ToLower), "two typos in a profile are too many to guess from")
-	require.Equal(t, 1, editDistance("hbm3", "hmb3"), "a swap of neighbours is one edit")
+	require.Equal(t, 1, editDistance("hbm3", "hmb3"), "a swap of neighbors is one edit")
 	require.Equal(t, 3, editDistance("kitten", "sitting"))
 	require.True(t, strings.HasPrefix(closestName("1g.20gb", []string{"1g.10gb", "7g.80gb"}, strings.ToLower), "1g.10gb"))
 }
