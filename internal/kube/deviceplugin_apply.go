@@ -232,7 +232,6 @@ func foreground() metav1.DeleteOptions {
 	return metav1.DeleteOptions{PropagationPolicy: &policy}
 }
 
-
 // The Prometheus Operator's ServiceMonitor, written through the raw REST
 // client: the provider carries no client for that API group.
 const (
