@@ -13,6 +13,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ func explicitOrigin(s ConnectionSettings, name func(attr string) string) origin 
 		unsetToken      = "kubernetes.token (or " + EnvToken + ")"
 		unsetCA         = "kubernetes.cluster_ca_certificate (or " + EnvClusterCACertificate + ")"
 	)
-	o := origin{server: settingUse{s.Host + " from " + name("host"), name("host")}, clientCertFix: unsetClientCert}
+	o := origin{server: settingUse{redactedHost(s.Host) + " from " + name("host"), name("host")}, clientCertFix: unsetClientCert}
 	if s.ClientCertificate != "" {
 		o.clientCertFix = name("client_certificate") + " and " + name("client_key")
 	}
@@ -143,7 +144,7 @@ func kubeconfigOrigin(raw clientcmdapi.Config, src kubeconfigSource, cfg *rest.C
 	if cluster.TLSServerName != "" {
 		serverFix += " or its tls-server-name"
 	}
-	o.server = settingUse{cfg.Host + " from " + clusterPhrase, serverFix}
+	o.server = settingUse{redactedHost(cfg.Host) + " from " + clusterPhrase, serverFix}
 
 	// The user as the kubeconfig writes it (its paths made absolute by
 	// the loader), not as client-go applied it: client-go leaves a user's
@@ -201,7 +202,7 @@ func kubeconfigOrigin(raw clientcmdapi.Config, src kubeconfigSource, cfg *rest.C
 func inClusterOrigin(cfg *rest.Config) origin {
 	const fix = "the pod's service account (or set kubernetes.host or kubernetes.config_path to leave the in-cluster configuration)"
 	return origin{
-		server:        settingUse{cfg.Host + " from KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT (in-cluster)", "KUBERNETES_SERVICE_HOST"},
+		server:        settingUse{redactedHost(cfg.Host) + " from KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT (in-cluster)", "KUBERNETES_SERVICE_HOST"},
 		credentials:   settingUse{"service account token file " + cfg.BearerTokenFile + " (in-cluster)", fix},
 		kinds:         credentialKinds{token: true},
 		clientCertFix: "kubernetes.client_certificate and kubernetes.client_key with kubernetes.host",
@@ -213,7 +214,7 @@ func inClusterOrigin(cfg *rest.Config) origin {
 // for a Cluster connected without ConnectionSettings (tests, tools).
 func configOrigin(cfg *rest.Config) origin {
 	const fix = "the client configuration's credentials"
-	o := origin{server: settingUse{cfg.Host, "the client configuration's host"}, tlsServerName: cfg.ServerName, clientCertFix: fix}
+	o := origin{server: settingUse{redactedHost(cfg.Host), "the client configuration's host"}, tlsServerName: cfg.ServerName, clientCertFix: fix}
 	var uses []string
 	if cfg.BearerToken != "" || cfg.BearerTokenFile != "" {
 		o.kinds.token = true
@@ -251,6 +252,16 @@ func configOrigin(cfg *rest.Config) origin {
 		o.ca = settingUse{"the system's trusted CAs", "the client configuration's CA"}
 	}
 	return o
+}
+
+// redactedHost is a server URL with the password of any user information
+// in it replaced by "xxxxx", for messages.
+func redactedHost(host string) string {
+	u, err := url.Parse(host)
+	if err != nil || u.User == nil {
+		return host
+	}
+	return u.Redacted()
 }
 
 // describeCertificateSource describes a certificate given as PEM data or,

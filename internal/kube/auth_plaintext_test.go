@@ -272,11 +272,24 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
 		})
 	}
 
+	// A user and password in the server's URL, which Go sends as basic
+	// authentication, never go out either, and no message repeats the
+	// password.
+	withUser := strings.Replace(server, "http://", "http://admin:url-s3cr3t@", 1)
+	c, err := Connect(&rest.Config{Host: withUser}, ClusterOptions{})
+	require.NoError(t, err)
+	before := listener.requests.Load()
+	err = listNodes(c)
+	var refused *CredentialsError
+	require.ErrorAs(t, err, &refused)
+	require.Equal(t, before, listener.requests.Load(), "nothing was sent")
+	require.NotContains(t, err.Error(), "url-s3cr3t")
+
 	// client-go itself leaves a kubeconfig user's credentials out of the
 	// configuration of a plain-HTTP server.
 	cfg, err := clientcmd.BuildConfigFromFlags("", writeKubeconfig(t, server, "", "token: kubeconfig-s3cr3t"))
 	require.NoError(t, err)
-	c, err := Connect(cfg, ClusterOptions{})
+	c, err = Connect(cfg, ClusterOptions{})
 	require.NoError(t, err)
 	require.Error(t, listNodes(c))
 	require.Positive(t, listener.requests.Load(), "the kubeconfig's request went out")

@@ -82,7 +82,7 @@ func connect(cfg *rest.Config, opts ClusterOptions, o origin) (*Cluster, error) 
 		// The TLS configuration is built here: a CA or client key pair
 		// that does not load fails now, before any request.
 		return nil, fmt.Errorf("building Kubernetes client for %s: %w; in use: %s and %s: fix %s or %s",
-			cfg.Host, err, o.credentials.use, o.ca.use, o.credentials.fix, o.ca.fix)
+			redactedHost(cfg.Host), err, o.credentials.use, o.ca.use, o.credentials.fix, o.ca.fix)
 	}
 	return &Cluster{client: cs, reach: reach}, nil
 }

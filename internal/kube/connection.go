@@ -186,6 +186,12 @@ func (s ConnectionSettings) hostOnlyAttributes() []string {
 
 func validateHost(host, name string) error {
 	u, err := url.Parse(host)
+	if err == nil && u.User != nil {
+		// Go would send it as basic authentication; the URL is not quoted,
+		// since it holds the password.
+		return fmt.Errorf("%s holds a user name or password (USER:PASSWORD@): remove it, and give credentials as kubernetes.token "+
+			"or kubernetes.client_certificate and kubernetes.client_key", name)
+	}
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return fmt.Errorf("%s %q is not a URL: write it as https://HOST[:PORT]", name, host)
 	}

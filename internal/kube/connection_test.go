@@ -22,6 +22,7 @@ func TestConnectionSettingsValidate(t *testing.T) {
 		{"A kubeconfig and a host conflict.", ConnectionSettings{ConfigPath: "kc", Host: "https://h"}, []string{"host"}},
 		{"A context without a kubeconfig but with a host is rejected.", ConnectionSettings{ConfigContext: "c", Host: "https://h"}, []string{"config_context"}},
 		{"A host without a scheme is rejected.", ConnectionSettings{Host: "10.0.0.1:6443"}, []string{"host"}},
+		{"A host with a user and password is rejected.", ConnectionSettings{Host: "https://admin:hunter2@10.0.0.1:6443"}, []string{"host"}},
 		{"A client certificate needs its key.", ConnectionSettings{Host: "https://h", ClientCertificate: testPEM}, []string{"client_key"}},
 		{"A client key needs its certificate.", ConnectionSettings{Host: "https://h", ClientKey: testPEM}, []string{"client_certificate"}},
 		{"Insecure and a CA conflict.", ConnectionSettings{Host: "https://h", Insecure: true, ClusterCACertificate: testPEM}, []string{"insecure"}},
@@ -39,6 +40,7 @@ func TestConnectionSettingsValidate(t *testing.T) {
 			for _, e := range tc.settings.Validate() {
 				got = append(got, e.Attribute)
 				require.Contains(t, e.Problem, "kubernetes.", "the problem names the attribute")
+				require.NotContains(t, e.Problem, "hunter2", "no problem repeats a password")
 			}
 			require.Equal(t, tc.attributes, got)
 		})
