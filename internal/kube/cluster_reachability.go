@@ -11,10 +11,12 @@ package kube
 // What counts as unreachable, exactly:
 //
 //   - A request that fails in the transport (connection refused or reset,
-//     TLS handshake or i/o timeout, EOF, a certificate the client rejects,
-//     ...), unless the request's own context had ended by then: a caller
-//     that gives up, or whose deadline passes, says nothing about the API
-//     server.
+//     TLS handshake or i/o timeout, EOF, ...), unless the request's own
+//     context had ended by then (a caller that gives up, or whose deadline
+//     passes, says nothing about the API server), or unless it failed on
+//     the connection's credentials or TLS settings (a certificate this
+//     client cannot verify, a handshake the server refused): that is a
+//     rejection, below.
 //   - A request answered 502, 503 or 504: what a load balancer or proxy in
 //     front of a dead API server answers, and what an API server that is
 //     starting or shutting down answers. Any other status, 500 and 429
