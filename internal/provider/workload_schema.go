@@ -183,7 +183,7 @@ func workloadMetadataBlock() schema.SingleNestedBlock {
 			"annotations": schema.MapAttribute{
 				Optional:            true,
 				ElementType:         types.StringType,
-				MarkdownDescription: "Annotations of the workload and of its pods.",
+				MarkdownDescription: "Annotations of the workload and of its pods: keys and values of at most 252 KiB in all (Kubernetes allows 256 KiB; the rest is kept for the annotations added to the workload and its ReplicaSets).",
 				Validators:          []validator.Map{annotationsValidator{}},
 			},
 		},
