@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // NamespaceDeletion says what DeleteDevicePlugin does with the namespace.
@@ -47,23 +48,9 @@ func deleteDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, 
 	var result DevicePluginDeleted
 	client := c.client
 	namespace := spec.Namespace
-	daemonSets := []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()}
-	var objects []managedObject
-	for _, name := range daemonSets {
-		objects = append(objects, daemonSetObject(client, namespace, name, nil))
-	}
-	objects = append(objects,
-		configMapObject(client, namespace, spec.ConfigMapName(), nil),
-		serviceObject(client, namespace, spec.DCGMName(), nil))
-	installed, err := serviceMonitorCRDInstalled(client)
+	objects, err := devicePluginObjectsNamed(client, spec)
 	if err != nil {
 		return result, err
-	}
-	if installed {
-		objects = append(objects, serviceMonitorObject(client, namespace, spec.DCGMName(), nil))
-	}
-	if spec.RuntimeClass != nil && spec.RuntimeClass.Create {
-		objects = append(objects, runtimeClassObject(client, spec.RuntimeClass.Name, nil))
 	}
 	var errs []error
 	var deletedDaemonSets []string
@@ -94,6 +81,55 @@ func deleteDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, 
 	kept, err := deleteNamespaceIfUnused(ctx, c, namespace, owner, serviceEndpoints(spec.DCGMName()), ns.EvenIfNotEmpty)
 	result.NamespaceKept = kept
 	return result, err
+}
+
+// devicePluginObjectsNamed are, for reading and deleting, the objects of
+// every name a deployment of spec's name can have, whichever components
+// are enabled: its DaemonSets first.
+func devicePluginObjectsNamed(client kubernetes.Interface, spec DevicePluginSpec) ([]managedObject, error) {
+	namespace := spec.Namespace
+	var objects []managedObject
+	for _, name := range []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()} {
+		objects = append(objects, daemonSetObject(client, namespace, name, nil))
+	}
+	objects = append(objects,
+		configMapObject(client, namespace, spec.ConfigMapName(), nil),
+		serviceObject(client, namespace, spec.DCGMName(), nil))
+	installed, err := serviceMonitorCRDInstalled(client)
+	if err != nil {
+		return nil, err
+	}
+	if installed {
+		objects = append(objects, serviceMonitorObject(client, namespace, spec.DCGMName(), nil))
+	}
+	if spec.RuntimeClass != nil && spec.RuntimeClass.Create {
+		objects = append(objects, runtimeClassObject(client, spec.RuntimeClass.Name, nil))
+	}
+	return objects, nil
+}
+
+// DevicePluginRemnants names the objects of spec's deployment that owner
+// owns and that are still on the cluster, as "Kind namespace/name": after
+// its plugin DaemonSet was deleted out of band, the rest may remain.
+func DevicePluginRemnants(ctx context.Context, c *Cluster, spec DevicePluginSpec, owner Ownership) ([]string, error) {
+	objects, err := devicePluginObjectsNamed(c.client, spec)
+	if err != nil {
+		return nil, err
+	}
+	var left []string
+	for _, o := range objects {
+		live, err := o.get(ctx)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s: %w", o, err)
+		}
+		if runtimeClassOwnership(o, owner).owns(live) && live.GetDeletionTimestamp() == nil {
+			left = append(left, o.String())
+		}
+	}
+	return left, nil
 }
 
 // namespaceCreatedBy reports whether owner's resource created namespace:

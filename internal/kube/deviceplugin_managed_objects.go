@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -24,10 +25,12 @@ import (
 type typedAPI[T any, PT interface {
 	*T
 	metav1.Object
+	runtime.Object
 }, AC any] interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (PT, error)
 	Create(ctx context.Context, obj PT, opts metav1.CreateOptions) (PT, error)
 	Apply(ctx context.Context, config AC, opts metav1.ApplyOptions) (PT, error)
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (PT, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
@@ -36,6 +39,7 @@ type typedAPI[T any, PT interface {
 func typedObject[T any, PT interface {
 	*T
 	metav1.Object
+	runtime.Object
 }, AC any](kind, namespace, name string, api typedAPI[T, PT, AC], config AC) managedObject {
 	return managedObject{
 		kind: kind, namespace: namespace, name: name,
@@ -45,7 +49,16 @@ func typedObject[T any, PT interface {
 			if err != nil {
 				return nil, err
 			}
-			return api.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			created, err := api.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			if err != nil {
+				return nil, err
+			}
+			return created, ownCreatedFieldsAsApplier(ctx, created,
+				func(ctx context.Context) (runtime.Object, error) { return api.Get(ctx, name, metav1.GetOptions{}) },
+				func(ctx context.Context, patch []byte) error {
+					_, err := api.Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{})
+					return err
+				})
 		},
 		apply: func(ctx context.Context, opts metav1.ApplyOptions) error {
 			_, err := api.Apply(ctx, config, opts)
@@ -78,12 +91,19 @@ func serviceMonitorObject(client kubernetes.Interface, namespace, name string, b
 	rest := client.Discovery().RESTClient()
 	path := serviceMonitorPath(namespace, name)
 	collection := "/apis/" + serviceMonitorGroupVersion + "/namespaces/" + namespace + "/" + serviceMonitorResource
-	metadataOf := func(raw []byte, err error) (metav1.Object, error) {
+	partialOf := func(raw []byte, err error) (*metav1.PartialObjectMetadata, error) {
 		if err != nil {
 			return nil, err
 		}
 		var obj metav1.PartialObjectMetadata
 		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, err
+		}
+		return &obj, nil
+	}
+	metadataOf := func(raw []byte, err error) (metav1.Object, error) {
+		obj, err := partialOf(raw, err)
+		if err != nil {
 			return nil, err
 		}
 		return &obj.ObjectMeta, nil
@@ -94,8 +114,16 @@ func serviceMonitorObject(client kubernetes.Interface, namespace, name string, b
 			return metadataOf(rest.Get().AbsPath(path).Do(ctx).Raw())
 		},
 		create: func(ctx context.Context) (metav1.Object, error) {
-			return metadataOf(rest.Post().AbsPath(collection).Param("fieldManager", FieldManager).
+			created, err := partialOf(rest.Post().AbsPath(collection).Param("fieldManager", FieldManager).
 				SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Raw())
+			if err != nil {
+				return nil, err
+			}
+			return &created.ObjectMeta, ownCreatedFieldsAsApplier(ctx, created,
+				func(ctx context.Context) (runtime.Object, error) { return partialOf(rest.Get().AbsPath(path).Do(ctx).Raw()) },
+				func(ctx context.Context, patch []byte) error {
+					return rest.Patch(types.JSONPatchType).AbsPath(path).Body(patch).Do(ctx).Error()
+				})
 		},
 		apply: func(ctx context.Context, opts metav1.ApplyOptions) error {
 			req := rest.Patch(types.ApplyPatchType).AbsPath(path).Param("fieldManager", opts.FieldManager).Body(body)

@@ -40,6 +40,9 @@ func putObject(ctx context.Context, o managedObject, owner Ownership) (createdUI
 			return "", "", &ExistsError{Kind: o.kind, Namespace: o.namespace, Name: o.name}
 		}
 		if err != nil {
+			if obj != nil {
+				return obj.GetUID(), "", fmt.Errorf("creating %s: %w", o, err)
+			}
 			return "", "", fmt.Errorf("creating %s: %w", o, err)
 		}
 		return obj.GetUID(), "", nil

@@ -217,6 +217,7 @@ func TestWorkloadOwnership(t *testing.T) {
 	spec.Name = "owned-deployment"
 	spec.Namespace = "default"
 	spec.Deployment = DeploymentSettings{Replicas: ptr.To[int32](1), Strategy: appsv1.RollingUpdateDeploymentStrategyType}
+	spec.Pod.Container.Env = map[string]string{"NCCL_DEBUG": "INFO"}
 	owner := newTestOwnership(t)
 
 	created, err := CreateWorkload(ctx, c, spec, owner)
@@ -247,6 +248,20 @@ func TestWorkloadOwnership(t *testing.T) {
 		warning, err = UpdateWorkload(ctx, c, spec, owner)
 		require.NoError(t, err)
 		require.Empty(t, warning, "nothing to take back the second time")
+	})
+	t.Run("What the configuration drops after the create is removed: the create's fields belong to the applier.", func(t *testing.T) {
+		withoutEnv := spec
+		withoutEnv.Pod.Container.Env = nil
+		_, err := UpdateWorkload(ctx, c, withoutEnv, owner)
+		require.NoError(t, err)
+		dep, err := client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Empty(t, dep.Spec.Template.Spec.Containers[0].Env)
+		for _, entry := range dep.ManagedFields {
+			if entry.Manager == FieldManager {
+				require.Equal(t, metav1.ManagedFieldsOperationApply, entry.Operation, "no Update entry of this provider is left to hold fields")
+			}
+		}
 	})
 	t.Run("A destroy leaves an object of that name that someone else made.", func(t *testing.T) {
 		other := newTestOwnership(t)

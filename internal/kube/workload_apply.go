@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 )
@@ -40,7 +41,20 @@ func CreateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec, owner Ow
 	case WorkloadJob:
 		_, err = c.client.BatchV1().Jobs(spec.Namespace).Create(ctx, BuildJob(spec), metav1.CreateOptions{FieldManager: FieldManager})
 	case WorkloadDeployment:
-		_, err = c.client.AppsV1().Deployments(spec.Namespace).Create(ctx, BuildDeployment(spec), metav1.CreateOptions{FieldManager: FieldManager})
+		deps := c.client.AppsV1().Deployments(spec.Namespace)
+		var dep *appsv1.Deployment
+		if dep, err = deps.Create(ctx, BuildDeployment(spec), metav1.CreateOptions{FieldManager: FieldManager}); err == nil {
+			// Later updates are server-side applies (see created_fields.go).
+			if err := ownCreatedFieldsAsApplier(ctx, dep,
+				func(ctx context.Context) (runtime.Object, error) { return deps.Get(ctx, spec.Name, metav1.GetOptions{}) },
+				func(ctx context.Context, patch []byte) error {
+					_, err := deps.Patch(ctx, spec.Name, k8stypes.JSONPatchType, patch, metav1.PatchOptions{})
+					return err
+				}); err != nil {
+				done(err)
+				return true, fmt.Errorf("creating Deployment %s: %w", spec.ID(), err)
+			}
+		}
 	default:
 		err = fmt.Errorf("unknown workload kind %q", spec.Kind)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -150,7 +151,7 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	if live == nil {
-		resp.State.RemoveResource(ctx)
+		r.readWithoutDaemonSet(ctx, cluster, &state, owner, summary, resp)
 		return
 	}
 	if !owner.Owns(live.Spec.Owner) {
@@ -170,6 +171,33 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 	}
 	state.setFromLive(live)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// readWithoutDaemonSet reads a deployment whose plugin DaemonSet is gone.
+// When nothing else of it is left it is gone: out of the state. When its
+// ConfigMap or other components are still there (someone deleted just the
+// DaemonSet), it stays, with no image, so that the plan puts the DaemonSet
+// back; a create would stop at the remaining objects.
+func (r *DevicePluginResource) readWithoutDaemonSet(ctx context.Context, cluster *kube.Cluster, state *devicePluginModel, owner kube.Ownership, summary string, resp *resource.ReadResponse) {
+	spec, diags := state.toSpec(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	remnants, err := kube.DevicePluginRemnants(ctx, cluster, spec, owner)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if len(remnants) == 0 {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	resp.Diagnostics.AddWarning(summary, fmt.Sprintf("DaemonSet %s was deleted outside Terraform while the rest of the deployment (%s) is still there: "+
+		"the next apply creates it again.", spec.ID(), strings.Join(remnants, ", ")))
+	state.Image = types.StringValue("")
+	state.setStatus(spec.Config, kube.DevicePluginStatus{})
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
 func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {

@@ -216,7 +216,9 @@ func TestAccDevicePlugin_drift(t *testing.T) {
 					statecheck.ExpectKnownValue(devicePluginAddress, tfjsonpath.New("allocatable_gpus"), knownvalue.Int64Exact(1)),
 				},
 			},
-			// The DaemonSet deleted out of band: the plan creates it again.
+			// The DaemonSet deleted out of band, its ConfigMap left: the
+			// plan puts it back (an update: the rest of the deployment is
+			// there, and a create would stop at it).
 			{
 				PreConfig: func() {
 					ctx := context.Background()
@@ -225,7 +227,7 @@ func TestAccDevicePlugin_drift(t *testing.T) {
 				},
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(devicePluginAddress, plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction(devicePluginAddress, plancheck.ResourceActionUpdate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(devicePluginAddress, tfjsonpath.New("allocatable_gpus"), knownvalue.Int64Exact(1)),
