@@ -120,7 +120,9 @@ func serviceMonitorObject(client kubernetes.Interface, namespace, name string, b
 				return nil, err
 			}
 			return &created.ObjectMeta, ownCreatedFieldsAsApplier(ctx, created,
-				func(ctx context.Context) (runtime.Object, error) { return partialOf(rest.Get().AbsPath(path).Do(ctx).Raw()) },
+				func(ctx context.Context) (runtime.Object, error) {
+					return partialOf(rest.Get().AbsPath(path).Do(ctx).Raw())
+				},
 				func(ctx context.Context, patch []byte) error {
 					return rest.Patch(types.JSONPatchType).AbsPath(path).Body(patch).Do(ctx).Error()
 				})

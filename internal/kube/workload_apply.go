@@ -46,7 +46,9 @@ func CreateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec, owner Ow
 		if dep, err = deps.Create(ctx, BuildDeployment(spec), metav1.CreateOptions{FieldManager: FieldManager}); err == nil {
 			// Later updates are server-side applies (see created_fields.go).
 			if err := ownCreatedFieldsAsApplier(ctx, dep,
-				func(ctx context.Context) (runtime.Object, error) { return deps.Get(ctx, spec.Name, metav1.GetOptions{}) },
+				func(ctx context.Context) (runtime.Object, error) {
+					return deps.Get(ctx, spec.Name, metav1.GetOptions{})
+				},
 				func(ctx context.Context, patch []byte) error {
 					_, err := deps.Patch(ctx, spec.Name, k8stypes.JSONPatchType, patch, metav1.PatchOptions{})
 					return err
