@@ -446,11 +446,11 @@ func (t *reachabilityTransport) RoundTrip(req *http.Request) (*http.Response, er
 	case err != nil:
 		t.reach.failed(request, end, fmt.Errorf("%s %s: %w", req.Method, path, err))
 		fields["error"] = err.Error()
-		tflog.Warn(ctx, "Kubernetes API request failed to reach the API server: waits retry it", fields)
+		tflog.Warn(ctx, "Kubernetes API request failed to reach the API server (a wait retries it; other calls fail with it)", fields)
 	case isUnavailableStatus(resp.StatusCode):
 		t.reach.failed(request, end, fmt.Errorf("%s %s: HTTP %s", req.Method, path, resp.Status))
 		fields["status"] = resp.StatusCode
-		tflog.Warn(ctx, "Kubernetes API server unavailable: waits retry the request", fields)
+		tflog.Warn(ctx, "Kubernetes API server unavailable (a wait retries the request; other calls fail with it)", fields)
 	default:
 		t.reach.answered(request, end)
 		fields["status"] = resp.StatusCode

@@ -371,11 +371,11 @@ func (c *Connection) checkPlaintext() error {
 	if c.allowPlaintext || !hasCredentials(c.config) {
 		return nil
 	}
-	u, _, err := rest.DefaultServerUrlFor(c.config)
-	if err != nil || u.Scheme != "http" {
-		return nil // a host that does not parse fails when the client is built
+	// A host that does not parse fails when the client is built.
+	if u, _, err := rest.DefaultServerUrlFor(c.config); err == nil && u.Scheme == "http" {
+		return plaintextCredentialsError(c.origin, serverOf(u))
 	}
-	return plaintextCredentialsError(c.origin, serverOf(u))
+	return nil
 }
 
 // hasCredentials reports whether cfg authenticates its requests in any way.

@@ -28,6 +28,10 @@ type Clients struct {
 	kubeOnce    sync.Once
 	kubeCluster *kube.Cluster
 	kubeErr     error
+
+	// planReads is what plan-time warnings read from the cluster, once
+	// (clients_plan_reads.go); nil reads nothing.
+	planReads *planReads
 }
 
 func (c *Clients) env(key string) string {

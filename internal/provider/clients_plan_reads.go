@@ -21,9 +21,6 @@ import (
 // bounded by planNodeReadTimeout, and any failure (unreachable, forbidden,
 // slow) only means no warnings: a plan never waits on, or fails for, a
 // cluster that is not there yet.
-//
-// The state sits beside Clients, keyed by it, because Clients belongs to
-// the credentials code; it can become a field of Clients.
 
 // planNodeReadTimeout bounds the plan-time read of the nodes: long enough
 // for a metadata-only LIST of a few thousand nodes, short enough that an
@@ -41,19 +38,10 @@ type planReads struct {
 	offerOK   bool
 }
 
-// planReadsByClients maps each *Clients to its *planReads. An entry is a
-// few words, one per Configure, in a process that lives one command.
-var planReadsByClients sync.Map
-
-// recordPlanReads notes, in Configure, whether the kubernetes block (nil
-// when absent) holds values unknown until apply.
-func recordPlanReads(c *Clients, block *kubernetesBlockModel) {
-	planReadsByClients.Store(c, &planReads{kubernetesUnknown: block != nil && block.anyUnknown()})
-}
-
-func (c *Clients) planReads() *planReads {
-	r, _ := planReadsByClients.LoadOrStore(c, &planReads{})
-	return r.(*planReads) //nolint:forcetypeassert // only *planReads are stored
+// newPlanReads is the plan-time state of a Clients configured with block
+// (nil when absent): whether it holds values unknown until apply.
+func newPlanReads(block *kubernetesBlockModel) *planReads {
+	return &planReads{kubernetesUnknown: block != nil && block.anyUnknown()}
 }
 
 // nodeGPUOfferAtPlan returns what the cluster's nodes offer GPU workloads,
@@ -65,7 +53,10 @@ func (c *Clients) nodeGPUOfferAtPlan(ctx context.Context) (kube.NodeGPUOffer, bo
 	if c == nil {
 		return kube.NodeGPUOffer{}, false
 	}
-	reads := c.planReads()
+	reads := c.planReads
+	if reads == nil {
+		return kube.NodeGPUOffer{}, false
+	}
 	reads.offerOnce.Do(func() {
 		if reads.kubernetesUnknown {
 			tflog.Debug(ctx, "not reading the nodes at plan: the kubernetes settings are unknown until apply")

@@ -85,9 +85,9 @@ func (p *GPUProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		kubernetes:           config.Kubernetes.settings(),
 		kubeUnreachableLimit: config.Kubernetes.unreachableLimit(),
 		userAgent:            "terraform-provider-gpu/" + p.version,
+		planReads:            newPlanReads(config.Kubernetes),
 	}
 	resp.Diagnostics.Append(clients.refusePlaintextCredentials(config.Kubernetes)...)
-	recordPlanReads(clients, config.Kubernetes)
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 }

@@ -27,8 +27,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
@@ -67,18 +65,11 @@ func (l *credentialListener) authorization() string {
 // unsets them all.
 func withEnvironment(t *testing.T, vars map[string]string) func() {
 	names := []string{"KUBE_CONFIG_PATH", "KUBE_CTX", "KUBE_HOST", "KUBE_TOKEN", "KUBE_CLUSTER_CA_CERT_DATA", "KUBE_CLIENT_CERT_DATA", "KUBE_CLIENT_KEY_DATA", "KUBE_INSECURE"}
-	t.Cleanup(func() {
-		for _, name := range names {
-			_ = os.Unsetenv(name)
-		}
-	})
 	return func() {
+		// The provider reads an empty variable as an unset one; t.Setenv
+		// restores each when the test ends.
 		for _, name := range names {
-			if value, ok := vars[name]; ok {
-				require.NoError(t, os.Setenv(name, value))
-			} else {
-				require.NoError(t, os.Unsetenv(name))
-			}
+			t.Setenv(name, vars[name])
 		}
 	}
 }
@@ -289,7 +280,7 @@ token = %q`, host, ca, token))
 					require.NoError(t, cluster.Client().CoreV1().ServiceAccounts(metav1.NamespaceDefault).Delete(ctx, account, metav1.DeleteOptions{}))
 					// kube-apiserver re-checks a token's service account
 					// once its 10 s cache of the authentication lapses.
-					client, err := kubernetes.NewForConfig(&rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+					client, err := cluster.ClientWithToken(token)
 					require.NoError(t, err)
 					require.Eventually(t, func() bool {
 						_, err := client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})

@@ -226,8 +226,8 @@ func TestWarnAboutGPUOffer(t *testing.T) {
 	s := workloadSchema(ctx)
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {
-			clients := &Clients{}
-			reads := clients.planReads()
+			reads := newPlanReads(nil)
+			clients := &Clients{planReads: reads}
 			reads.offerOnce.Do(func() { reads.offer, reads.offerOK = tt.offer, true })
 
 			planned := fullWorkload(workloadKindJob)
