@@ -491,7 +491,7 @@ func TestReachabilityLogsEveryRequestWithoutHeaders(t *testing.T) {
 		{"debug", "Kubernetes API request", "/api/v1/namespaces/default/configmaps/gpu-config", 200, false, ""},
 		{"debug", "Kubernetes API request", "/api/v1/namespaces/default/configmaps/missing", 404, false, ""},
 		{"debug", "Kubernetes API request", "/api/v1/namespaces/default/configmaps?watch=true", 200, true, ""},
-		{"warn", "Kubernetes API request failed to reach the API server: waits retry it", "/api/v1/namespaces/default/configmaps/gpu-config", 0, false, "connection refused"},
+		{"warn", "Kubernetes API request failed to reach the API server (a wait retries it; other calls fail with it)", "/api/v1/namespaces/default/configmaps/gpu-config", 0, false, "connection refused"},
 	}
 	for i, want := range wants {
 		entry := entries[i]
