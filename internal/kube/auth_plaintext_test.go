@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,41 +26,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
-
-// plainListener stands where an API server would be, on plain HTTP. It
-// counts the requests that reach it and those that carry credentials (an
-// Authorization header, or a client certificate, which plain HTTP cannot
-// carry), remembers the last Authorization header, and answers 401.
-type plainListener struct {
-	server      *httptest.Server
-	requests    atomic.Int64
-	credentials atomic.Int64
-	lastAuth    atomic.Value // string
-}
-
-func newPlainListener(t *testing.T) *plainListener {
-	l := &plainListener{}
-	l.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l.requests.Add(1)
-		auth := r.Header.Get("Authorization")
-		if auth != "" || (r.TLS != nil && len(r.TLS.PeerCertificates) > 0) {
-			l.credentials.Add(1)
-			l.lastAuth.Store(auth)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`)
-	}))
-	t.Cleanup(l.server.Close)
-	return l
-}
-
-// authorization is the last Authorization header that arrived.
-func (l *plainListener) authorization() string {
-	auth, _ := l.lastAuth.Load().(string)
-	return auth
-}
 
 // testAuthProvider is a client-go auth provider plugin, registered once,
 // that sets a bearer token as a real one (OIDC, say) would.
@@ -86,8 +52,8 @@ func (testProvider) WrapTransport(next http.RoundTripper) http.RoundTripper {
 func (testProvider) Login() error { return nil }
 
 func TestPlaintextCredentialsAreRefusedWhereverTheyComeFrom(t *testing.T) {
-	listener := newPlainListener(t)
-	server := listener.server.URL
+	listener := k8s.NewPlainHTTPTrap(t)
+	server := listener.Server.URL
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte("file-s3cr3t"), 0o600))
@@ -220,13 +186,13 @@ func TestPlaintextCredentialsAreRefusedWhereverTheyComeFrom(t *testing.T) {
 			}
 		})
 	}
-	require.Zero(t, listener.requests.Load(), "resolving sends nothing")
+	require.Zero(t, listener.Requests.Load(), "resolving sends nothing")
 }
 
 func TestPlaintextCredentialsAreNeverSentByACluster(t *testing.T) {
 	require.NoError(t, registerTestAuthProvider())
-	listener := newPlainListener(t)
-	server := listener.server.URL
+	listener := k8s.NewPlainHTTPTrap(t)
+	server := listener.Server.URL
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte("file-s3cr3t"), 0o600))
@@ -259,16 +225,16 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
 			cfg.Host = server
 			c, err := Connect(&cfg, ClusterOptions{})
 			require.NoError(t, err)
-			before := listener.requests.Load()
+			before := listener.Requests.Load()
 			err = listNodes(c)
 			if tc.certificateOnly {
-				require.Equal(t, before+1, listener.requests.Load(), "the request went out, without the certificate")
+				require.Equal(t, before+1, listener.Requests.Load(), "the request went out, without the certificate")
 				return
 			}
 			var refused *CredentialsError
 			require.ErrorAs(t, err, &refused)
 			require.ErrorContains(t, err, "refusing to send credentials to the Kubernetes API server "+server+" over plain HTTP")
-			require.Equal(t, before, listener.requests.Load(), "nothing was sent")
+			require.Equal(t, before, listener.Requests.Load(), "nothing was sent")
 		})
 	}
 
@@ -278,11 +244,11 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
 	withUser := strings.Replace(server, "http://", "http://admin:url-s3cr3t@", 1)
 	c, err := Connect(&rest.Config{Host: withUser}, ClusterOptions{})
 	require.NoError(t, err)
-	before := listener.requests.Load()
+	before := listener.Requests.Load()
 	err = listNodes(c)
 	var refused *CredentialsError
 	require.ErrorAs(t, err, &refused)
-	require.Equal(t, before, listener.requests.Load(), "nothing was sent")
+	require.Equal(t, before, listener.Requests.Load(), "nothing was sent")
 	require.NotContains(t, err.Error(), "url-s3cr3t")
 
 	// client-go itself leaves a kubeconfig user's credentials out of the
@@ -292,9 +258,9 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
 	c, err = Connect(cfg, ClusterOptions{})
 	require.NoError(t, err)
 	require.Error(t, listNodes(c))
-	require.Positive(t, listener.requests.Load(), "the kubeconfig's request went out")
+	require.Positive(t, listener.Requests.Load(), "the kubeconfig's request went out")
 
-	require.Zero(t, listener.credentials.Load(), "credentials arrived over plain HTTP; the last: %q", listener.authorization())
+	require.Zero(t, listener.Credentials.Load(), "credentials arrived over plain HTTP; the last: %q", listener.Authorization())
 }
 
 func TestPlaintextCredentialsInTheBlockFailValidation(t *testing.T) {
@@ -327,35 +293,35 @@ func TestPlaintextCredentialsInTheBlockFailValidation(t *testing.T) {
 }
 
 func TestPlaintextServerWithoutCredentialsNeedsNoOptIn(t *testing.T) {
-	listener := newPlainListener(t)
-	path := writeKubeconfig(t, listener.server.URL, "", "{}")
+	listener := k8s.NewPlainHTTPTrap(t)
+	path := writeKubeconfig(t, listener.Server.URL, "", "{}")
 	conn, err := ConnectionSettings{ConfigPath: path}.Resolve(noEnvironment)
 	require.NoError(t, err)
 	c, err := conn.Connect(ClusterOptions{})
 	require.NoError(t, err)
 	err = listNodes(c)
 	require.ErrorContains(t, err, `in use: no credentials: user "intruder" of context "bed" (its current-context) in kubeconfig `+path+" (kubernetes.config_path) has none.")
-	require.Equal(t, int64(1), listener.requests.Load(), "the request reached the server")
-	require.Zero(t, listener.credentials.Load())
+	require.Equal(t, int64(1), listener.Requests.Load(), "the request reached the server")
+	require.Zero(t, listener.Credentials.Load())
 }
 
 func TestPlaintextCredentialsGoWithTheOptIn(t *testing.T) {
-	listener := newPlainListener(t)
-	conn, err := ConnectionSettings{Host: listener.server.URL, Token: "optin-s3cr3t", AllowPlaintextCredentials: true}.Resolve(noEnvironment)
+	listener := k8s.NewPlainHTTPTrap(t)
+	conn, err := ConnectionSettings{Host: listener.Server.URL, Token: "optin-s3cr3t", AllowPlaintextCredentials: true}.Resolve(noEnvironment)
 	require.NoError(t, err)
 	c, err := conn.Connect(ClusterOptions{})
 	require.NoError(t, err)
 	err = listNodes(c)
 	require.ErrorContains(t, err, "rejected the credentials (HTTP 401 Unauthorized)", "the listener answers 401")
-	require.Equal(t, "Bearer optin-s3cr3t", listener.authorization(), "the opt-in sends the token over plain HTTP")
+	require.Equal(t, "Bearer optin-s3cr3t", listener.Authorization(), "the opt-in sends the token over plain HTTP")
 }
 
 func TestPlaintextCredentialsDoNotFollowARedirectToPlainHTTP(t *testing.T) {
-	listener := newPlainListener(t)
+	listener := k8s.NewPlainHTTPTrap(t)
 	// An https:// API server (or a proxy in front of it) that redirects
 	// every request to the plain-HTTP listener.
 	redirector := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, listener.server.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		http.Redirect(w, r, listener.Server.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(redirector.Close)
 	ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: redirector.Certificate().Raw}))
@@ -367,8 +333,8 @@ func TestPlaintextCredentialsDoNotFollowARedirectToPlainHTTP(t *testing.T) {
 	err = listNodes(c)
 	var refused *CredentialsError
 	require.ErrorAs(t, err, &refused)
-	require.ErrorContains(t, err, "refusing to send credentials to the Kubernetes API server "+listener.server.URL+" over plain HTTP")
-	require.Zero(t, listener.requests.Load(), "the redirect was not followed with the token")
+	require.ErrorContains(t, err, "refusing to send credentials to the Kubernetes API server "+listener.Server.URL+" over plain HTTP")
+	require.Zero(t, listener.Requests.Load(), "the redirect was not followed with the token")
 }
 
 // clientPair is a client certificate, named intruder, of a CA of its own.

@@ -16,9 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -121,7 +119,7 @@ func TestCredentialsNoneNamesTheSettingsThatGiveSome(t *testing.T) {
 
 func TestCredentialsTokenOfADeletedServiceAccountIsRejected(t *testing.T) {
 	requireCluster(t)
-	token := serviceAccountToken(t, "auth-revoked")
+	token := cluster.ServiceAccountToken(t, "auth-revoked")
 	settings := ConnectionSettings{Host: cluster.APIServerURL(), ClusterCACertificate: testbedCA(), Token: token}
 	c := connectSettings(t, settings, nil)
 	require.NoError(t, listNodes(c), "the token works while its service account exists")
@@ -239,30 +237,6 @@ func TestCredentialsRejectionEndsAWaitAtOnce(t *testing.T) {
 			require.False(t, IsUnreachable(err))
 		})
 	}
-}
-
-// serviceAccountToken creates the service account name in the default
-// namespace, bound to cluster-admin, and returns a token for it; the test
-// deletes both at its end.
-func serviceAccountToken(t *testing.T, name string) string {
-	t.Helper()
-	ctx := context.Background()
-	admin := cluster.Client()
-	accounts := admin.CoreV1().ServiceAccounts(metav1.NamespaceDefault)
-	_, err := accounts.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = accounts.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	bindings := admin.RbacV1().ClusterRoleBindings()
-	_, err = bindings.Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: metav1.NamespaceDefault, Name: name}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bindings.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	request, err := accounts.CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	return request.Status.Token
 }
 
 // writeKubeconfig writes a kubeconfig whose current context "bed" joins

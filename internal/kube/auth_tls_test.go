@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 	"github.com/stretchr/testify/require"
 )
 
@@ -125,12 +126,12 @@ func TestCredentialsHandshakeRefusedNamesTheClientCertificate(t *testing.T) {
 }
 
 func TestCredentialsServerWithoutTLSNamesTheHost(t *testing.T) {
-	plain := newPlainListener(t)
-	host := "https://" + plain.server.Listener.Addr().String()
+	plain := k8s.NewPlainHTTPTrap(t)
+	host := "https://" + plain.Server.Listener.Addr().String()
 	err := listNodes(connectSettings(t, ConnectionSettings{Host: host, Token: "t"}, nil))
 	var rejected *CredentialsError
 	require.ErrorAs(t, err, &rejected)
 	require.ErrorContains(t, err, "the server at "+host+" does not speak TLS; in use: server "+host+" from kubernetes.host.")
 	require.ErrorContains(t, err, "Fix kubernetes.host: a server that serves plain HTTP has an http:// URL")
-	require.Zero(t, plain.credentials.Load(), "nothing readable reached the plain server")
+	require.Zero(t, plain.Credentials.Load(), "nothing readable reached the plain server")
 }

@@ -11,54 +11,21 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
-
-// credentialListener stands where an API server would be, on plain HTTP:
-// it counts the requests that carry an Authorization header, remembers the
-// last one, and answers 401 to everything.
-type credentialListener struct {
-	server      *httptest.Server
-	credentials atomic.Int64
-	lastAuth    atomic.Value // string
-}
-
-func newCredentialListener(t *testing.T) *credentialListener {
-	l := &credentialListener{}
-	l.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if auth := r.Header.Get("Authorization"); auth != "" {
-			l.credentials.Add(1)
-			l.lastAuth.Store(auth)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`)
-	}))
-	t.Cleanup(l.server.Close)
-	return l
-}
-
-func (l *credentialListener) authorization() string {
-	auth, _ := l.lastAuth.Load().(string)
-	return auth
-}
 
 // withEnvironment is a PreConfig that sets the KUBE_* variables of vars
 // and unsets the others, for the in-process provider; the test's end
@@ -121,8 +88,8 @@ contexts:
 
 func TestAccProvider_plaintextCredentialsNeverLeaveWithoutTheOptIn(t *testing.T) {
 	testAccPreCheck(t)
-	listener := newCredentialListener(t)
-	server := listener.server.URL
+	listener := k8s.NewPlainHTTPTrap(t)
+	server := listener.Server.URL
 	kubeconfig := credentialsKubeconfig(t, server, "", "kubeconfig-s3cr3t")
 	step := func(env map[string]string, kubernetes string, want *regexp.Regexp) resource.TestStep {
 		return resource.TestStep{PreConfig: withEnvironment(t, env), Config: inventoryOnly(kubernetes), PlanOnly: true, ExpectError: want}
@@ -153,7 +120,7 @@ allow_plaintext_credentials = true`, kubeconfig),
 				wrapped("client-go never sends a kubeconfig user's credentials over plain HTTP")),
 		},
 	})
-	require.Zero(t, listener.credentials.Load(), "credentials arrived over plain HTTP without the opt-in; the last: %q", listener.authorization())
+	require.Zero(t, listener.Credentials.Load(), "credentials arrived over plain HTTP without the opt-in; the last: %q", listener.Authorization())
 
 	// With the opt-in, the token goes, and the listener's 401 is explained.
 	resource.Test(t, resource.TestCase{
@@ -164,7 +131,7 @@ allow_plaintext_credentials = true`, server),
 				wrapped("rejected the credentials (HTTP 401 Unauthorized); in use: token from KUBE_TOKEN. Fix KUBE_TOKEN:")),
 		},
 	})
-	require.Equal(t, "Bearer optin-s3cr3t", listener.authorization())
+	require.Equal(t, "Bearer optin-s3cr3t", listener.Authorization())
 }
 
 func TestAccProvider_credentialsAKubeconfigWouldIgnoreAreRefused(t *testing.T) {
@@ -262,7 +229,7 @@ cluster_ca_certificate = %q`, host, otherCA.CertPEM())),
 func TestAccProvider_tokenOfADeletedServiceAccountFailsThePlan(t *testing.T) {
 	testAccPreCheck(t)
 	const account = "terraform-revoked"
-	token := serviceAccountWithToken(t, account)
+	token := cluster.ServiceAccountToken(t, account)
 	host := cluster.APIServerURL()
 	ca := cluster.RESTConfig().CAData
 	config := inventoryOnly(fmt.Sprintf(`host = %q
@@ -294,28 +261,4 @@ token = %q`, host, ca, token))
 			},
 		},
 	})
-}
-
-// serviceAccountWithToken creates the service account name in the default
-// namespace, bound to cluster-admin, and returns a token for it; the test
-// deletes both at its end.
-func serviceAccountWithToken(t *testing.T, name string) string {
-	t.Helper()
-	ctx := context.Background()
-	admin := cluster.Client()
-	accounts := admin.CoreV1().ServiceAccounts(metav1.NamespaceDefault)
-	_, err := accounts.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = accounts.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	bindings := admin.RbacV1().ClusterRoleBindings()
-	_, err = bindings.Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: metav1.NamespaceDefault, Name: name}},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bindings.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	request, err := accounts.CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	return request.Status.Token
 }
