@@ -218,6 +218,9 @@ func TestWorkloadOwnership(t *testing.T) {
 	spec.Namespace = "default"
 	spec.Deployment = DeploymentSettings{Replicas: ptr.To[int32](1), Strategy: appsv1.RollingUpdateDeploymentStrategyType}
 	spec.Pod.Container.Env = map[string]string{"NCCL_DEBUG": "INFO"}
+	// Its pods stay Pending: other tests' nodes have no kubelet that would
+	// confirm a pod's deletion, and the destroy waits for the pods.
+	spec.Pod.NodeSelector = map[string]string{"gpu-test": "ownership-none"}
 	owner := newTestOwnership(t)
 
 	created, err := CreateWorkload(ctx, c, spec, owner)
@@ -303,6 +306,7 @@ func TestCreateWorkloadWhoseAnswerIsLost(t *testing.T) {
 	require.NoError(t, err)
 	spec := testJobSpec(1)
 	spec.Namespace, spec.Name = "default", "answer-lost"
+	spec.Pod.NodeSelector = map[string]string{"gpu-test": "ownership-none"} // Pending: holds no other test's GPU
 	t.Cleanup(func() {
 		_ = cluster.Client().BatchV1().Jobs("default").Delete(context.Background(), spec.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 	})
