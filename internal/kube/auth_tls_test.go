@@ -22,8 +22,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 // selfSignedCA is a CA whose certificates the tests issue with any
