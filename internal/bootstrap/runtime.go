@@ -94,12 +94,9 @@ func (runtimeStep) Name() string { return "runtime" }
 // Plan reads the engine's config and returns the file changes that add the
 // nvidia runtime; nothing when the config already has it all.
 func (s runtimeStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
-	engine, detected := s.cfg.Engine, ""
-	if engine == engineAuto {
-		var err error
-		if engine, detected, err = detectEngine(h); err != nil {
-			return nil, err
-		}
+	engine, detected, err := resolveEngine(h, s.cfg.Engine)
+	if err != nil {
+		return nil, err
 	}
 	want := runtimeWant{
 		configPath: s.cfg.ConfigPath,
@@ -114,18 +111,7 @@ func (s runtimeStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	if err := checkRuntimeBinary(h, want.binary); err != nil {
 		return nil, err
 	}
-	var changes []Change
-	var err error
-	switch engine {
-	case engineContainerd:
-		changes, err = planContainerd(ctx, h, want)
-	case engineDocker:
-		changes, err = planDocker(h, want)
-	case engineCRIO:
-		changes, err = planCRIO(ctx, h, want)
-	default:
-		return nil, fieldError("runtime.engine", "%q is not a container engine; use one of %s", engine, strings.Join(runtimeEngines, ", "))
-	}
+	changes, err := engine.plan(ctx, h, want)
 	if detected != "" {
 		for i := range changes {
 			changes[i].Summary += " (engine detected: " + detected + ")"

@@ -72,7 +72,7 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 	if err != nil {
 		return nil, err
 	}
-	ver, known := probeVersion(ctx, h, "containerd")
+	ver, known := probeVersion(ctx, h, engineContainerd)
 	version, why, err := containerdConfigVersion(path, mainDoc, ver, known)
 	if err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ func planCRIO(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) 
 	dropIn := filepath.Join(dropInDir, crioDropInName)
 
 	if want.enableCDI {
-		if ver, known := probeVersion(ctx, h, "crio"); known && !ver.atLeast(1, 24) {
+		if ver, known := probeVersion(ctx, h, engineCRIO); known && !ver.atLeast(1, 24) {
 			return nil, fieldError("runtime.enable_cdi", "CRI-O %s cannot inject CDI devices (CRI-O 1.24 and later always can); upgrade CRI-O or set enable_cdi: false", ver)
 		}
 	}

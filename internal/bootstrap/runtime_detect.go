@@ -60,26 +60,19 @@ func parseEngineVersion(text string) (engineVersion, bool) {
 }
 
 // detectEngine finds the one container engine installed under the root,
-// by its binary or its config. Docker installs containerd as well (with the
-// CRI plugin disabled in /etc/containerd/config.toml, or without that file):
-// such a containerd counts as part of Docker. More than one engine, or none,
-// is an error that asks for runtime.engine.
+// by its binary or its config (containerEngine.installed), leaving out one
+// that belongs to another found beside it (containerEngine.hiddenBy). More
+// than one engine, or none, is an error that asks for runtime.engine.
 func detectEngine(h *Host) (engine, evidence string, err error) {
-	first := func(paths ...string) string {
-		for _, p := range paths {
-			if h.Exists(p) {
-				return p
-			}
+	found := map[string]string{}
+	for i := range containerEngines {
+		found[containerEngines[i].name] = containerEngines[i].detect(h)
+	}
+	for i := range containerEngines {
+		e := &containerEngines[i]
+		if e.hiddenBy != nil && found[e.name] != "" && e.hiddenBy(h, found) {
+			found[e.name] = ""
 		}
-		return ""
-	}
-	found := map[string]string{
-		engineDocker:     first("/usr/bin/dockerd", "/usr/local/bin/dockerd", "/etc/docker/daemon.json"),
-		engineCRIO:       first("/usr/bin/crio", "/usr/local/bin/crio", "/etc/crio/crio.conf", "/etc/crio/crio.conf.d"),
-		engineContainerd: first("/usr/bin/containerd", "/usr/local/bin/containerd", defaultContainerdConfig),
-	}
-	if found[engineDocker] != "" && found[engineContainerd] != "" && !containerdServesCRI(h) {
-		found[engineContainerd] = ""
 	}
 	var engines []string
 	for engine, path := range found {

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,7 +23,7 @@ import (
 // for both.
 const defaultDockerConfig = "/etc/docker/daemon.json"
 
-func planDocker(h *Host, want runtimeWant) ([]Change, error) {
+func planDocker(_ context.Context, h *Host, want runtimeWant) ([]Change, error) {
 	path := configPathOr(want.configPath, defaultDockerConfig)
 	f, err := readConfigFile(h, path)
 	if err != nil {

@@ -20,18 +20,11 @@ func (v *verification) checkRuntimeRestarted(ctx context.Context, h *Host, cfg *
 	if cfg == nil {
 		return
 	}
-	engine := cfg.Engine
-	if engine == engineAuto {
-		detected, _, err := detectEngine(h)
-		if err != nil {
-			return
-		}
-		engine = detected
-	}
-	service, files := engineConfigFiles(h, engine, cfg.ConfigPath)
-	if service == "" {
+	engine, _, err := resolveEngine(h, cfg.Engine)
+	if err != nil {
 		return
 	}
+	service, files := engine.service, engine.configFiles(h, cfg.ConfigPath)
 	started, ok := serviceStartTime(ctx, h, service)
 	if !ok {
 		return
@@ -54,22 +47,6 @@ func (v *verification) checkRuntimeRestarted(ctx context.Context, h *Host, cfg *
 		return
 	}
 	v.check("runtime: %s started after its config last changed", service)
-}
-
-// engineConfigFiles is an engine's systemd unit and the config files it
-// reads, as the runtime step finds them: containerd's main file and its
-// imports, Docker's daemon.json, CRI-O's main file and drop-in directory.
-func engineConfigFiles(h *Host, engine, configPath string) (service string, files []string) {
-	switch engine {
-	case engineContainerd:
-		return "containerd", containerdConfigFiles(h, configPath)
-	case engineDocker:
-		return "docker", []string{configPathOr(configPath, defaultDockerConfig)}
-	case engineCRIO:
-		path := configPathOr(configPath, defaultCRIOConfig)
-		return "crio", []string{path, filepath.Join(crioDropInDir(path), "*")}
-	}
-	return "", nil
 }
 
 // serviceStartTime asks systemd when a unit last became active; false when

@@ -16,7 +16,7 @@ import (
 )
 
 // fileStep wants one file to hold one content: the smallest real step, used
-// to test the engine rather than any step.
+// to test planning and applying rather than any step.
 type fileStep struct {
 	path    string
 	content string
