@@ -17,6 +17,10 @@ func prepare(fs *flag.FlagSet, d *desiredFlags, args []string, env environment, 
 	if code, ok := parseFlags(fs, args, env); !ok {
 		return nil, nil, code, false
 	}
+	if err := bootstrap.CheckRoot(d.root); err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap %s: %v\n", fs.Name(), err)
+		return nil, nil, exitUsage, false
+	}
 	if needState && !d.anyStateFlag() {
 		fmt.Fprintf(env.stderr, "gpu-bootstrap %s: nothing to do: pass --config FILE, or flags such as --runtime containerd (see -h)\n", fs.Name())
 		return nil, nil, exitUsage, false
@@ -71,10 +75,8 @@ func runApply(ctx context.Context, args []string, env environment) int {
 	opts.Out = env.stdout
 	report, err := bootstrap.Apply(ctx, h, cfg.Steps(), opts)
 	if err != nil {
+		// The error lists what was changed before the failure and what not.
 		fmt.Fprintf(env.stderr, "gpu-bootstrap apply: %v\n", err)
-		if report.Changes > 0 {
-			fmt.Fprintf(env.stderr, "gpu-bootstrap apply: %d change(s) were made before the failure; run apply again after fixing it\n", report.Changes-1)
-		}
 		return exitError
 	}
 	if opts.DryRun || *skipVerify {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path"
 	"sort"
 )
 
@@ -30,22 +29,26 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 		out = io.Discard
 	}
 	var report Report
-	backupRoot := path.Join(BackupDir, h.now().UTC().Format("20060102T150405Z"))
+	backupRoot := h.backupRunDir(h.now())
 	restarts := map[string]bool{}
 	if opts.DryRun {
 		// Nothing is applied, so the run is one planning pass.
 		defer h.beginPlanning(true)()
 	}
-	for _, step := range steps {
+	var applied []string
+	for stepIndex, step := range steps {
 		changes, err := h.planStep(ctx, step)
 		if err != nil {
+			if len(applied) > 0 {
+				return report, partialApply(err, applied, steps, stepIndex, nil, 0)
+			}
 			return report, err
 		}
 		if len(changes) == 0 {
 			fmt.Fprintf(out, "%s: up to date\n", step.Name())
 			continue
 		}
-		for _, change := range changes {
+		for i, change := range changes {
 			report.Changes++
 			if opts.DryRun {
 				fmt.Fprintf(out, "%s: would %s\n", step.Name(), change.Summary)
@@ -54,8 +57,10 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 				fmt.Fprintf(out, "%s: %s\n", step.Name(), change.Summary)
 				backup, err := applyChange(ctx, h, change, backupRoot)
 				if err != nil {
-					return report, &StepError{Step: step.Name(), Err: err}
+					report.Changes--
+					return report, partialApply(err, applied, steps, stepIndex, changes, i)
 				}
+				applied = append(applied, step.Name()+": "+change.Summary)
 				if backup != "" {
 					report.Backups = append(report.Backups, backup)
 					fmt.Fprintf(out, "  backup of the old file: %s\n", backup)

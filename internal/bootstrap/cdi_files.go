@@ -19,11 +19,7 @@ import (
 // paths, sorted. The root itself is never read as a pattern, so a root
 // such as /mnt/image[1] works.
 func (h *Host) glob(pattern string) []string {
-	root := h.Root
-	if root == "" {
-		root = "/"
-	}
-	matches, err := fs.Glob(os.DirFS(root), strings.TrimPrefix(path.Clean(pattern), "/"))
+	matches, err := fs.Glob(rootFS{h}, strings.TrimPrefix(path.Clean(pattern), "/"))
 	if err != nil {
 		return nil
 	}
@@ -53,7 +49,7 @@ func (h *Host) resolve(target string) (string, error) {
 			continue
 		}
 		next := path.Join(resolved, part)
-		info, err := os.Lstat(h.Path(next))
+		info, err := os.Lstat(h.linkPath(next))
 		if err != nil {
 			return "", err
 		}
@@ -64,7 +60,7 @@ func (h *Host) resolve(target string) (string, error) {
 		if links++; links > maxLinks {
 			return "", fmt.Errorf("%s: too many levels of symbolic links", target)
 		}
-		dest, err := os.Readlink(h.Path(next))
+		dest, err := os.Readlink(h.linkPath(next))
 		if err != nil {
 			return "", err
 		}
@@ -78,7 +74,7 @@ func (h *Host) resolve(target string) (string, error) {
 
 // isSymlink reports whether a target path is a symbolic link.
 func (h *Host) isSymlink(target string) bool {
-	info, err := os.Lstat(h.Path(target))
+	info, err := os.Lstat(h.linkPath(target))
 	return err == nil && info.Mode()&os.ModeSymlink != 0
 }
 
@@ -111,7 +107,7 @@ func (h *Host) soname(lib string) string {
 		if strings.Contains(suffix, ".") || !h.isSymlink(candidate) {
 			continue
 		}
-		if dest, err := os.Readlink(h.Path(candidate)); err == nil && path.Base(dest) == name {
+		if dest, err := os.Readlink(h.linkPath(candidate)); err == nil && path.Base(dest) == name {
 			return path.Base(candidate)
 		}
 	}

@@ -263,7 +263,7 @@ func cdiGPUEdits(h *Host, hooks cdiHooks, dev nvml.Device, infos map[string]proc
 	var links []string
 	for _, kind := range []string{"card", "render"} {
 		link := fmt.Sprintf("/dev/dri/by-path/pci-%s-%s", busID, kind)
-		dest, err := os.Readlink(h.Path(link))
+		dest, err := os.Readlink(h.linkPath(link))
 		if err != nil {
 			continue
 		}
@@ -309,7 +309,7 @@ func cdiDriverLibraries(h *Host, version string) []string {
 
 // isRegularFile reports whether a target path is a regular file.
 func (h *Host) isRegularFile(target string) bool {
-	info, err := os.Lstat(h.Path(target))
+	info, err := os.Lstat(h.linkPath(target))
 	return err == nil && info.Mode().IsRegular()
 }
 

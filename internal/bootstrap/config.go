@@ -72,6 +72,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, c.GPU.validate("gpu")...)
 	}
 	errs = append(errs, c.Verify.validate("verify")...)
+	errs = append(errs, c.validatePaths()...)
 	return errors.Join(errs...)
 }
 

@@ -13,6 +13,8 @@ import (
 // BackupDir is where apply keeps the files it replaces, under a directory per
 // run named by its UTC start time, at the file's own path:
 // /var/backups/gpu-bootstrap/20261122T071800Z/etc/containerd/config.toml.
+// A second run within the same second gets 20261122T071800Z-2, and so on
+// (see backup.go); a backup is never overwritten.
 // Backups never sit next to the file, where a drop-in directory would load
 // them.
 const BackupDir = "/var/backups/gpu-bootstrap"
@@ -52,10 +54,16 @@ func (e *ParseError) Unwrap() error { return e.Err }
 
 // writeFile puts change.New at change.Path atomically: a temporary file in
 // the same directory, fsynced, given the old file's mode and owner (or
-// change.Mode), then renamed over the target. The old content, if any, is
-// copied to backupRoot first. Identical content writes nothing.
+// change.Mode), then renamed over the target. The path is resolved inside
+// Host.Root (see rootpath.go): a symbolic link is followed to its target in
+// the root and kept. The old content, if any, is copied to backupRoot first
+// (see saveBackup); when the write then fails the copy is removed again, as
+// the file is unchanged. Identical content writes nothing.
 func (h *Host) writeFile(change *FileChange, backupRoot string) (backup string, err error) {
-	target := h.Path(change.Path)
+	target, _, err := h.resolvePath(change.Path)
+	if err != nil {
+		return "", err
+	}
 	mode := change.Mode
 	if mode == 0 {
 		mode = 0o644
@@ -78,10 +86,17 @@ func (h *Host) writeFile(change *FileChange, backupRoot string) (backup string, 
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			uid, gid = int(st.Uid), int(st.Gid)
 		}
-		backup = filepath.Join(backupRoot, change.Path)
-		if err := writeAtomic(h.Path(backup), current, mode, -1, -1); err != nil {
-			return "", fmt.Errorf("backing up %s: %w", change.Path, err)
+		var created bool
+		backup, created, err = h.saveBackup(backupRoot, change.Path, current, mode)
+		if err != nil {
+			return "", fmt.Errorf("backing up %s (the file was left unchanged): %w", change.Path, err)
 		}
+		defer func() {
+			if err != nil && created {
+				h.dropBackup(backup)
+				backup = ""
+			}
+		}()
 	case errors.Is(statErr, fs.ErrNotExist):
 		if change.Old != nil {
 			return "", fmt.Errorf("%s was removed since it was planned; run again", change.Path)
@@ -90,7 +105,7 @@ func (h *Host) writeFile(change *FileChange, backupRoot string) (backup string, 
 		return "", statErr
 	}
 	if err := writeAtomic(target, change.New, mode, uid, gid); err != nil {
-		return "", fmt.Errorf("writing %s: %w", change.Path, err)
+		return "", fmt.Errorf("writing %s (the file was left unchanged): %w", change.Path, err)
 	}
 	return backup, nil
 }

@@ -33,14 +33,23 @@ type Host struct {
 	// (see beginPlanning); snapshot is its one reading of the GPUs.
 	planning bool
 	snapshot *nvml.Snapshot
+	// backedUp holds the backups made so far (target paths under
+	// BackupDir), so a file changed twice in one run keeps its original.
+	backedUp map[string]bool
 }
 
-// Path maps an absolute path on the target to the path this process opens.
+// Path maps an absolute path on the target to the path this process opens,
+// resolved inside Root as a chroot would (see rootpath.go): links are
+// followed within the root and ".." stops at it, so nothing outside Root is
+// ever named. A path that cannot be resolved (a loop of links) maps to a
+// name under Root that does not exist; ReadFile, Exists and writeFile report
+// the real error. Use linkPath to Lstat or Readlink a link itself.
 func (h *Host) Path(path string) string {
-	if h.live() {
-		return filepath.Clean(path)
+	resolved, _, err := h.resolvePath(path)
+	if err != nil {
+		return filepath.Join(h.Root, unresolvable, path)
 	}
-	return filepath.Join(h.Root, path)
+	return resolved
 }
 
 // live reports whether Host.Root is the running machine rather than an
@@ -91,6 +100,8 @@ func (h *Host) planStep(ctx context.Context, step Step) ([]Change, error) {
 	if err != nil {
 		return nil, &StepError{Step: step.Name(), Err: err}
 	}
+	orderFileWrites(changes)
+	h.noteSymlinks(changes)
 	if h.pending != nil {
 		h.pending[step.Name()] = len(changes) > 0
 	}
@@ -99,7 +110,11 @@ func (h *Host) planStep(ctx context.Context, step Step) ([]Change, error) {
 
 // ReadFile reads a target file; a missing file is (nil, false, nil).
 func (h *Host) ReadFile(path string) (data []byte, exists bool, err error) {
-	data, err = os.ReadFile(h.Path(path))
+	resolved, _, err := h.resolvePath(path)
+	if err != nil {
+		return nil, false, err
+	}
+	data, err = os.ReadFile(resolved)
 	if os.IsNotExist(err) {
 		return nil, false, nil
 	}
@@ -111,7 +126,11 @@ func (h *Host) ReadFile(path string) (data []byte, exists bool, err error) {
 
 // Exists reports whether a target path exists.
 func (h *Host) Exists(path string) bool {
-	_, err := os.Stat(h.Path(path))
+	resolved, _, err := h.resolvePath(path)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(resolved)
 	return err == nil
 }
 
