@@ -61,9 +61,61 @@ func (s containerdSchema) defaultRuntime() []string {
 }
 
 // planContainerd adds the nvidia runtime to containerd's config, or to a
-// drop-in it imports (see containerdDropIn).
+// drop-in it imports (see containerdDropIn), and then plans against the
+// config containerd merges from all its files (containerdEffective): a
+// default runtime of nvidia that set_as_default: false removes is removed
+// from every file that sets it, and a file read later that overrides the
+// nvidia runtime, or a CRI plugin turned off, is an error naming the file.
 func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) {
+	var at containerdPlacement
+	changes, err := planContainerdFiles(ctx, h, want, &at)
+	if err != nil {
+		return nil, err
+	}
+	planned := map[string]*tomledit.Doc{}
+	var written []string
+	for _, c := range changes {
+		doc, err := tomledit.Parse(c.File.New)
+		if err != nil {
+			return nil, editError(c.File.Path, err)
+		}
+		planned[c.File.Path] = doc
+		written = append(written, c.File.Path)
+	}
+	eff, err := containerdEffective(h, at.main, at.mergesKeys, planned)
+	if err != nil {
+		return nil, err
+	}
+	if file := eff.criDisabledBy(); file != "" {
+		return nil, fieldError("runtime.engine", "%s disables containerd's CRI plugin (disabled_plugins), as Docker's containerd.io package ships it, so runtimes in the CRI plugin do nothing there: set runtime.engine: docker if Docker runs the GPU containers, or remove \"cri\" from disabled_plugins in %s if Kubernetes uses this containerd", file, file)
+	}
+	if !want.setDefault {
+		more, err := eff.unsetNvidiaDefault("containerd", written...)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, more...)
+	}
+	if conflicts := eff.conflicts(want, at.ours); len(conflicts) > 0 {
+		return nil, conflictError("containerd", conflicts)
+	}
+	return changes, nil
+}
+
+// containerdPlacement is where planContainerdFiles put the runtime: the
+// main config, the file that holds the nvidia runtime, and whether the
+// containerd it plans for merges imported plugin tables key by key (2.0
+// and later).
+type containerdPlacement struct {
+	main, ours string
+	mergesKeys bool
+}
+
+// planContainerdFiles edits the main config or our drop-in (see
+// planContainerd).
+func planContainerdFiles(ctx context.Context, h *Host, want runtimeWant, at *containerdPlacement) ([]Change, error) {
 	path := configPathOr(want.configPath, defaultContainerdConfig)
+	at.main, at.ours = path, path
 	main, err := readConfigFile(h, path)
 	if err != nil {
 		return nil, err
@@ -99,6 +151,7 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 	about := fmt.Sprintf(" (containerd config version %d: %s)", version, why)
 
 	dropIn, importPattern, inPlaceWhy := containerdDropIn(path, mainDoc, ver, known, version)
+	at.mergesKeys = known && ver.atLeast(2, 0) || !known && version >= 3
 	if dropIn == "" {
 		verb := "update"
 		if !main.exists {
@@ -120,6 +173,7 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 		return []Change{change}, nil
 	}
 
+	at.ours = dropIn
 	in, err := readConfigFile(h, dropIn)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/tomledit"
@@ -58,19 +59,17 @@ func planCRIO(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) 
 			return nil, fieldError("runtime.enable_cdi", "CRI-O %s cannot inject CDI devices (CRI-O 1.24 and later always can); upgrade CRI-O or set enable_cdi: false", ver)
 		}
 	}
-	sources, err := crioSources(h, mainPath, dropInDir, dropIn)
+	eff, ours, err := crioEffective(h, mainPath, dropInDir, dropIn)
 	if err != nil {
 		return nil, err
 	}
-	f, err := readConfigFile(h, dropIn)
-	if err != nil {
-		return nil, err
+	f := configFile{path: dropIn, old: eff.layers[ours].old, exists: eff.layers[ours].old != nil}
+	doc := eff.layers[ours].doc
+	var before []*tomledit.Doc
+	for _, l := range eff.layers[:ours] {
+		before = append(before, l.doc)
 	}
-	doc, err := parseTOMLFile(f)
-	if err != nil {
-		return nil, err
-	}
-	did, err := editCRIODropIn(doc, sources, want)
+	did, err := editCRIODropIn(doc, before, want)
 	if err != nil {
 		return nil, editError(dropIn, err)
 	}
@@ -78,20 +77,34 @@ func planCRIO(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) 
 	if !f.exists {
 		verb = "create"
 	}
-	change, ok := f.change(doc.Bytes(), describeEdits(verb, dropIn, did), "crio")
-	if !ok {
-		return nil, nil
+	var changes []Change
+	if change, ok := f.change(doc.Bytes(), describeEdits(verb, dropIn, did), "crio"); ok {
+		changes = append(changes, change)
 	}
-	return []Change{change}, nil
+	if !want.setDefault {
+		more, err := eff.unsetNvidiaDefault("crio", dropIn)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, more...)
+	}
+	if conflicts := eff.conflicts(want, dropIn); len(conflicts) > 0 {
+		return nil, conflictError("CRI-O", conflicts)
+	}
+	return changes, nil
 }
 
-// crioSources are the config files CRI-O reads before (under) our drop-in,
-// in the order it reads them. A file that does not parse is a *ParseError:
-// CRI-O would not start with it either.
-func crioSources(h *Host, mainPath, dropInDir, dropIn string) ([]*tomledit.Doc, error) {
+// crioEffective is CRI-O's config as CRI-O merges it: the main file, then
+// every file under the drop-in directory in the order filepath.Walk visits
+// them (lexical, subdirectories included: pkg/config UpdateFromPath), each
+// key overriding the files before, except that a runtime's table replaces
+// the whole runtime of that name. Our drop-in is among them at its place
+// (empty when it does not exist yet); ours is its index. A file that does
+// not parse is a *ParseError: CRI-O would not start with it either.
+func crioEffective(h *Host, mainPath, dropInDir, dropIn string) (eff *effectiveConfig, ours int, err error) {
 	paths := []string{mainPath}
 	root := h.Path(dropInDir)
-	err := filepath.WalkDir(root, func(p string, entry fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, entry fs.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) && p == root {
 				return filepath.SkipDir
@@ -105,30 +118,50 @@ func crioSources(h *Host, mainPath, dropInDir, dropIn string) ([]*tomledit.Doc, 
 		if err != nil {
 			return err
 		}
-		if target := filepath.Join(dropInDir, rel); target != dropIn {
-			paths = append(paths, target)
-		}
+		paths = append(paths, filepath.Join(dropInDir, rel))
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dropInDir, err)
+		return nil, 0, fmt.Errorf("reading %s: %w", dropInDir, err)
 	}
-	var docs []*tomledit.Doc
-	for _, p := range paths {
-		f, err := readConfigFile(h, p)
-		if err != nil {
-			return nil, err
+	if !slices.Contains(paths, dropIn) {
+		at := 1
+		for at < len(paths) && paths[at] < dropIn {
+			at++
 		}
-		if !f.exists {
+		paths = slices.Insert(paths, at, dropIn)
+	}
+	eff = &effectiveConfig{
+		engine: "CRI-O",
+		wholeTable: func(key []string) int {
+			if len(key) > 4 && slices.Equal(key[:3], []string{"crio", "runtime", "runtimes"}) {
+				return 4
+			}
+			return 0
+		},
+		runtimeBinary:  func(configLayer) []string { return crioRuntime(nvidiaRuntime, "runtime_path") },
+		defaultRuntime: func(configLayer) []string { return crioDefaultRuntime },
+	}
+	for _, p := range paths {
+		layer, exists, err := readLayer(h, p)
+		if err != nil {
+			return nil, 0, err
+		}
+		if p == dropIn {
+			ours = len(eff.layers)
+			if exists && layer.old == nil {
+				layer.old = []byte{}
+			}
+			if !exists {
+				doc, _ := tomledit.Parse(nil)
+				layer = configLayer{path: p, doc: doc}
+			}
+		} else if !exists {
 			continue
 		}
-		doc, err := parseTOMLFile(f)
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, doc)
+		eff.layers = append(eff.layers, layer)
 	}
-	return docs, nil
+	return eff, ours, nil
 }
 
 // editCRIODropIn makes our drop-in define the nvidia runtime, over the
