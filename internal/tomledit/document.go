@@ -14,11 +14,9 @@ package tomledit
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
@@ -123,18 +121,9 @@ func (d *Doc) Leaves(prefix ...string) []Leaf {
 	return leaves
 }
 
-// index parses d.src and rebuilds the decoded values and the byte index.
+// index parses d.src and rebuilds the decoded values and the byte index, in
+// time linear in the document's size (see decode.go).
 func (d *Doc) index() error {
-	root := map[string]any{}
-	if err := toml.Unmarshal(d.src, &root); err != nil {
-		var derr *toml.DecodeError
-		if errors.As(err, &derr) {
-			line, col := derr.Position()
-			return &SyntaxError{Line: line, Column: col, Msg: derr.Error()}
-		}
-		return &SyntaxError{Msg: err.Error()}
-	}
-	d.root = root
 	d.nl = "\n"
 	if bytes.Contains(d.src, []byte("\r\n")) {
 		d.nl = "\r\n"
@@ -143,23 +132,42 @@ func (d *Doc) index() error {
 
 	var p unstable.Parser
 	p.Reset(d.src)
+	seen := newSeenTracker()
 	var current *table
+	var order []any // *table and assignment, in document order
+	var assignments []assignment
 	for p.NextExpression() {
 		n := p.Expression()
+		if err := seen.check(n); err != nil {
+			return wholeDocumentError(d.src, err)
+		}
 		switch n.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			current = d.addTable(n)
+			order = append(order, current)
 		case unstable.KeyValue:
 			var base []string
 			if current != nil {
 				base = current.path
 			}
-			d.addEntry(n, current, nil, base)
+			e := d.addEntry(n, current, nil, base)
+			a := assignment{key: keyParts(n), raw: d.src[e.valStart:e.end]}
+			order = append(order, a)
+			assignments = append(assignments, a)
 		}
 	}
 	if err := p.Error(); err != nil {
-		return &SyntaxError{Msg: err.Error()}
+		return wholeDocumentError(d.src, err)
 	}
+	values, err := decodeValues(assignments)
+	if err != nil {
+		return wholeDocumentError(d.src, err)
+	}
+	root, err := build(order, values)
+	if err != nil {
+		return wholeDocumentError(d.src, err)
+	}
+	d.root = root
 	return nil
 }
 
@@ -189,7 +197,7 @@ func (d *Doc) addTable(n *unstable.Node) *table {
 	return t
 }
 
-func (d *Doc) addEntry(n *unstable.Node, t *table, inline *entry, base []string) {
+func (d *Doc) addEntry(n *unstable.Node, t *table, inline *entry, base []string) *entry {
 	e := &entry{table: t, inline: inline, lastElemStart: -1, lastElemEnd: -1}
 	e.path = append([]string(nil), base...)
 	keyEnd := 0
@@ -222,6 +230,7 @@ func (d *Doc) addEntry(n *unstable.Node, t *table, inline *entry, base []string)
 			d.addEntry(members.Node(), t, e, e.path)
 		}
 	}
+	return e
 }
 
 // valueStart skips from the end of a key over " = " to the value.

@@ -376,25 +376,37 @@ func (d *Doc) headerIndent(ref *table, depth int) string {
 }
 
 // headerUnit is how much deeper a sub-table's header is indented per level,
-// as the document does it ("" for flat documents).
+// as the document does it ("" for flat documents): the indent of the first
+// header that has an indentation step over the nearest header above it that
+// is its parent or ancestor. The ancestor is found through the last header
+// seen at each path (not by scanning back), which keeps this linear in the
+// number of headers.
 func (d *Doc) headerUnit() string {
+	last := map[string]int{} // a path (pathKey) -> index of its latest header
 	for i, t := range d.tables {
-		for j := i - 1; j >= 0; j-- {
-			p := d.tables[j]
-			if len(p.path) >= len(t.path) || !hasPrefix(t.path, p.path) {
-				continue
+		j := -1
+		for n := len(t.path) - 1; n >= 0; n-- {
+			if k, ok := last[pathKey(t.path[:n])]; ok && k > j {
+				j = k
 			}
-			if strings.HasPrefix(t.indent, p.indent) && len(t.indent) > len(p.indent) {
-				delta := t.indent[len(p.indent):]
-				if levels := len(t.path) - len(p.path); len(delta)%levels == 0 {
-					return delta[:len(delta)/levels]
-				}
+		}
+		last[pathKey(t.path)] = i
+		if j < 0 {
+			continue
+		}
+		p := d.tables[j]
+		if strings.HasPrefix(t.indent, p.indent) && len(t.indent) > len(p.indent) {
+			delta := t.indent[len(p.indent):]
+			if levels := len(t.path) - len(p.path); len(delta)%levels == 0 {
+				return delta[:len(delta)/levels]
 			}
-			break
 		}
 	}
 	return ""
 }
+
+// pathKey is a key path as one map key.
+func pathKey(path []string) string { return strings.Join(path, "\x00") }
 
 // kvIndent is how much deeper than its header a table's keys are indented,
 // as the document does it.
