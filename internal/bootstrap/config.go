@@ -3,9 +3,9 @@ package bootstrap
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
-
-	"sigs.k8s.io/yaml"
+	"strings"
 )
 
 // Config is the desired state of a GPU node, read from YAML (see
@@ -18,35 +18,117 @@ type Config struct {
 	CDI         *CDIConfig         `json:"cdi,omitempty"`
 	GPU         *GPUSettingsConfig `json:"gpu,omitempty"`
 	Verify      VerifyConfig       `json:"verify,omitempty"`
+
+	// origins is where each key path's value came from (file position or
+	// flag), so that Validate's errors can say; see config_decode.go.
+	origins map[string]origin
 }
 
-// LoadConfig reads a YAML config file. Unknown keys are errors, so a typo
-// never silently turns a step off.
+// LoadConfig reads a YAML config file (see config_decode.go for what is
+// accepted). Unknown keys are errors, so a typo never silently turns a step
+// off, and so is a file that says nothing.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading the config: %w", err)
+		return nil, fmt.Errorf("reading the config %s: %w; give --config the path of a readable YAML file", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading the config %s: %w", path, err)
+	}
+	if !info.Mode().IsRegular() && info.Mode()&os.ModeNamedPipe == 0 && info.Mode()&os.ModeCharDevice == 0 {
+		what := "not a regular file"
+		if info.IsDir() {
+			what = "a directory"
+		}
+		return nil, &FieldError{File: path, Problem: fmt.Sprintf("is %s; give --config the desired-state YAML file itself, e.g. %s", what, strings.TrimSuffix(path, "/")+"/node.yaml")}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the config %s: %w", path, err)
+	}
+	if len(data) > maxConfigBytes {
+		return nil, &FieldError{File: path, Problem: fmt.Sprintf("is larger than %d KiB; a desired-state file is a few lines of YAML (see README): is this the right file?", maxConfigBytes>>10)}
 	}
 	return ParseConfig(path, data)
 }
 
-// ParseConfig parses YAML config data; name is used in errors.
+// ParseConfig parses YAML config data; name is used in errors, which are
+// *FieldError values carrying the file, line and column (errors.Join when
+// there are several).
 func ParseConfig(name string, data []byte) (*Config, error) {
-	var cfg Config
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	return decodeConfig(name, data)
+}
+
+// FromFlag records that a flag set the value at field ("runtime.engine"), so
+// that an error about it names the flag rather than a line of the file.
+func (c *Config) FromFlag(field, flag string) {
+	if c.origins == nil {
+		c.origins = map[string]origin{}
 	}
-	return &cfg, nil
+	c.origins[field] = origin{flag: flag}
 }
 
 // FieldError is one invalid setting: the key path in the config file (and
 // the flag that sets it, if any) and how to fix it.
 type FieldError struct {
-	Field   string // "runtime.engine"
+	Field   string // "runtime.engine"; "" for the file as a whole
 	Problem string
+
+	// Where the value came from, when known: a position in the config file
+	// (Line and Column 1-based, 0 when unknown) or the flag that set it.
+	File         string
+	Line, Column int
+	Flag         string
 }
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
+// Error is "node.yaml:3:11: runtime.engine: problem", with what is known.
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+			if e.Column > 0 {
+				fmt.Fprintf(&b, ":%d", e.Column)
+			}
+		}
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		if e.Flag != "" {
+			b.WriteString(" (set by " + e.Flag + ")")
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Problem)
+	return b.String()
+}
+
+// locate fills in where err's field came from, from the value's own origin
+// or, for a key that is missing, its section's.
+func (c *Config) locate(err error) {
+	var ferr *FieldError
+	if !errors.As(err, &ferr) || ferr.File != "" || ferr.Flag != "" {
+		return
+	}
+	for field := ferr.Field; field != ""; field = parentField(field) {
+		if o, ok := c.origins[field]; ok {
+			ferr.File, ferr.Line, ferr.Column, ferr.Flag = o.file, o.line, o.column, o.flag
+			return
+		}
+	}
+}
+
+// parentField is "gpu.mig" for "gpu.mig.profiles[1]" and "gpu.mig.profiles".
+func parentField(field string) string {
+	if i := strings.LastIndexAny(field, ".["); i >= 0 {
+		return field[:i]
+	}
+	return ""
+}
 
 func fieldError(field, format string, args ...any) error {
 	return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
@@ -73,6 +155,9 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Verify.validate("verify")...)
 	errs = append(errs, c.validatePaths()...)
+	for _, err := range errs {
+		c.locate(err)
+	}
 	return errors.Join(errs...)
 }
 
