@@ -60,7 +60,7 @@ func (d *desiredFlags) config() (*bootstrap.Config, error) {
 	if d.configPath != "" {
 		loaded, err := bootstrap.LoadConfig(d.configPath)
 		if err != nil {
-			return nil, err
+			return nil, &configError{source: d.source(), err: err}
 		}
 		cfg = loaded
 	}
@@ -78,9 +78,11 @@ func (d *desiredFlags) overlay(cfg *bootstrap.Config) {
 		}
 		if d.driverBranch != "" {
 			cfg.Driver.Branch = d.driverBranch
+			cfg.FromFlag("driver.branch", "--driver-branch")
 		}
 		if d.kernelModules != "" {
 			cfg.Driver.KernelModules = d.kernelModules
+			cfg.FromFlag("driver.kernel_modules", "--kernel-modules")
 		}
 	}
 	if d.installToolkit.set || d.toolkitVersion != "" {
@@ -89,6 +91,7 @@ func (d *desiredFlags) overlay(cfg *bootstrap.Config) {
 		}
 		if d.toolkitVersion != "" {
 			cfg.Toolkit.Version = d.toolkitVersion
+			cfg.FromFlag("toolkit.version", "--toolkit-version")
 			cfg.Toolkit.Install = true
 		}
 		if d.installToolkit.set {
@@ -104,6 +107,7 @@ func (d *desiredFlags) overlay(cfg *bootstrap.Config) {
 		}
 		if d.runtimeEngine != "" {
 			cfg.Runtime.Engine = d.runtimeEngine
+			cfg.FromFlag("runtime.engine", "--runtime")
 		}
 		if d.runtimeDefault.set {
 			cfg.Runtime.SetAsDefault = d.runtimeDefault.value
@@ -120,6 +124,7 @@ func (d *desiredFlags) overlay(cfg *bootstrap.Config) {
 	}
 	if d.expectGPUs >= 0 {
 		cfg.Verify.ExpectGPUs = d.expectGPUs
+		cfg.FromFlag("verify.expect_gpus", "--expect-gpus")
 	}
 }
 
