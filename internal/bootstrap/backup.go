@@ -74,6 +74,9 @@ func (h *Host) saveBackup(backupRoot, target string, data []byte, mode fs.FileMo
 // dropBackup removes a backup made for a write that then failed: the file
 // it copies was left unchanged.
 func (h *Host) dropBackup(backup string) {
+	if backup == "" {
+		return
+	}
 	os.Remove(h.Path(backup))
 	delete(h.backedUp, backup)
 }

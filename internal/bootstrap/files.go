@@ -72,9 +72,11 @@ func (h *Host) writeFile(change *FileChange, backupRoot string) (backup string, 
 	info, statErr := os.Stat(target)
 	switch {
 	case statErr == nil:
-		current, err := os.ReadFile(target)
-		if err != nil {
-			return "", err
+		// (readErr, not err: the deferred clean-up below must see the
+		// function's own error.)
+		current, readErr := os.ReadFile(target)
+		if readErr != nil {
+			return "", readErr
 		}
 		if bytes.Equal(current, change.New) {
 			return "", nil
@@ -86,15 +88,14 @@ func (h *Host) writeFile(change *FileChange, backupRoot string) (backup string, 
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			uid, gid = int(st.Uid), int(st.Gid)
 		}
-		var created bool
-		backup, created, err = h.saveBackup(backupRoot, change.Path, current, mode)
-		if err != nil {
-			return "", fmt.Errorf("backing up %s (the file was left unchanged): %w", change.Path, err)
+		saved, created, saveErr := h.saveBackup(backupRoot, change.Path, current, mode)
+		if saveErr != nil {
+			return "", fmt.Errorf("backing up %s (the file was left unchanged): %w", change.Path, saveErr)
 		}
+		backup = saved
 		defer func() {
 			if err != nil && created {
-				h.dropBackup(backup)
-				backup = ""
+				h.dropBackup(saved)
 			}
 		}()
 	case errors.Is(statErr, fs.ErrNotExist):
