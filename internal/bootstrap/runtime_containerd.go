@@ -99,6 +99,14 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 	if conflicts := eff.conflicts(want, at.ours); len(conflicts) > 0 {
 		return nil, conflictError("containerd", conflicts)
 	}
+	if at.generated != nil {
+		for i := range changes {
+			changes[i].Restart = at.generated.service
+			if changes[i].File.Path == at.main {
+				changes[i].Summary += at.generated.note()
+			}
+		}
+	}
 	return changes, nil
 }
 
@@ -109,18 +117,25 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 type containerdPlacement struct {
 	main, ours string
 	mergesKeys bool
+	generated  *containerdGenerated // the main config is generated from a template (k3s); nil when not
 }
 
 // planContainerdFiles edits the main config or our drop-in (see
 // planContainerd).
 func planContainerdFiles(ctx context.Context, h *Host, want runtimeWant, at *containerdPlacement) ([]Change, error) {
 	path := configPathOr(want.configPath, defaultContainerdConfig)
-	at.main, at.ours = path, path
 	main, err := readConfigFile(h, path)
 	if err != nil {
 		return nil, err
 	}
-	mainDoc, err := parseTOMLFile(main)
+	seed := main.old
+	if tmpl, text, gen, ok, err := containerdTemplate(h, main); err != nil {
+		return nil, err
+	} else if ok {
+		main, seed, path, at.generated = tmpl, text, tmpl.path, &gen
+	}
+	at.main, at.ours = path, path
+	mainDoc, err := parseTOMLFile(configFile{path: path, old: seed, exists: main.exists})
 	if err != nil {
 		return nil, err
 	}
@@ -391,6 +406,14 @@ func (e containerdEdit) apply(doc, below *tomledit.Doc) ([]string, error) {
 	if changed && len(did) == 0 {
 		did = append(did, "point the nvidia runtime at "+e.want.binary)
 	}
+	if from, v, ok := e.wrappedCgroupDriver(doc, below, get); ok {
+		if cur, _ := get(append(rt, "options", "SystemdCgroup")); cur != v {
+			if _, err := doc.Set(append(rt, "options", "SystemdCgroup"), v); err != nil {
+				return nil, err
+			}
+			did = append(did, fmt.Sprintf("set the nvidia runtime's SystemdCgroup = %v, as runtime %q it wraps has", v, from))
+		}
+	}
 
 	def := e.schema.defaultRuntime()
 	if e.want.setDefault {
@@ -461,6 +484,27 @@ func (e containerdEdit) copyLowLevelRuntime(doc, below *tomledit.Doc, get func([
 		return name, nil
 	}
 	return "", nil
+}
+
+// wrappedCgroupDriver is the SystemdCgroup setting of the runtime the
+// nvidia runtime wraps (see copyLowLevelRuntime), when that runtime sets
+// it. A runtime added or copied once keeps it, but an nvidia runtime found
+// already there may lack it (k3s's generated config, nvidia-ctk before
+// 1.14): with SystemdCgroup = true on runc and not on nvidia, GPU pods run
+// under the cgroupfs driver while the kubelet uses systemd's, which the
+// kubelet documents as unsupported (kubernetes.io "Configuring a cgroup
+// driver"), so the nvidia runtime follows the runtime it wraps.
+func (e containerdEdit) wrappedCgroupDriver(doc, below *tomledit.Doc, get func([]string) (any, bool)) (from string, value any, ok bool) {
+	def, _ := get(e.schema.defaultRuntime())
+	defName, _ := def.(string)
+	for _, name := range lowLevelRuntimes(defName) {
+		if !doc.Has(e.schema.runtime(name)...) && (below == nil || !below.Has(e.schema.runtime(name)...)) {
+			continue
+		}
+		v, ok := get(e.schema.runtime(name, "options", "SystemdCgroup"))
+		return name, v, ok
+	}
+	return "", nil, false
 }
 
 // lowLevelRuntimes are the runtimes whose settings an nvidia runtime
