@@ -23,6 +23,7 @@ import (
 // Doc is a TOML document being edited.
 type Doc struct {
 	src     []byte
+	bom     []byte // a UTF-8 byte order mark before src, or nil
 	nl      string // the document's line ending
 	root    map[string]any
 	tables  []*table // explicit [headers] and [[array headers]], in order
@@ -60,9 +61,20 @@ type entry struct {
 	lastElemStart, lastElemEnd int
 }
 
-// Parse reads a document. An empty document is valid.
+// utf8BOM is the UTF-8 byte order mark. TOML's reference decoder
+// (BurntSushi/toml, CRI-O's) and go-toml v1 (containerd 1.5 to 1.7) skip
+// one at the start of a file; go-toml v2's parser does not, so Parse sets
+// it aside and Bytes puts it back.
+var utf8BOM = []byte("\uFEFF")
+
+// Parse reads a document. An empty document is valid; a UTF-8 byte order
+// mark at its start is kept but not parsed.
 func Parse(src []byte) (*Doc, error) {
-	d := &Doc{src: append([]byte(nil), src...)}
+	var bom []byte
+	if bytes.HasPrefix(src, utf8BOM) {
+		bom, src = utf8BOM, src[len(utf8BOM):]
+	}
+	d := &Doc{src: append([]byte(nil), src...), bom: bom}
 	if err := d.index(); err != nil {
 		return nil, err
 	}
@@ -70,7 +82,7 @@ func Parse(src []byte) (*Doc, error) {
 }
 
 // Bytes is the document's current text.
-func (d *Doc) Bytes() []byte { return append([]byte(nil), d.src...) }
+func (d *Doc) Bytes() []byte { return append(append([]byte(nil), d.bom...), d.src...) }
 
 // Get is the decoded value at path: string, bool, int64, float64, []any,
 // map[string]any (a table) or a go-toml date/time type.
