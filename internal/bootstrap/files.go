@@ -60,7 +60,7 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // (see saveBackup); when the write then fails the copy is removed again, as
 // the file is unchanged. Identical content writes nothing.
 func (h *Host) writeFile(change *FileChange, backupRoot string) (backup string, err error) {
-	target, _, err := h.resolvePath(change.Path)
+	target, res, err := h.resolvePath(change.Path)
 	if err != nil {
 		return "", err
 	}
@@ -72,6 +72,9 @@ func (h *Host) writeFile(change *FileChange, backupRoot string) (backup string, 
 	info, statErr := os.Stat(target)
 	switch {
 	case statErr == nil:
+		if err := requireRegular(change.Path, res, info); err != nil {
+			return "", err
+		}
 		// (readErr, not err: the deferred clean-up below must see the
 		// function's own error.)
 		current, readErr := os.ReadFile(target)

@@ -108,11 +108,18 @@ func (h *Host) planStep(ctx context.Context, step Step) ([]Change, error) {
 	return changes, nil
 }
 
-// ReadFile reads a target file; a missing file is (nil, false, nil).
+// ReadFile reads a target file, resolved inside Root (see Path); a missing
+// file is (nil, false, nil), and anything there that is not a regular file
+// (a directory, a pipe, a link to a device) is an error.
 func (h *Host) ReadFile(path string) (data []byte, exists bool, err error) {
-	resolved, _, err := h.resolvePath(path)
+	resolved, res, err := h.resolvePath(path)
 	if err != nil {
 		return nil, false, err
+	}
+	if info, statErr := os.Stat(resolved); statErr == nil {
+		if err := requireRegular(path, res, info); err != nil {
+			return nil, false, err
+		}
 	}
 	data, err = os.ReadFile(resolved)
 	if os.IsNotExist(err) {

@@ -146,6 +146,34 @@ func describeLinks(target string, res resolvedPath) string {
 	return fmt.Sprintf("%s goes through the symbolic link %s; the link is kept and %s is written", target, strings.Join(hops, ", "), res.InRoot)
 }
 
+// requireRegular refuses a target that is there but is not a regular file
+// (a directory, a device such as a link to /dev/null that masks a config, a
+// pipe): the bootstrap reads and rewrites only files, and would otherwise
+// block on a pipe or rename a file over a device node.
+func requireRegular(target string, res resolvedPath, info fs.FileInfo) error {
+	if info.Mode().IsRegular() {
+		return nil
+	}
+	kind := "not a regular file"
+	switch mode := info.Mode(); {
+	case mode.IsDir():
+		kind = "a directory"
+	case mode&fs.ModeCharDevice != 0:
+		kind = "a character device"
+	case mode&fs.ModeDevice != 0:
+		kind = "a block device"
+	case mode&fs.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		kind = "a socket"
+	}
+	where := target
+	if len(res.Links) > 0 {
+		where = fmt.Sprintf("%s (a symbolic link to %s)", target, res.InRoot)
+	}
+	return fmt.Errorf("%s is %s, not a file the bootstrap can read or rewrite; replace it with a regular file (or remove it) and run again", where, kind)
+}
+
 // CheckRoot reports a --root that cannot be a target: missing or not a
 // directory.
 func CheckRoot(root string) error {

@@ -5,24 +5,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// rootLayout builds a root from entries: a value starting with "->" is a
-// symbolic link to the rest, one ending in "/" a directory, anything else a
-// file with that content.
+// rootLayout builds a root from entries: a name ending in "/" is a
+// directory, a value starting with "->" a symbolic link to the rest, and
+// anything else a file with that content.
 func rootLayout(t *testing.T, root string, entries map[string]string) {
 	t.Helper()
 	for name, value := range entries {
 		full := filepath.Join(root, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		switch {
+		case strings.HasSuffix(name, "/"):
+			require.NoError(t, os.MkdirAll(full, 0o755))
 		case strings.HasPrefix(value, "->"):
 			require.NoError(t, os.Symlink(strings.TrimPrefix(value, "->"), full))
-		case strings.HasSuffix(value, "/"):
-			require.NoError(t, os.MkdirAll(full, 0o755))
 		default:
 			require.NoError(t, os.WriteFile(full, []byte(value), 0o644))
 		}
@@ -196,4 +197,27 @@ func TestCheckRootSaysAMissingRootIsMissing(t *testing.T) {
 	require.NoError(t, CheckRoot(dir))
 	require.ErrorContains(t, CheckRoot(filepath.Join(dir, "missing")), "does not exist")
 	require.ErrorContains(t, CheckRoot(file), "is not a directory")
+}
+
+// A config masked by a link to a device, or a pipe or directory where a
+// file is expected, is refused by name before anything is read or written.
+func TestOnlyRegularFilesAreReadOrRewritten(t *testing.T) {
+	h, _ := newTestHost(t)
+	rootLayout(t, h.Root, map[string]string{
+		"etc/containerd/config.toml": "->/run/masked",
+		"etc/docker/daemon.json/":    "",
+	})
+	require.NoError(t, os.MkdirAll(filepath.Join(h.Root, "run"), 0o755))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(h.Root, "run/masked"), 0o644))
+
+	_, _, err := h.ReadFile("/etc/containerd/config.toml")
+	require.ErrorContains(t, err, "/etc/containerd/config.toml (a symbolic link to /run/masked) is a named pipe")
+	_, _, err = h.ReadFile("/etc/docker/daemon.json")
+	require.ErrorContains(t, err, "/etc/docker/daemon.json is a directory")
+
+	_, err = h.writeFile(&FileChange{Path: "/etc/containerd/config.toml", New: []byte("x\n")}, "/var/backups/gpu-bootstrap/x")
+	require.ErrorContains(t, err, "is a named pipe")
+	info, err := os.Lstat(filepath.Join(h.Root, "run/masked"))
+	require.NoError(t, err)
+	require.NotZero(t, info.Mode()&os.ModeNamedPipe, "the pipe is still there")
 }
