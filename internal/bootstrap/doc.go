@@ -8,5 +8,8 @@
 // plan means the host already matches and Apply does nothing. Every side
 // effect goes through Host: files under Host.Root (written atomically, with a
 // backup of what they replace), commands through a Runner (no shell strings,
-// so tests record them), and GPUs through nvml.Library.
+// so tests record them), and GPUs through nvml.Library. A target path is
+// opened only through Host.Path, Host.ReadFile or Host.writeFile, which
+// resolve it inside Root as a chroot would (rootpath.go); an os.* call on a
+// path joined to Root by hand could follow a link out of an image.
 package bootstrap
