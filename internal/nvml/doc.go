@@ -11,4 +11,16 @@
 //
 // Only the bootstrap (cmd/gpu-bootstrap, internal/bootstrap) imports this
 // package: the Terraform provider is built with CGO_ENABLED=0.
+//
+// Four small pieces overlap github.com/NVIDIA/go-nvlib: bus-id spelling,
+// architecture names, MIG profile names and the sysfs PCI scan. go-nvlib is
+// not a dependency because no version the module proxy serves fits: v0.13.0
+// needs go-nvml v0.13.4-1 and v0.12.0 v0.13.3-1 (this module pins
+// v0.13.3-0); v0.11.0 builds with it but names no Rubin architecture, and
+// its PCI scanner (any version) fails a device whose config-space, resource
+// or IOMMU files it cannot read. The copies here are held to go-nvlib
+// v0.13.0's behavior by nvlib_pinned_test.go, with go-nvlib's own test
+// tables; the few deliberate differences are named there. When go-nvml is
+// raised to v0.13.4-1, device.GetArchitectureAsString and MigProfileInfo
+// can replace architectureName and profileName.
 package nvml

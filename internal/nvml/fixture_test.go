@@ -141,6 +141,7 @@ type pciFunction struct {
 	class    string // "0x030200"
 	driver   string // "" when unbound
 	numaNode string // "" leaves numa_node out
+	physfn   string // the physical function's address for an SR-IOV virtual function
 }
 
 // writeSysfs lays out functions as the kernel does: the device directories
@@ -163,6 +164,9 @@ func writeSysfs(t testing.TB, root string, functions ...pciFunction) {
 			driverDir := filepath.Join(root, "bus", "pci", "drivers", f.driver)
 			require.NoError(t, os.MkdirAll(driverDir, 0o755))
 			require.NoError(t, os.Symlink(filepath.Join("..", "..", "..", "bus", "pci", "drivers", f.driver), filepath.Join(dir, "driver")))
+		}
+		if f.physfn != "" {
+			require.NoError(t, os.Symlink(filepath.Join("..", f.physfn), filepath.Join(dir, "physfn")))
 		}
 		require.NoError(t, os.Symlink(filepath.Join("..", "..", "..", "devices", "pci0000:00", f.address), filepath.Join(busDir, f.address)))
 	}

@@ -17,11 +17,20 @@ import (
 // <root>/bus/pci/devices: vendor, class, device, numa_node and the driver
 // symlink, as the kernel documents them in
 // Documentation/ABI/testing/sysfs-bus-pci.
+//
+// Which functions count as GPUs, and their order, are go-nvlib's
+// (pkg/nvpci GetGPUs, v0.13.0): vendor 0x10de, class exactly 0x030000 (VGA)
+// or 0x030200 (3D), not an SR-IOV virtual function (no physfn link), sorted
+// by the address read as a number. go-nvlib's scanner itself is not used
+// (see doc.go): it also reads the config space, resource and IOMMU files and
+// fails a device on any of them, where this one needs the four attributes
+// above and reads a missing numa_node as -1. nvlib_pinned_test.go holds it
+// to go-nvlib's choices.
 
 const (
 	vendorNVIDIA = "10de"
-	classVGA     = "0300" // VGA compatible controller
-	class3D      = "0302" // 3D controller (data-center GPUs)
+	classVGA     = "030000" // VGA compatible controller
+	class3D      = "030200" // 3D controller (data-center GPUs)
 )
 
 // readPCIDevices lists NVIDIA display and 3D functions, sorted by address. A
@@ -42,23 +51,30 @@ func readPCIDevices(sysfsRoot string) ([]PCIDevice, error) {
 			continue
 		}
 		class := hexAttr(fn, "class") // "030200": base class, subclass, prog-if
-		if len(class) < 4 {
-			continue
-		}
-		class = class[:4]
 		if class != classVGA && class != class3D {
 			continue // HDMI audio, USB-C controller, NVSwitch, …
+		}
+		if _, err := os.Lstat(filepath.Join(fn, "physfn")); err == nil {
+			continue // an SR-IOV virtual function of a GPU (vGPU), not a GPU
 		}
 		devices = append(devices, PCIDevice{
 			Address:  strings.ToLower(e.Name()),
 			DeviceID: hexAttr(fn, "device"),
-			Class:    class,
+			Class:    class[:4],
 			Driver:   boundDriver(fn),
 			NUMANode: numaNode(fn),
 		})
 	}
-	sort.Slice(devices, func(i, j int) bool { return devices[i].Address < devices[j].Address })
+	sort.SliceStable(devices, func(i, j int) bool { return addressOrder(devices[i].Address) < addressOrder(devices[j].Address) })
 	return devices, nil
+}
+
+// addressOrder is go-nvlib's sort key for a PCI address: its hex digits read
+// as one number, so a five-digit domain (10000:, VMD) sorts after 0000:.
+func addressOrder(address string) uint64 {
+	digits := strings.NewReplacer(":", "", ".", "").Replace(address)
+	n, _ := strconv.ParseUint(digits, 16, 64)
+	return n
 }
 
 // hexAttr reads a sysfs attribute such as "0x10de\n" as "10de"; "" when it
