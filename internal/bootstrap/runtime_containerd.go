@@ -257,7 +257,10 @@ func containerdConfigVersion(path string, doc *tomledit.Doc, ver engineVersion, 
 		}
 		n, isInt := v.(int64)
 		if !isInt || n < 1 || n > 3 {
-			return 0, "", fmt.Errorf("%s: version = %v is not a containerd config version (1, 2 or 3)", path, v)
+			return 0, "", containerdVersionError(path, doc, v)
+		}
+		if known && ver.atLeast(2, 0) && strings.HasPrefix(string(doc.Bytes()), "\uFEFF") {
+			return 0, "", &ParseError{Path: path, Line: 1, Column: 1, Err: fmt.Errorf("the file starts with a UTF-8 byte order mark, which containerd %s's TOML reader (go-toml v2) refuses, so containerd cannot load this file: remove the mark (the first 3 bytes, EF BB BF)", ver)}
 		}
 		return n, "the file's version key", nil
 	}
@@ -270,6 +273,21 @@ func containerdConfigVersion(path string, doc *tomledit.Doc, ver engineVersion, 
 		return 2, "a new file for containerd " + ver.String(), nil
 	}
 	return 1, "a new file for containerd " + ver.String(), nil
+}
+
+// containerdVersionError says where a version key containerd cannot read
+// is, and what to write instead: containerd decodes version into an int, so
+// version = "2" (text) stops it loading the file at all.
+func containerdVersionError(path string, doc *tomledit.Doc, v any) error {
+	line, column, _ := doc.Position("version")
+	problem := fmt.Sprintf("version = %v is not a containerd config version; containerd reads 1, 2 or 3 (2 for containerd 1.x, 3 for 2.x)", v)
+	if s, isText := v.(string); isText {
+		problem = fmt.Sprintf("version = %q is text; containerd reads the version as a number (1, 2 or 3) and cannot load this file", s)
+		if s == "1" || s == "2" || s == "3" {
+			problem += ": write version = " + s + ", without quotes"
+		}
+	}
+	return &ParseError{Path: path, Line: line, Column: column, Err: errors.New(problem)}
 }
 
 // containerdDropIn decides where the runtime goes when the main config
