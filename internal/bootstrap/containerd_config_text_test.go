@@ -33,7 +33,7 @@ func TestContainerdConfigTextContainerdCannotRead(t *testing.T) {
 			description: "A version number containerd has no schema for.",
 			version:     containerd17,
 			config:      "\n\nversion    = 7\n",
-			want:        "/etc/containerd/config.toml:3:14: version = 7 is not a containerd config version; containerd reads 1, 2 or 3",
+			want:        "/etc/containerd/config.toml:3:14: version = 7 is not a containerd config version (1, 2 or 3); write version = 2 for containerd 1.x, 3 for 2.x",
 		},
 		{
 			description: "A byte order mark, which containerd 2.x cannot read.",

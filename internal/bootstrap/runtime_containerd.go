@@ -280,7 +280,7 @@ func containerdConfigVersion(path string, doc *tomledit.Doc, ver engineVersion, 
 // version = "2" (text) stops it loading the file at all.
 func containerdVersionError(path string, doc *tomledit.Doc, v any) error {
 	line, column, _ := doc.Position("version")
-	problem := fmt.Sprintf("version = %v is not a containerd config version; containerd reads 1, 2 or 3 (2 for containerd 1.x, 3 for 2.x)", v)
+	problem := fmt.Sprintf("version = %v is not a containerd config version (1, 2 or 3); write version = 2 for containerd 1.x, 3 for 2.x", v)
 	if s, isText := v.(string); isText {
 		problem = fmt.Sprintf("version = %q is text; containerd reads the version as a number (1, 2 or 3) and cannot load this file", s)
 		if s == "1" || s == "2" || s == "3" {
