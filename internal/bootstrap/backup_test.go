@@ -87,3 +87,21 @@ func TestAFailedWriteSaysWhatWasAndWasNotChanged(t *testing.T) {
 	require.True(t, os.IsNotExist(statErr), "the backup of the unchanged file is removed (err %v)", statErr)
 	require.False(t, h.Exists("/etc/app/later.conf"))
 }
+
+// A root whose backup directory is a link out of it keeps its backups
+// inside the root all the same.
+func TestBackupsThroughALinkedBackupDirStayInsideTheRoot(t *testing.T) {
+	outside := t.TempDir()
+	h, _ := newTestHost(t)
+	rootLayout(t, h.Root, map[string]string{"var/backups": "->" + outside})
+	writeTarget(t, h, "/etc/app/app.conf", "original\n", 0o644)
+	report, err := Apply(context.Background(), h, []Step{fileStep{path: "/etc/app/app.conf", content: "new\n"}}, ApplyOptions{})
+	require.NoError(t, err)
+	require.Len(t, report.Backups, 1)
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing is written to the build host's directory the link names")
+	data, err := os.ReadFile(filepath.Join(h.Root, outside, "gpu-bootstrap/20261122T071800Z/etc/app/app.conf"))
+	require.NoError(t, err, "the backup is at the link's target inside the root")
+	require.Equal(t, "original\n", string(data))
+}
