@@ -36,6 +36,9 @@ type containerEngine struct {
 	// restart check compares their modification times with the service's
 	// start.
 	configFiles func(h *Host, configPath string) []string
+	// loaded asks the running engine which runtimes it loaded (Verify, on
+	// a live root); false when it cannot be asked.
+	loaded func(ctx context.Context, h *Host) (loadedRuntimes, bool)
 	// hiddenBy says that evidence of this engine belongs to another one
 	// found beside it (containerd installed as Docker's backend); nil when
 	// it never does.
@@ -52,6 +55,7 @@ var containerEngines = []containerEngine{
 		installed:     []string{"/usr/bin/containerd", "/usr/local/bin/containerd", defaultContainerdConfig},
 		plan:          planContainerd,
 		configFiles:   containerdConfigFiles,
+		loaded:        containerdLoaded,
 		// Docker installs containerd as well (with the CRI plugin disabled
 		// in /etc/containerd/config.toml, or without that file): such a
 		// containerd counts as part of Docker.
@@ -65,6 +69,7 @@ var containerEngines = []containerEngine{
 		defaultConfig: defaultDockerConfig,
 		installed:     []string{"/usr/bin/dockerd", "/usr/local/bin/dockerd", defaultDockerConfig},
 		plan:          planDocker,
+		loaded:        dockerLoaded,
 		configFiles: func(_ *Host, configPath string) []string {
 			return []string{configPathOr(configPath, defaultDockerConfig)}
 		},
@@ -75,6 +80,7 @@ var containerEngines = []containerEngine{
 		defaultConfig: defaultCRIOConfig,
 		installed:     []string{"/usr/bin/crio", "/usr/local/bin/crio", defaultCRIOConfig, "/etc/crio/crio.conf.d"},
 		plan:          planCRIO,
+		loaded:        crioLoaded,
 		configFiles: func(_ *Host, configPath string) []string {
 			path := configPathOr(configPath, defaultCRIOConfig)
 			return []string{path, filepath.Join(crioDropInDir(path), "*")}

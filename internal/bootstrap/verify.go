@@ -107,7 +107,7 @@ func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 	}
 	v.checkSteps(ctx, h, cfg.Steps())
 	if h.live() {
-		v.checkRuntimeRestarted(ctx, h, cfg.Runtime)
+		v.checkRunningEngine(ctx, h, cfg.Runtime)
 	}
 	return v.health(snap.Driver.Version, len(snap.Devices))
 }
