@@ -2,10 +2,10 @@ package bootstrap
 
 import (
 	"debug/elf"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -32,44 +32,23 @@ func (h *Host) glob(pattern string) []string {
 }
 
 // resolve follows the symbolic links of a target path the way the target
-// would, with absolute link targets taken relative to Host.Root, so a
-// /lib -> usr/lib link in an image resolves inside the image.
+// would (resolveInRoot: absolute link targets taken from Host.Root, so a
+// /lib -> usr/lib link in an image resolves inside the image) and requires
+// the file at the end to exist: it names the real file behind a library's
+// links.
 func (h *Host) resolve(target string) (string, error) {
-	const maxLinks = 40
-	resolved := "/"
-	rest := strings.Split(strings.TrimPrefix(path.Clean(target), "/"), "/")
-	for links := 0; len(rest) > 0; {
-		part := rest[0]
-		rest = rest[1:]
-		if part == "" || part == "." {
-			continue
-		}
-		if part == ".." {
-			resolved = path.Dir(resolved)
-			continue
-		}
-		next := path.Join(resolved, part)
-		info, err := os.Lstat(h.linkPath(next))
-		if err != nil {
-			return "", err
-		}
-		if info.Mode()&os.ModeSymlink == 0 {
-			resolved = next
-			continue
-		}
-		if links++; links > maxLinks {
-			return "", fmt.Errorf("%s: too many levels of symbolic links", target)
-		}
-		dest, err := os.Readlink(h.linkPath(next))
-		if err != nil {
-			return "", err
-		}
-		if path.IsAbs(dest) {
-			resolved = "/"
-		}
-		rest = append(strings.Split(strings.TrimPrefix(dest, "/"), "/"), rest...)
+	root := h.Root
+	if h.live() {
+		root = "/"
 	}
-	return resolved, nil
+	res, err := resolveInRoot(root, target)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(filepath.Join(root, res.InRoot)); err != nil {
+		return "", err
+	}
+	return res.InRoot, nil
 }
 
 // isSymlink reports whether a target path is a symbolic link.
