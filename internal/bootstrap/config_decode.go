@@ -46,6 +46,10 @@ import (
 // image), and reading it whole would only delay that error.
 const maxConfigBytes = 1 << 20
 
+// maxConfigErrors is how many problems one run reports; a file that is
+// wrong everywhere (the wrong file) gets a screenful, not thousands of lines.
+const maxConfigErrors = 20
+
 // configSections are the top-level keys, for the "no sections" error.
 var configSections = jsonKeys(reflect.TypeFor[Config]())
 
@@ -87,6 +91,10 @@ func decodeConfig(name string, data []byte) (*Config, error) {
 	d := &configDecoder{file: name, origins: map[string]origin{}}
 	cfg := &Config{}
 	d.decode(root, reflect.ValueOf(cfg).Elem(), "")
+	if len(d.errs) > maxConfigErrors {
+		more := len(d.errs) - maxConfigErrors
+		d.errs = append(d.errs[:maxConfigErrors], &FieldError{File: name, Problem: fmt.Sprintf("and %d more problems; fix these first", more)})
+	}
 	if len(d.errs) > 0 {
 		return nil, errors.Join(d.errs...)
 	}
@@ -168,8 +176,8 @@ func yamlProblem(err error) string {
 // firstFailingLine is the smallest n such that the first n lines do not parse,
 // 0 if none (or the file is too long to search).
 func firstFailingLine(lines []string) int {
-	if len(lines) > 2000 {
-		return 0
+	if len(lines) > 2000 || len(strings.Join(lines, "")) > 64<<10 {
+		return 0 // quadratic: only for files of a plausible size
 	}
 	var prefix strings.Builder
 	for i, text := range lines {
@@ -269,9 +277,12 @@ func (d *configDecoder) decodeStruct(n *yaml.Node, v reflect.Value, field string
 			continue
 		}
 		seen[key.Value] = key
-		index := slices.Index(keys, key.Value)
-		if index < 0 {
-			d.fail(key, path, "unknown key%s; %s takes %s", suggest(key.Value, keys), orDocument(field), strings.Join(keys, ", "))
+		if !slices.Contains(keys, key.Value) {
+			hint := suggest(key.Value, keys)
+			if home := homeOf(key.Value); home != "" && home != path {
+				hint = fmt.Sprintf(" here (it belongs at %s)", home)
+			}
+			d.fail(key, path, "unknown key%s; %s takes %s", hint, orDocument(field), strings.Join(keys, ", "))
 			continue
 		}
 		d.decode(value, v.Field(jsonFieldIndex(v.Type(), key.Value)), path)
@@ -419,6 +430,36 @@ func jsonName(f reflect.StructField) string {
 		return ""
 	}
 	return name
+}
+
+// homeOf is the key path where key is a known key ("runtime.engine" for
+// "engine"), "" when it is nowhere or in more than one section.
+func homeOf(key string) string {
+	var homes []string
+	var walk func(t reflect.Type, field string)
+	walk = func(t reflect.Type, field string) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		for f := range t.Fields() {
+			name := jsonName(f)
+			if name == "" {
+				continue
+			}
+			if name == key {
+				homes = append(homes, join(field, name))
+			}
+			walk(f.Type, join(field, name))
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	if len(homes) != 1 {
+		return ""
+	}
+	return homes[0]
 }
 
 // suggest is ` (did you mean "engine"?)` when a known key is within two

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,6 +80,8 @@ func TestParseConfigErrorsSayWhereAndWhat(t *testing.T) {
 		{"A key with no value is not a section left out.", "runtime:\npersistence: true\n", []string{"node.yaml:1:9: runtime: has no value; give one (see README), or remove the key to leave runtime out"}},
 		{"An unknown key suggests the near one and lists the others.", "runtime:\n  engin: containerd\n", []string{`node.yaml:2:3: runtime.engin: unknown key (did you mean "engine"?); runtime takes engine, set_as_default, enable_cdi, config_path, runtime_path`}},
 		{"An unknown section.", "runtme:\n  engine: docker\n", []string{`node.yaml:1:1: runtme: unknown key (did you mean "runtime"?); the config takes driver, toolkit`}},
+		{"A key of another section says where it belongs.", "engine: docker\n", []string{"node.yaml:1:1: engine: unknown key here (it belongs at runtime.engine); the config takes driver"}},
+		{"A key in the wrong section says where it belongs.", "runtime:\n  engine: docker\n  expect_gpus: 8\n", []string{"node.yaml:3:3: runtime.expect_gpus: unknown key here (it belongs at verify.expect_gpus); runtime takes"}},
 		{"A key far from every known one gets no suggestion.", "kubernetes: {}\n", []string{"node.yaml:1:1: kubernetes: unknown key; the config takes"}},
 		{"A duplicate key is an error, at its second place.", "runtime:\n  engine: docker\nruntime:\n  engine: crio\n", []string{"node.yaml:3:1: runtime: is set twice (first on line 1); YAML keys are unique: keep one"}},
 		{"A duplicate key inside a section.", "runtime:\n  engine: docker\n  engine: crio\n", []string{"node.yaml:3:3: runtime.engine: is set twice (first on line 2)"}},
@@ -90,6 +93,7 @@ func TestParseConfigErrorsSayWhereAndWhat(t *testing.T) {
 		{"A byte that is not UTF-8, with its line and column.", "runtime:\n  engine: dock\xe9r\n", []string{"node.yaml:2:15: byte 0xE9 is not UTF-8 text; save the file as UTF-8"}},
 		{"A UTF-16 file.", "\xff\xfer\x00u\x00", []string{"node.yaml:1:1: the file is UTF-16"}},
 		{"A UTF-32 file.", "\xff\xfe\x00\x00r\x00\x00\x00", []string{"node.yaml:1:1: the file is UTF-32"}},
+		{"The wrong file gets a screenful of errors, not thousands.", "gpu:\n  mig:\n    enabled: true\n    gpus: [" + strings.Repeat("x, ", 500) + "x]\n", append(slices.Repeat([]string{"want a whole number"}, 20), "node.yaml: and 481 more problems; fix these first")},
 		{"Every problem is reported at once.", "runtime:\n  engin: docker\n  set_as_default: maybe\nverify:\n  expect_gpus: many\n", []string{"node.yaml:2:3: runtime.engin", "node.yaml:3:19: runtime.set_as_default", "node.yaml:5:16: verify.expect_gpus"}},
 	}
 	for _, tc := range tests {
