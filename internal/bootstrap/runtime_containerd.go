@@ -340,26 +340,16 @@ func containerdImportPattern(dir, imp string) string {
 	return filepath.Clean(imp)
 }
 
-// containerdConfigFiles are the files containerd reads its config from: the
-// main file and the patterns it imports (just the main file when that cannot
-// be read).
+// containerdConfigFiles are the files containerd reads its config from,
+// in the order it merges them (containerdEffective); just the main file
+// when that cannot be read.
 func containerdConfigFiles(h *Host, configPath string) []string {
 	path := configPathOr(configPath, defaultContainerdConfig)
-	files := []string{path}
-	f, err := readConfigFile(h, path)
-	if err != nil || !f.exists {
-		return files
+	eff, err := containerdEffective(h, path, true, nil)
+	if err != nil || len(eff.layers) == 0 {
+		return []string{path}
 	}
-	doc, err := parseTOMLFile(f)
-	if err != nil {
-		return files
-	}
-	v, _ := doc.Get("imports")
-	imports, _ := stringList(v)
-	for _, imp := range imports {
-		files = append(files, containerdImportPattern(filepath.Dir(path), imp))
-	}
-	return files
+	return eff.paths()
 }
 
 // containerdEdit makes one config document (the main config, or a drop-in

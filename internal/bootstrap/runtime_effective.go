@@ -71,9 +71,13 @@ func (c *effectiveConfig) lookup(key func(l configLayer) []string) setting {
 	return setting{}
 }
 
-// index is the position of path among the layers, -1 when it is not one.
-func (c *effectiveConfig) index(path string) int {
-	return slices.IndexFunc(c.layers, func(l configLayer) bool { return l.path == path })
+// paths are the files merged, first to last.
+func (c *effectiveConfig) paths() []string {
+	var out []string
+	for _, l := range c.layers {
+		out = append(out, l.path)
+	}
+	return out
 }
 
 // conflicts are the reasons the effective config does not run the nvidia

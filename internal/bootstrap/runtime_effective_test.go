@@ -174,3 +174,27 @@ func TestRuntimePlansAgainstTheEffectiveConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestContainerdMergesImportsBreadthFirst: containerd loads the main file,
+// then the imports of each loaded file in turn (a relative import against
+// its importing file's directory, a glob in lexical order), every file once
+// even when imported twice (cmd/containerd/server/config LoadConfig).
+func TestContainerdMergesImportsBreadthFirst(t *testing.T) {
+	h := effectiveHost(t, map[string]string{
+		"/etc/containerd/config.toml":       "version = 3\nimports = [\"conf.d/*.toml\", \"/etc/containerd/conf.d/20-b.toml\"]\n",
+		"/etc/containerd/conf.d/20-b.toml":  "version = 3\n",
+		"/etc/containerd/conf.d/10-a.toml":  "version = 3\nimports = [\"../extra.toml\"]\n",
+		"/etc/containerd/conf.d/notes.txt":  "not imported\n",
+		"/etc/containerd/extra.toml":        "version = 3\nimports = [\"/etc/containerd/config.toml\"]\n",
+		"/etc/containerd/conf.d/sub/x.toml": "version = 3\n",
+	}, nil)
+	eff, err := containerdEffective(h, "/etc/containerd/config.toml", true, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"/etc/containerd/config.toml",
+		"/etc/containerd/conf.d/10-a.toml",
+		"/etc/containerd/conf.d/20-b.toml",
+		"/etc/containerd/extra.toml",
+	}, eff.paths())
+	require.Equal(t, eff.paths(), containerdConfigFiles(h, ""), "the restart check reads the same files")
+}

@@ -81,9 +81,14 @@ var containerEngines = []containerEngine{
 		installed:     []string{"/usr/bin/crio", "/usr/local/bin/crio", defaultCRIOConfig, "/etc/crio/crio.conf.d"},
 		plan:          planCRIO,
 		loaded:        crioLoaded,
-		configFiles: func(_ *Host, configPath string) []string {
+		configFiles: func(h *Host, configPath string) []string {
 			path := configPathOr(configPath, defaultCRIOConfig)
-			return []string{path, filepath.Join(crioDropInDir(path), "*")}
+			dir := crioDropInDir(path)
+			eff, _, err := crioEffective(h, path, dir, filepath.Join(dir, crioDropInName))
+			if err != nil {
+				return []string{path, filepath.Join(dir, "*")}
+			}
+			return eff.paths()
 		},
 	},
 }
