@@ -544,7 +544,7 @@ func parseTOMLFile(f configFile) (*tomledit.Doc, error) {
 func editError(path string, err error) error {
 	var eerr *tomledit.EditError
 	if errors.As(err, &eerr) {
-		return &ParseError{Path: path, Line: eerr.Line, Err: errors.New(eerr.Msg)}
+		return &ParseError{Path: path, Line: eerr.Line, Column: eerr.Column, Err: errors.New(eerr.Msg)}
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -427,8 +428,8 @@ func (d *Doc) kvIndent() string {
 // EditError is an edit the document's shape does not allow: a value where
 // a table is needed, an array of tables on the way. The Doc is unchanged.
 type EditError struct {
-	Line int // 1-based line of the key in the way; 0 when unknown
-	Msg  string
+	Line, Column int // 1-based position of the key in the way; 0 when unknown
+	Msg          string
 }
 
 func (e *EditError) Error() string {
@@ -442,6 +443,7 @@ func (d *Doc) errorAt(path []string, format string, args ...any) error {
 	err := &EditError{Msg: fmt.Sprintf(format, args...)}
 	if e := d.entryAt(path); e != nil {
 		err.Line = d.line(e.start)
+		err.Column = utf8.RuneCount(d.src[d.lineStart(e.start):e.start]) + 1
 	}
 	return err
 }

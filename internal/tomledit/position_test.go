@@ -54,3 +54,14 @@ func TestPositionNamesTheValue(t *testing.T) {
 	_, _, ok = d.Position("nothing")
 	require.False(t, ok)
 }
+
+// TestEditErrorNamesLineAndColumn: an edit the document's shape refuses
+// points at the key in the way.
+func TestEditErrorNamesLineAndColumn(t *testing.T) {
+	d, err := Parse([]byte("version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n    runtimes = \"runc\"\n"))
+	require.NoError(t, err)
+	_, err = d.Set([]string{"plugins", "io.containerd.grpc.v1.cri", "containerd", "runtimes", "nvidia", "runtime_type"}, "io.containerd.runc.v2")
+	var eerr *EditError
+	require.ErrorAs(t, err, &eerr)
+	require.Equal(t, []int{3, 5}, []int{eerr.Line, eerr.Column}, err.Error())
+}
