@@ -72,7 +72,7 @@ func (h *Host) writeFile(change *FileChange, backupRoot string) (backup string, 
 	info, statErr := os.Stat(target)
 	switch {
 	case statErr == nil:
-		if err := requireRegular(change.Path, res, info); err != nil {
+		if err := requireRegular(change.Path, res, info, true); err != nil {
 			return "", err
 		}
 		// (readErr, not err: the deferred clean-up below must see the

@@ -110,15 +110,19 @@ func (h *Host) planStep(ctx context.Context, step Step) ([]Change, error) {
 
 // ReadFile reads a target file, resolved inside Root (see Path); a missing
 // file is (nil, false, nil), and anything there that is not a regular file
-// (a directory, a pipe, a link to a device) is an error.
+// (a directory, a pipe, a link to a device) is an error, except a link to
+// /dev/null, which reads as empty.
 func (h *Host) ReadFile(path string) (data []byte, exists bool, err error) {
 	resolved, res, err := h.resolvePath(path)
 	if err != nil {
 		return nil, false, err
 	}
 	if info, statErr := os.Stat(resolved); statErr == nil {
-		if err := requireRegular(path, res, info); err != nil {
+		if err := requireRegular(path, res, info, false); err != nil {
 			return nil, false, err
+		}
+		if isNullDevice(info) {
+			return []byte{}, true, nil // masked: reads as empty, as from /dev/null
 		}
 	}
 	data, err = os.ReadFile(resolved)

@@ -147,12 +147,19 @@ func describeLinks(target string, res resolvedPath) string {
 }
 
 // requireRegular refuses a target that is there but is not a regular file
-// (a directory, a device such as a link to /dev/null that masks a config, a
-// pipe): the bootstrap reads and rewrites only files, and would otherwise
-// block on a pipe or rename a file over a device node.
-func requireRegular(target string, res resolvedPath, info fs.FileInfo) error {
+// (a directory, a device, a pipe): the bootstrap reads and rewrites only
+// files, and would otherwise block on a pipe, read /dev/zero for ever or
+// rename a file over a device node. A link to /dev/null (systemd's way to
+// mask a drop-in) may be read, as empty, but is never written through.
+func requireRegular(target string, res resolvedPath, info fs.FileInfo, writing bool) error {
 	if info.Mode().IsRegular() {
 		return nil
+	}
+	if isNullDevice(info) {
+		if !writing {
+			return nil
+		}
+		return fmt.Errorf("%s is masked (it resolves to the null device %s); the bootstrap does not write through it: remove the link if the file should exist, and run again", target, res.InRoot)
 	}
 	kind := "not a regular file"
 	switch mode := info.Mode(); {
@@ -172,6 +179,13 @@ func requireRegular(target string, res resolvedPath, info fs.FileInfo) error {
 		where = fmt.Sprintf("%s (a symbolic link to %s)", target, res.InRoot)
 	}
 	return fmt.Errorf("%s is %s, not a file the bootstrap can read or rewrite; replace it with a regular file (or remove it) and run again", where, kind)
+}
+
+// isNullDevice reports whether info is a character device with /dev/null's
+// number (1, 3: makedev encodes it as 0x103 on Linux).
+func isNullDevice(info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && info.Mode()&fs.ModeCharDevice != 0 && uint64(st.Rdev) == 0x103
 }
 
 // CheckRoot reports a --root that cannot be a target: missing or not a

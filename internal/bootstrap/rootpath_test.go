@@ -221,3 +221,25 @@ func TestOnlyRegularFilesAreReadOrRewritten(t *testing.T) {
 	require.NoError(t, err)
 	require.NotZero(t, info.Mode()&os.ModeNamedPipe, "the pipe is still there")
 }
+
+// A file masked by a link to /dev/null (systemd's way to mask a drop-in)
+// reads as empty, and is never written through.
+func TestAFileMaskedByDevNullReadsEmptyAndIsNotWritten(t *testing.T) {
+	info, err := os.Stat("/dev/null")
+	require.NoError(t, err)
+	require.True(t, isNullDevice(info))
+	res := resolvedPath{InRoot: "/dev/null", Links: []symlinkHop{{Link: "/etc/containerd/config.toml", Target: "/dev/null"}}}
+	require.NoError(t, requireRegular("/etc/containerd/config.toml", res, info, false))
+	require.ErrorContains(t, requireRegular("/etc/containerd/config.toml", res, info, true), "/etc/containerd/config.toml is masked (it resolves to the null device /dev/null)")
+
+	live := &Host{Root: "/"}
+	data, exists, err := live.ReadFile("/dev/null")
+	require.NoError(t, err)
+	require.True(t, exists)
+	require.Empty(t, data)
+
+	zero, err := os.Stat("/dev/zero")
+	require.NoError(t, err)
+	require.False(t, isNullDevice(zero))
+	require.ErrorContains(t, requireRegular("/etc/app.conf", resolvedPath{InRoot: "/etc/app.conf"}, zero, false), "/etc/app.conf is a character device")
+}
