@@ -40,7 +40,7 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 		changes, err := h.planStep(ctx, step)
 		if err != nil {
 			if len(applied) > 0 {
-				return report, partialApply(err, applied, steps, stepIndex, nil, 0)
+				return report, partialApply(err, applied, restarts, steps, stepIndex, nil, 0)
 			}
 			return report, err
 		}
@@ -58,7 +58,7 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 				backup, err := applyChange(ctx, h, change, backupRoot)
 				if err != nil {
 					report.Changes--
-					return report, partialApply(err, applied, steps, stepIndex, changes, i)
+					return report, partialApply(err, applied, restarts, steps, stepIndex, changes, i)
 				}
 				applied = append(applied, step.Name()+": "+change.Summary)
 				if backup != "" {

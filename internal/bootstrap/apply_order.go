@@ -71,6 +71,9 @@ type PartialApplyError struct {
 	NotApplied []string
 	// NotPlanned are the later steps, not planned or applied.
 	NotPlanned []string
+	// Restarts are the services the applied changes need restarted; the
+	// run stopped before restarting them.
+	Restarts []string
 }
 
 func (e *PartialApplyError) Error() string {
@@ -91,6 +94,9 @@ func (e *PartialApplyError) Error() string {
 	if len(e.NotPlanned) > 0 {
 		fmt.Fprintf(&b, "\n  steps not run: %s", strings.Join(e.NotPlanned, ", "))
 	}
+	for _, service := range e.Restarts {
+		fmt.Fprintf(&b, "\n  %s was not restarted for what was changed: systemctl restart %s", service, service)
+	}
 	b.WriteString("\n  fix the cause and run apply again: it plans from what is on the host now")
 	return b.String()
 }
@@ -99,7 +105,7 @@ func (e *PartialApplyError) Unwrap() error { return e.Err }
 
 // partialApply builds the error of a run that stopped at changes[failed]
 // of steps[stepIndex].
-func partialApply(err error, applied []string, steps []Step, stepIndex int, changes []Change, failed int) error {
+func partialApply(err error, applied []string, restarts map[string]bool, steps []Step, stepIndex int, changes []Change, failed int) error {
 	step := steps[stepIndex].Name()
 	var stepErr *StepError
 	if errors.As(err, &stepErr) && stepErr.Step == step {
@@ -112,5 +118,9 @@ func partialApply(err error, applied []string, steps []Step, stepIndex int, chan
 	for _, later := range steps[stepIndex+1:] {
 		e.NotPlanned = append(e.NotPlanned, later.Name())
 	}
+	for service := range restarts {
+		e.Restarts = append(e.Restarts, service)
+	}
+	sort.Strings(e.Restarts)
 	return &StepError{Step: step, Err: e}
 }

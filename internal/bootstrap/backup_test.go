@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,7 @@ func TestAFailedWriteSaysWhatWasAndWasNotChanged(t *testing.T) {
 	long := "/etc/app/" + strings.Repeat("n", 240)
 	writeTarget(t, h, long, "old\n", 0o644)
 	steps := []Step{
-		fileStep{path: "/etc/app/first.conf", content: "1\n"},
+		fileStep{path: "/etc/app/first.conf", content: "1\n", restart: "app"},
 		fileStep{path: long, content: "new\n"},
 		fileStep{path: "/etc/app/later.conf", content: "3\n"},
 	}
@@ -79,6 +80,8 @@ func TestAFailedWriteSaysWhatWasAndWasNotChanged(t *testing.T) {
 	require.Equal(t, []string{"file /etc/app/later.conf"}, partial.NotPlanned)
 	require.Contains(t, err.Error(), "changed before the failure:\n    - file /etc/app/first.conf")
 	require.Contains(t, err.Error(), "the file was left unchanged")
+	require.Equal(t, []string{"app"}, partial.Restarts)
+	require.Contains(t, err.Error(), "app was not restarted for what was changed: systemctl restart app")
 	require.Equal(t, 1, report.Changes, "the report counts only what was applied")
 
 	require.Equal(t, "old\n", readTarget(t, h, long))
@@ -104,4 +107,30 @@ func TestBackupsThroughALinkedBackupDirStayInsideTheRoot(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(h.Root, outside, "gpu-bootstrap/20261122T071800Z/etc/app/app.conf"))
 	require.NoError(t, err, "the backup is at the link's target inside the root")
 	require.Equal(t, "original\n", string(data))
+}
+
+// failingPlan is a step whose planning fails.
+type failingPlan struct{}
+
+func (failingPlan) Name() string { return "broken" }
+
+func (failingPlan) Plan(context.Context, *Host) ([]Change, error) {
+	return nil, errors.New("cannot read the engine config")
+}
+
+// A step that fails to plan after earlier steps changed the host gets the
+// same account of what was changed.
+func TestAPlanFailureAfterChangesSaysWhatWasChanged(t *testing.T) {
+	h, _ := newTestHost(t)
+	_, err := Apply(context.Background(), h, []Step{
+		fileStep{path: "/etc/app/first.conf", content: "1\n"},
+		failingPlan{},
+		fileStep{path: "/etc/app/later.conf", content: "3\n"},
+	}, ApplyOptions{})
+	var partial *PartialApplyError
+	require.ErrorAs(t, err, &partial)
+	require.Equal(t, []string{"file /etc/app/first.conf: write /etc/app/first.conf"}, partial.Applied)
+	require.Empty(t, partial.NotApplied)
+	require.Equal(t, []string{"file /etc/app/later.conf"}, partial.NotPlanned)
+	require.True(t, strings.HasPrefix(err.Error(), "broken: cannot read the engine config\n"), "the step is named once: %q", err)
 }
