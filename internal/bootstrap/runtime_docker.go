@@ -50,7 +50,7 @@ func planDocker(_ context.Context, h *Host, want runtimeWant) ([]Change, error) 
 	if !f.exists {
 		verb = "create"
 	}
-	data := doc.src
+	data := doc.bytes()
 	if !f.exists || len(strings.TrimSpace(string(f.old))) == 0 {
 		data = append([]byte(strings.TrimRight(string(data), "\r\n")), doc.nl...)
 	}

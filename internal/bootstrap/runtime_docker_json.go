@@ -14,6 +14,7 @@ import (
 // each edit the text is parsed again.
 type jsonDoc struct {
 	src  []byte
+	bom  []byte // a UTF-8 byte order mark before src (dockerd skips one), or nil
 	root *jsonValue
 	nl   string
 }
@@ -39,12 +40,22 @@ type jsonSyntaxError struct {
 func (e *jsonSyntaxError) Error() string { return e.Msg }
 
 // parseJSONDoc reads a JSON object; empty (or blank) text is an empty
-// object.
+// object. A UTF-8 byte order mark at the start is set aside and kept, as
+// dockerd decodes daemon.json through it (moby daemon/config,
+// getConflictFreeConfiguration); UTF-16, which dockerd also reads, is
+// refused in words, since edits here are UTF-8.
 func parseJSONDoc(src []byte) (*jsonDoc, error) {
+	var bom []byte
+	if bytes.HasPrefix(src, []byte("\uFEFF")) {
+		bom, src = []byte("\uFEFF"), src[3:]
+	}
+	if bytes.HasPrefix(src, []byte{0xFF, 0xFE}) || bytes.HasPrefix(src, []byte{0xFE, 0xFF}) {
+		return nil, &jsonSyntaxError{Line: 1, Column: 1, Msg: "the file is UTF-16 (it starts with a UTF-16 byte order mark); gpu-bootstrap edits UTF-8 text: save it as UTF-8"}
+	}
 	if len(bytes.TrimSpace(src)) == 0 {
 		src = []byte("{}\n")
 	}
-	d := &jsonDoc{src: append([]byte(nil), src...)}
+	d := &jsonDoc{src: append([]byte(nil), src...), bom: bom}
 	if err := d.index(); err != nil {
 		return nil, err
 	}
@@ -74,6 +85,9 @@ func (d *jsonDoc) index() error {
 	}
 	return nil
 }
+
+// bytes is the document's text, with its byte order mark if it had one.
+func (d *jsonDoc) bytes() []byte { return append(append([]byte(nil), d.bom...), d.src...) }
 
 // position is the 1-based line and column of a byte offset.
 func position(src []byte, offset int) (line, col int) {
