@@ -24,6 +24,17 @@ import (
 //
 // Every edit keeps the rest of the file as it was (comments, key order,
 // other runtimes), and the engine must restart to pick it up.
+//
+// The engines merge several files, so the plan is made against the config
+// the engine ends up with (runtime_effective.go): set_as_default: false
+// removes a default of nvidia from whichever file sets it, and a file read
+// after ours that overrides the nvidia runtime or the default (nvidia-ctk's
+// CRI-O 99-nvidia.toml sorts after our 99-nvidia.conf), or a containerd
+// whose CRI plugin is disabled (Docker's packaging), is an error naming the
+// file. A generated containerd config (k3s, RKE2: "DO NOT EDIT") is
+// configured through the template it is generated from
+// (runtime_containerd_k3s.go). Per-engine facts live in one table,
+// containerEngines (runtime_engine.go).
 type RuntimeConfig struct {
 	// Engine is containerd, docker, crio, or auto (the one found under the
 	// root: see detectEngine).

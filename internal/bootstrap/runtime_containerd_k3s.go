@@ -61,7 +61,7 @@ func containerdTemplate(h *Host, main configFile) (tmpl configFile, seed []byte,
 		return tmpl, main.old, gen, true, nil
 	}
 	if bytes.Contains(tmpl.old, []byte("{{")) {
-		return configFile{}, nil, gen, false, fmt.Errorf("%s is a Go template with {{ }} directives, from which %s generates %s at every start; it is not TOML this bootstrap can edit: add the nvidia runtime to it by hand (see the README's k3s section), or remove it so the runtime step starts one from the generated file", gen.template, program, main.path)
+		return configFile{}, nil, gen, false, fmt.Errorf("%s is a Go template with {{ }} directives, from which %s generates %s at every start; it is not TOML this bootstrap can edit: add the nvidia runtime to it by hand (docs.k3s.io/advanced, \"Configuring containerd\"), or remove it so the runtime step starts one from the generated file", gen.template, program, main.path)
 	}
 	return tmpl, tmpl.old, gen, true, nil
 }
