@@ -46,6 +46,9 @@ func planDocker(_ context.Context, h *Host, want runtimeWant) ([]Change, error) 
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := checkDockerFlags(h, path, doc); err != nil {
+		return nil, err
+	}
 	verb := "update"
 	if !f.exists {
 		verb = "create"
