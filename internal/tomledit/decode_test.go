@@ -112,3 +112,31 @@ func TestDecodeMatchesGoTOML(t *testing.T) {
 	require.Greater(t, valid, 250)
 	require.Greater(t, invalid, 400)
 }
+
+// FuzzDecodeMatchesGoTOML looks for documents on which the linear decoder
+// and toml.Unmarshal disagree, from the toml-test documents:
+//
+//	go test -run '^$' -fuzz FuzzDecodeMatchesGoTOML -fuzztime 60s ./internal/tomledit/
+func FuzzDecodeMatchesGoTOML(f *testing.F) {
+	data, err := os.ReadFile("testdata/toml-test-v2.1.0.json")
+	require.NoError(f, err)
+	var cases []struct{ Name, Input string }
+	require.NoError(f, json.Unmarshal(data, &cases))
+	for _, c := range cases {
+		f.Add(c.Input)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var want map[string]any
+		wantErr := toml.Unmarshal([]byte(doc), &want)
+		d, err := Parse([]byte(doc))
+		if wantErr != nil {
+			require.Error(t, err, "go-toml rejects it (%v)", wantErr)
+			return
+		}
+		require.NoError(t, err)
+		if want == nil {
+			want = map[string]any{}
+		}
+		require.Equal(t, fmt.Sprintf("%#v", want), fmt.Sprintf("%#v", d.root))
+	})
+}
