@@ -185,7 +185,7 @@ func requireRegular(target string, res resolvedPath, info fs.FileInfo, writing b
 // number (1, 3: makedev encodes it as 0x103 on Linux).
 func isNullDevice(info fs.FileInfo) bool {
 	st, ok := info.Sys().(*syscall.Stat_t)
-	return ok && info.Mode()&fs.ModeCharDevice != 0 && uint64(st.Rdev) == 0x103
+	return ok && info.Mode()&fs.ModeCharDevice != 0 && st.Rdev == 0x103
 }
 
 // CheckRoot reports a --root that cannot be a target: missing or not a
