@@ -97,9 +97,10 @@ func resolveInRoot(root, target string) (resolvedPath, error) {
 	return res, nil
 }
 
-// resolve maps a target path to the path this process opens, with the
-// links it follows. On the live machine (Root "/") the kernel already
-// confines nothing and resolves everything, so the path is only cleaned.
+// resolvePath maps a target path to the path this process opens, with the
+// links it follows. On the live machine (Root "/") there is nothing to be
+// confined to and the kernel resolves the links itself, so the path is only
+// cleaned.
 func (h *Host) resolvePath(target string) (string, resolvedPath, error) {
 	if h.live() {
 		clean := filepath.Clean(target)
@@ -132,9 +133,10 @@ func (h *Host) linkPath(target string) string {
 // and writeFile report the real error.
 const unresolvable = ".gpu-bootstrap-unresolvable-path"
 
-// describeLinks says, for a plan, which links a write goes through:
-// "/etc/containerd/config.toml is a symbolic link (-> /usr/share/containerd/config.toml);
-// the write goes to /usr/share/containerd/config.toml inside the root and the link stays".
+// describeLinks says, for a plan, which links a write goes through and
+// which file it lands in: "/etc/containerd/config.toml goes through the
+// symbolic link /etc/containerd/config.toml -> /usr/share/containerd/config.toml;
+// the link is kept and /usr/share/containerd/config.toml is written".
 func describeLinks(target string, res resolvedPath) string {
 	if len(res.Links) == 0 {
 		return ""
@@ -143,7 +145,11 @@ func describeLinks(target string, res resolvedPath) string {
 	for _, hop := range res.Links {
 		hops = append(hops, hop.Link+" -> "+hop.Target)
 	}
-	return fmt.Sprintf("%s goes through the symbolic link %s; the link is kept and %s is written", target, strings.Join(hops, ", "), res.InRoot)
+	what := "the symbolic link"
+	if len(hops) > 1 {
+		what = "the symbolic links"
+	}
+	return fmt.Sprintf("%s goes through %s %s; the link is kept and %s is written", target, what, strings.Join(hops, ", "), res.InRoot)
 }
 
 // requireRegular refuses a target that is there but is not a regular file
