@@ -84,3 +84,41 @@ func TestAConfigPathThatClimbsOutOfTheRootIsRejected(t *testing.T) {
 		t.Errorf("apply created %s outside the root (err %v)", outside, err)
 	}
 }
+
+// The runtime binary check looks inside the root: a link to a binary that
+// only the build host has is a missing binary.
+func TestARuntimeBinaryLinkedToTheBuildHostIsMissing(t *testing.T) {
+	hostBinary := filepath.Join(t.TempDir(), "nvidia-container-runtime")
+	must(t, os.WriteFile(hostBinary, []byte("#!/bin/sh\n"), 0o755))
+	env, stdout, stderr, _ := testEnv(nvmltest.NewDGXA100(), nil)
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "usr/bin"), 0o755))
+	must(t, os.Symlink(hostBinary, filepath.Join(root, "usr/bin/nvidia-container-runtime")))
+	config := writeConfig(t, "runtime:\n  engine: containerd\n")
+	if code := runIn(env, "plan", "--config", config, "--root", root); code != exitError {
+		t.Fatalf("plan: exit %d, want %d\n%s%s", code, exitError, stdout, stderr)
+	}
+	if !strings.Contains(stderr.String(), "/usr/bin/nvidia-container-runtime does not exist under "+root) {
+		t.Errorf("the link to the build host's binary was taken for the runtime: %q", stderr)
+	}
+}
+
+// A root reached through a link works as the directory it names.
+func TestARootReachedThroughALinkIsUsed(t *testing.T) {
+	env, stdout, stderr, _ := testEnv(nvmltest.NewDGXA100(), nil)
+	realRoot := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(realRoot, "usr/bin"), 0o755))
+	must(t, os.WriteFile(filepath.Join(realRoot, "usr/bin/nvidia-container-runtime"), []byte("#!/bin/sh\n"), 0o755))
+	root := filepath.Join(t.TempDir(), "image")
+	must(t, os.Symlink(realRoot, root))
+	config := writeConfig(t, "runtime:\n  engine: containerd\n")
+	if code := runIn(env, "apply", "--config", config, "--root", root, "--skip-verify"); code != exitOK {
+		t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if data, err := os.ReadFile(filepath.Join(realRoot, "etc/containerd/config.toml")); err != nil || !strings.Contains(string(data), "nvidia") {
+		t.Errorf("the config was not written in the linked root: %v\n%s", err, data)
+	}
+	if info, err := os.Lstat(root); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the root's link was replaced (%v)", err)
+	}
+}
