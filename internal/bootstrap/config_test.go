@@ -234,3 +234,34 @@ func TestLoadConfigRefusesWhatIsNotAConfigFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "docker", cfg.Runtime.Engine)
 }
+
+// FuzzParseConfig: whatever the bytes, ParseConfig does not panic, and
+// every error it returns is a *FieldError that names the file and speaks of
+// the config, not of the decoder's Go types.
+func FuzzParseConfig(f *testing.F) {
+	for _, seed := range []string{
+		"", "---\n", "runtime:\n  engine: docker\n", "runtime: &a\n  engine: *a\n", "gpu:\n  mig:\n    gpus: [1, [2], {a: 3}]\n",
+		"\ufeffverify: {expect_gpus: 0x10}\n", "persistence: !!binary aGVsbG8=\n", "driver: {branch: 570, branch: 580}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := ParseConfig("fuzz.yaml", data)
+		if err == nil {
+			require.NotNil(t, cfg)
+			_ = cfg.Validate()
+			return
+		}
+		errs := []error{err}
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = joined.Unwrap()
+		}
+		for _, e := range errs {
+			var ferr *FieldError
+			require.ErrorAs(t, e, &ferr)
+			require.Equal(t, "fuzz.yaml", ferr.File, "%v", e)
+			require.NotContains(t, e.Error(), "reflect", "%v", e)
+			require.NotContains(t, e.Error(), "unmarshal", "%v", e)
+		}
+	})
+}
