@@ -5,13 +5,17 @@ package tomledit
 // scan per key (see seen.go), so it is used here only for what is linear in
 // it: every value of the document is decoded in one call, as the elements of
 // one array, and the key structure is checked by seenTracker and assembled
-// here. A document that fails either check is handed to toml.Unmarshal as a
-// whole, so its error (message, line, column) is go-toml's own.
+// here. Errors read as go-toml's: the same messages, at the same line and
+// column (the key of a key error, the highlight of a syntax error, the place
+// in the value of a value error), and the first one in the order go-toml
+// meets them — TestDecodeMatchesGoTOML compares both on every toml-test
+// document.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"strings"
+	"sort"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -21,17 +25,21 @@ import (
 // above it, and the value's text.
 type assignment struct {
 	key []string
+	at  int // offset of the value in the document
 	raw []byte
 }
 
-// decodeValues decodes the values' texts as go-toml does, in one call.
-func decodeValues(as []assignment) ([]any, error) {
+// decodeValues decodes the values' texts as go-toml does, in one call. An
+// error is placed in the document, in the value it is about.
+func (d *Doc) decodeValues(as []assignment) ([]any, error) {
 	if len(as) == 0 {
 		return nil, nil
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	b.WriteString("v = [\n")
-	for _, a := range as {
+	starts := make([]int, len(as)) // where each value starts in b
+	for i, a := range as {
+		starts[i] = b.Len()
 		b.Write(a.raw)
 		b.WriteString(",\n")
 	}
@@ -39,8 +47,19 @@ func decodeValues(as []assignment) ([]any, error) {
 	var out struct {
 		V []any `toml:"v"`
 	}
-	if err := toml.Unmarshal([]byte(b.String()), &out); err != nil {
-		return nil, err
+	if err := toml.Unmarshal(b.Bytes(), &out); err != nil {
+		var derr *toml.DecodeError
+		if !errors.As(err, &derr) {
+			return nil, &SyntaxError{Msg: err.Error()}
+		}
+		line, col := derr.Position()
+		at := offsetOf(b.Bytes(), line, col)
+		i := max(sort.SearchInts(starts, at+1)-1, 0)
+		at = as[i].at + min(at-starts[i], len(as[i].raw))
+		if at == len(d.src) && at > 0 {
+			at-- // go-toml points at the last byte of a value that ends the document
+		}
+		return nil, d.errorAtOffset(at, derr.Error())
 	}
 	if len(out.V) != len(as) {
 		return nil, fmt.Errorf("tomledit: decoded %d values out of %d", len(out.V), len(as))
@@ -117,21 +136,47 @@ func openTable(root map[string]any, path []string, array bool) (map[string]any, 
 	return m, nil
 }
 
-// wholeDocumentError is go-toml's verdict on the whole document, for a
-// document this package found invalid: go-toml words the error and places
-// it. ours is used when go-toml accepts what the checks here refused.
-func wholeDocumentError(src []byte, ours error) error {
-	var root map[string]any
-	err := toml.Unmarshal(src, &root)
-	if err == nil {
-		return &SyntaxError{Msg: ours.Error()}
+// keyError is a seenTracker error at expression n, placed at its key as
+// go-toml places it.
+func (d *Doc) keyError(n *unstable.Node, err error) error {
+	it := n.Key()
+	if !it.Next() {
+		return &SyntaxError{Msg: err.Error()}
 	}
-	var derr *toml.DecodeError
-	if errors.As(err, &derr) {
-		line, col := derr.Position()
-		return &SyntaxError{Line: line, Column: col, Msg: derr.Error()}
+	return d.errorAtOffset(int(it.Node().Raw.Offset), err.Error())
+}
+
+// parserError is an unstable.Parser error, placed at its highlight.
+func (d *Doc) parserError(err error) error {
+	var perr *unstable.ParserError
+	if !errors.As(err, &perr) {
+		return &SyntaxError{Msg: "toml: " + err.Error()}
 	}
-	return &SyntaxError{Msg: err.Error()}
+	at := cap(d.src) - cap(perr.Highlight)
+	if perr.Highlight == nil || at < 0 || at > len(d.src) {
+		return &SyntaxError{Msg: "toml: " + perr.Message}
+	}
+	return d.errorAtOffset(at, "toml: "+perr.Message)
+}
+
+// errorAtOffset is a SyntaxError at byte offset at: 1-based line, and the
+// 1-based column in bytes, as go-toml counts them.
+func (d *Doc) errorAtOffset(at int, msg string) error {
+	lineStart := bytes.LastIndexByte(d.src[:at], '\n') + 1
+	return &SyntaxError{Line: bytes.Count(d.src[:at], []byte("\n")) + 1, Column: at - lineStart + 1, Msg: msg}
+}
+
+// offsetOf is the byte offset of a 1-based line and column in src.
+func offsetOf(src []byte, line, col int) int {
+	at := 0
+	for ; line > 1; line-- {
+		i := bytes.IndexByte(src[at:], '\n')
+		if i < 0 {
+			return len(src)
+		}
+		at += i + 1
+	}
+	return min(at+col-1, len(src))
 }
 
 // keyParts is the parts of a key node.

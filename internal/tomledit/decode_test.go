@@ -33,7 +33,8 @@ func tomlTestCases(t *testing.T) []struct{ Name, Input string } {
 // document, on the engine configs of internal/bootstrap's tests and on
 // hand-made cases about the key rules, both accept and reject the same
 // documents, decode accepted ones to the same values, and a rejected one
-// carries go-toml's own message and position.
+// carries go-toml's own message and position (and, with several errors, the
+// one go-toml reports first).
 func TestDecodeMatchesGoTOML(t *testing.T) {
 	docs := map[string]string{}
 	for _, c := range tomlTestCases(t) {
@@ -75,6 +76,10 @@ func TestDecodeMatchesGoTOML(t *testing.T) {
 		"multi-line array with comments":         "a = [\n  1, # one\n  2,\n]\n",
 		"bad integer the parser lets through":    "a = 0123\n",
 		"integer overflow":                       "a = 9223372036854775808\n",
+		"bad value before a duplicate key":       "[t]\na = 0123\nb = 1\nb = 2\n",
+		"bad value before a syntax error":        "a = 1979-02-30\nb = = 1\n",
+		"bad value in an inline table first":     "x = 1\na = {b = [1, 0x]}\n[a]\n",
+		"duplicate key before a bad value":       "b = 1\nb = 2\na = 0123\n",
 		"bad date":                               "a = 1979-02-30\n",
 		"CRLF":                                   "[a]\r\nb = 1\r\n",
 		"array table under array table":          "[[a]]\n[[a.b]]\nc = 1\n[[a.b]]\nc = 2\n[[a]]\n[[a.b]]\nc = 3\n",
@@ -114,7 +119,8 @@ func TestDecodeMatchesGoTOML(t *testing.T) {
 }
 
 // FuzzDecodeMatchesGoTOML looks for documents on which the linear decoder
-// and toml.Unmarshal disagree, from the toml-test documents:
+// and toml.Unmarshal disagree (validity, values, error message and place),
+// from the toml-test documents; testdata/fuzz holds what it found:
 //
 //	go test -run '^$' -fuzz FuzzDecodeMatchesGoTOML -fuzztime 60s ./internal/tomledit/
 func FuzzDecodeMatchesGoTOML(f *testing.F) {
@@ -131,6 +137,11 @@ func FuzzDecodeMatchesGoTOML(f *testing.F) {
 		d, err := Parse([]byte(doc))
 		if wantErr != nil {
 			require.Error(t, err, "go-toml rejects it (%v)", wantErr)
+			var derr *toml.DecodeError
+			if errors.As(wantErr, &derr) {
+				line, col := derr.Position()
+				require.Equal(t, &SyntaxError{Line: line, Column: col, Msg: derr.Error()}, err)
+			}
 			return
 		}
 		require.NoError(t, err)

@@ -148,10 +148,12 @@ func (d *Doc) index() error {
 	var current *table
 	var order []any // *table and assignment, in document order
 	var assignments []assignment
+	var stop error // the first key or syntax error; values before it are checked first
 	for p.NextExpression() {
 		n := p.Expression()
 		if err := seen.check(n); err != nil {
-			return wholeDocumentError(d.src, err)
+			stop = d.keyError(n, err)
+			break
 		}
 		switch n.Kind {
 		case unstable.Table, unstable.ArrayTable:
@@ -163,21 +165,28 @@ func (d *Doc) index() error {
 				base = current.path
 			}
 			e := d.addEntry(n, current, nil, base)
-			a := assignment{key: keyParts(n), raw: d.src[e.valStart:e.end]}
+			a := assignment{key: keyParts(n), at: e.valStart, raw: d.src[e.valStart:e.end]}
 			order = append(order, a)
 			assignments = append(assignments, a)
 		}
 	}
-	if err := p.Error(); err != nil {
-		return wholeDocumentError(d.src, err)
+	if stop == nil {
+		if err := p.Error(); err != nil {
+			stop = d.parserError(err)
+		}
 	}
-	values, err := decodeValues(assignments)
+	// go-toml decodes each value right after checking its key, so a bad
+	// value before the first key or syntax error is the error to report.
+	values, err := d.decodeValues(assignments)
 	if err != nil {
-		return wholeDocumentError(d.src, err)
+		return err
+	}
+	if stop != nil {
+		return stop
 	}
 	root, err := build(order, values)
 	if err != nil {
-		return wholeDocumentError(d.src, err)
+		return &SyntaxError{Msg: err.Error()}
 	}
 	d.root = root
 	return nil
