@@ -5,9 +5,10 @@
 // cannot promise. It is for configuration files that people also edit by
 // hand: /etc/containerd/config.toml, CRI-O drop-ins.
 //
-// A Doc is parsed with go-toml/v2 (the decoder checks the document, the
-// unstable parser gives byte ranges); every edit splices text and parses the
-// result again, so an edit that would produce invalid TOML is refused and
+// A Doc is parsed with go-toml/v2's unstable parser (byte ranges), its keys
+// checked by an indexed port of go-toml's duplicate-key tracker (seen.go)
+// and its values decoded by go-toml in one call (decode.go), in time linear
+// in the document; every edit splices text and parses the result again, so an edit that would produce invalid TOML is refused and
 // leaves the Doc as it was. It does not reformat, reorder, remove tables or
 // edit inside arrays of tables.
 package tomledit
