@@ -33,7 +33,8 @@ import (
 // whose CRI plugin is disabled (Docker's packaging), is an error naming the
 // file. A generated containerd config (k3s, RKE2: "DO NOT EDIT") is
 // configured through the template it is generated from
-// (runtime_containerd_k3s.go). Per-engine facts live in one table,
+// (runtime_containerd_k3s.go), and found without runtime.config_path where
+// k3s or RKE2 runs it (runtime_containerd_embedded.go). Per-engine facts live in one table,
 // containerEngines (runtime_engine.go).
 type RuntimeConfig struct {
 	// Engine is containerd, docker, crio, or auto (the one found under the
@@ -122,10 +123,20 @@ func (s runtimeStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	if err := checkRuntimeBinary(h, want.binary); err != nil {
 		return nil, err
 	}
+	// An engine found elsewhere than its usual config (k3s's containerd)
+	// is planned at that config, and the plan says why.
+	path, found, err := engine.mainConfig(h, want.configPath)
+	if err != nil {
+		return nil, err
+	}
+	want.configPath = path
 	changes, err := engine.plan(ctx, h, want)
-	if detected != "" {
-		for i := range changes {
+	for i := range changes {
+		if detected != "" {
 			changes[i].Summary += " (engine detected: " + detected + ")"
+		}
+		if found != "" {
+			changes[i].Summary += " (found " + found + ")"
 		}
 	}
 	return changes, err

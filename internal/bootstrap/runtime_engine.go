@@ -39,6 +39,16 @@ type containerEngine struct {
 	// loaded asks the running engine which runtimes it loaded (Verify, on
 	// a live root); false when it cannot be asked.
 	loaded func(ctx context.Context, h *Host) (loadedRuntimes, bool)
+	// locate finds its main config under the root when runtime.config_path
+	// is not set: path, and what showed it for the plan ("" when it is
+	// defaultConfig as usual); nil means defaultConfig. containerd's is
+	// k3s's or RKE2's generated config where they run it embedded
+	// (runtime_containerd_embedded.go).
+	locate func(h *Host) (path, found string, err error)
+	// services are the systemd units that may run the engine with the
+	// config at configPath, the likeliest first; Verify's restart check
+	// uses the first that runs. nil means just service.
+	services func(h *Host, configPath string) []string
 	// hiddenBy says that evidence of this engine belongs to another one
 	// found beside it (containerd installed as Docker's backend); nil when
 	// it never does.
@@ -52,15 +62,35 @@ var containerEngines = []containerEngine{
 		name:          engineContainerd,
 		service:       "containerd",
 		defaultConfig: defaultContainerdConfig,
-		installed:     []string{"/usr/bin/containerd", "/usr/local/bin/containerd", defaultContainerdConfig},
-		plan:          planContainerd,
-		configFiles:   containerdConfigFiles,
-		loaded:        containerdLoaded,
+		// k3s's and RKE2's generated configs show their embedded
+		// containerd, which has no binary on the usual paths; they come
+		// first, so that beside Docker's containerd the evidence named is
+		// the containerd Kubernetes uses.
+		installed: append(embeddedContainerdConfigs(), "/usr/bin/containerd", "/usr/local/bin/containerd", defaultContainerdConfig),
+		plan:      planContainerd,
+		// A generated config's template counts: k3s renders it into the
+		// config at its next start.
+		configFiles: func(h *Host, configPath string) []string {
+			files := containerdConfigFiles(h, configPath)
+			if _, template, ok := containerdGeneratedServices(h, configPathOr(configPath, defaultContainerdConfig)); ok && template != "" {
+				files = append(files, template)
+			}
+			return files
+		},
+		loaded: containerdLoaded,
+		locate: containerdMainConfig,
+		services: func(h *Host, configPath string) []string {
+			if units, _, ok := containerdGeneratedServices(h, configPath); ok {
+				return units
+			}
+			return []string{"containerd"}
+		},
 		// Docker installs containerd as well (with the CRI plugin disabled
 		// in /etc/containerd/config.toml, or without that file): such a
-		// containerd counts as part of Docker.
+		// containerd counts as part of Docker, unless k3s or RKE2 runs one
+		// of its own beside it.
 		hiddenBy: func(h *Host, found map[string]string) bool {
-			return found[engineDocker] != "" && !containerdServesCRI(h)
+			return found[engineDocker] != "" && !containerdServesCRI(h) && !containerdRunsEmbedded(h)
 		},
 	},
 	{
@@ -125,4 +155,26 @@ func (e *containerEngine) detect(h *Host) string {
 		}
 	}
 	return ""
+}
+
+// mainConfig is the engine's main config: runtime.config_path when set,
+// else the one locate finds, else defaultConfig; found is what locate says
+// showed it ("" when nothing needs saying).
+func (e *containerEngine) mainConfig(h *Host, configPath string) (path, found string, err error) {
+	if configPath != "" {
+		return configPath, "", nil
+	}
+	if e.locate == nil {
+		return e.defaultConfig, "", nil
+	}
+	return e.locate(h)
+}
+
+// runningServices are the units that may run the engine with the config
+// at configPath (containerEngine.services).
+func (e *containerEngine) runningServices(h *Host, configPath string) []string {
+	if e.services == nil {
+		return []string{e.service}
+	}
+	return e.services(h, configPath)
 }

@@ -24,9 +24,22 @@ func (v *verification) checkRuntimeRestarted(ctx context.Context, h *Host, cfg *
 	if err != nil {
 		return
 	}
-	service, files := engine.service, engine.configFiles(h, cfg.ConfigPath)
-	started, ok := serviceStartTime(ctx, h, service)
-	if !ok {
+	path, _, err := engine.mainConfig(h, cfg.ConfigPath)
+	if err != nil {
+		return
+	}
+	files := engine.configFiles(h, path)
+	// The unit that runs the engine with this config: containerd, or for
+	// a config k3s or RKE2 generate, whichever of their units runs.
+	var service string
+	var started time.Time
+	for _, unit := range engine.runningServices(h, path) {
+		if t, ok := serviceStartTime(ctx, h, unit); ok {
+			service, started = unit, t
+			break
+		}
+	}
+	if service == "" {
 		return
 	}
 	newest, newestFile := time.Time{}, ""

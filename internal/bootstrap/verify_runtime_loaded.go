@@ -47,10 +47,16 @@ func (v *verification) checkLoadedRuntimes(ctx context.Context, h *Host, cfg *Ru
 	if !ok {
 		return
 	}
+	// The unit to restart: containerd, or k3s / RKE2 for their embedded
+	// containerd.
+	service := engine.service
+	if path, _, err := engine.mainConfig(h, cfg.ConfigPath); err == nil {
+		service = engine.runningServices(h, path)[0]
+	}
 	switch {
 	case !slices.Contains(got.names, nvidiaRuntime):
 		v.problem("runtime: the running %s has not loaded the nvidia runtime (%s lists %s): restart it (systemctl restart %s), and if that does not help run gpu-bootstrap check for the file that overrides it",
-			engine.name, got.source, strings.Join(got.names, ", "), engine.service)
+			engine.name, got.source, strings.Join(got.names, ", "), service)
 	case cfg.SetAsDefault && got.defaultRun != nvidiaRuntime:
 		v.problem("runtime: the running %s's default runtime is %q, not nvidia (%s): a flag or a file it reads overrides set_as_default; restart it or look for --default-runtime in its unit", engine.name, got.defaultRun, got.source)
 	case !cfg.SetAsDefault && got.defaultRun == nvidiaRuntime:
