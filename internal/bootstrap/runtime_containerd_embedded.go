@@ -2,10 +2,7 @@ package bootstrap
 
 import (
 	"fmt"
-	"slices"
 	"strings"
-
-	"github.com/gpuinfra/terraform-provider-gpu/internal/tomledit"
 )
 
 // k3s and RKE2 run a containerd of their own, with a config under their
@@ -170,22 +167,6 @@ func systemContainerd(h *Host) string {
 		}
 	}
 	return ""
-}
-
-// containerdDisablesCRI reports whether /etc/containerd/config.toml turns
-// the CRI plugin off (Docker's containerd.io package).
-func containerdDisablesCRI(h *Host) bool {
-	data, exists, err := h.ReadFile(defaultContainerdConfig)
-	if err != nil || !exists {
-		return false
-	}
-	doc, err := tomledit.Parse(data)
-	if err != nil {
-		return false
-	}
-	v, _ := doc.Get("disabled_plugins")
-	disabled, _ := stringList(v)
-	return slices.Contains(disabled, "cri") || slices.Contains(disabled, "io.containerd.grpc.v1.cri")
 }
 
 // containerdRunsEmbedded reports whether a generated containerd config

@@ -97,15 +97,30 @@ func detectEngine(h *Host) (engine, evidence string, err error) {
 // containerdServesCRI reports whether containerd's own config keeps the CRI
 // plugin on, i.e. it is a Kubernetes runtime and not just Docker's backend.
 func containerdServesCRI(h *Host) bool {
+	disabled, known := containerdCRIDisabled(h)
+	return known && !disabled
+}
+
+// containerdDisablesCRI reports whether /etc/containerd/config.toml turns
+// the CRI plugin off (Docker's containerd.io package).
+func containerdDisablesCRI(h *Host) bool {
+	disabled, known := containerdCRIDisabled(h)
+	return known && disabled
+}
+
+// containerdCRIDisabled reads disabled_plugins of /etc/containerd/config.toml;
+// known is false when there is no such file. A file that does not parse
+// counts as keeping CRI on (containerd's default).
+func containerdCRIDisabled(h *Host) (disabled, known bool) {
 	data, exists, err := h.ReadFile(defaultContainerdConfig)
 	if err != nil || !exists {
-		return false
+		return false, false
 	}
 	doc, err := tomledit.Parse(data)
 	if err != nil {
-		return true
+		return false, true
 	}
 	v, _ := doc.Get("disabled_plugins")
-	disabled, _ := stringList(v)
-	return !slices.Contains(disabled, "cri") && !slices.Contains(disabled, "io.containerd.grpc.v1.cri")
+	list, _ := stringList(v)
+	return slices.Contains(list, "cri") || slices.Contains(list, "io.containerd.grpc.v1.cri"), true
 }
