@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
@@ -177,6 +178,34 @@ func TestAddedNodesBecomeReady(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "added", node.Labels["pool"])
 	require.Equal(t, "NVIDIA-A10G", node.Labels[gpulabels.Product])
+}
+
+func TestEveryCatalogInstanceTypeRegistersAndBecomesReady(t *testing.T) {
+	testbed.SkipIfUnavailable(t)
+	ctx := testContext(t, time.Minute)
+
+	types := ec2catalog.All()
+	specs := make([]NodeSpec, len(types))
+	names := make([]string, len(types))
+	for i, p := range types {
+		names[i] = "catalog-" + strings.ReplaceAll(p.Name, ".", "-")
+		specs[i] = NodeSpec{Name: names[i], InstanceType: p, ExtraLabels: map[string]string{"pool": "catalog"}}
+	}
+	require.NoError(t, cluster.AddNodes(ctx, specs))
+	t.Cleanup(func() {
+		for _, name := range names {
+			require.NoError(t, cluster.DeleteNode(context.Background(), name))
+		}
+	})
+	require.NoError(t, cluster.WaitForNodesReady(ctx, names...))
+
+	for i, p := range types {
+		node, err := cluster.Client().CoreV1().Nodes().Get(ctx, names[i], metav1.GetOptions{})
+		require.NoError(t, err)
+		gpus := node.Status.Allocatable[gpulabels.ResourceName]
+		require.Equal(t, int64(p.GPUCount), gpus.Value(), p.Name)
+		require.Equal(t, p.GPUProduct, node.Labels[gpulabels.Product], p.Name)
+	}
 }
 
 // podSpec asks for gpus NVIDIA GPUs, optionally tolerating the GPU taint.

@@ -61,13 +61,17 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	if p.Name == "" {
 		return nil, fmt.Errorf("node %s has no instance type", spec.Name)
 	}
+	arch, err := kubernetesArch(p.Architecture)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: instance type %s: %w", spec.Name, p.Name, err)
+	}
 	labels := map[string]string{
-		corev1.LabelArchStable: "amd64",
+		corev1.LabelArchStable: arch,
 		corev1.LabelOSStable:   "linux",
 		corev1.LabelHostname:   spec.Name,
 		// A kubelet still sets the beta twins of arch and os; without them
 		// the node lifecycle controller patches every new node to add them.
-		"beta.kubernetes.io/arch":      "amd64",
+		"beta.kubernetes.io/arch":      arch,
 		"beta.kubernetes.io/os":        "linux",
 		corev1.LabelInstanceTypeStable: p.Name,
 		"type":                         "kwok",
@@ -108,7 +112,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 				{Type: corev1.NodeHostName, Address: spec.Name},
 			},
 			NodeInfo: corev1.NodeSystemInfo{
-				Architecture:            "amd64",
+				Architecture:            arch,
 				OperatingSystem:         "linux",
 				OSImage:                 "Amazon Linux 2023",
 				KubeletVersion:          testbed.KubernetesVersion,
@@ -116,6 +120,18 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 			},
 		},
 	}, nil
+}
+
+// kubernetesArch is the GOARCH name a kubelet reports for an EC2
+// architecture.
+func kubernetesArch(ec2Architecture string) (string, error) {
+	switch ec2Architecture {
+	case ec2catalog.ArchitectureX86_64:
+		return "amd64", nil
+	case ec2catalog.ArchitectureARM64:
+		return "arm64", nil
+	}
+	return "", fmt.Errorf("unknown architecture %q", ec2Architecture)
 }
 
 // gpuFeatureDiscoveryLabels are the labels GFD writes for a node with full

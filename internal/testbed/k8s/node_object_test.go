@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
@@ -64,6 +66,51 @@ func TestGPUNodeObjectCarriesWhatGFDAndTheDevicePluginWrite(t *testing.T) {
 	requireResources(t, want, node.Status.Allocatable)
 	require.Contains(t, node.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "127.0.0.1"})
 	require.Equal(t, testbed.KubernetesVersion, node.Status.NodeInfo.KubeletVersion)
+}
+
+func TestEveryNVIDIAInstanceTypeRegistersAsAGPUNode(t *testing.T) {
+	for _, p := range ec2catalog.All() {
+		if !p.HasGPU() {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			node, err := nodeObject(NodeSpec{Name: "gpu-0", InstanceType: p})
+			require.NoError(t, err)
+			wantArch := map[string]string{"x86_64": "amd64", "arm64": "arm64"}[p.Architecture]
+			require.Equal(t, wantArch, node.Labels[corev1.LabelArchStable])
+			require.Equal(t, wantArch, node.Labels["beta.kubernetes.io/arch"])
+			require.Equal(t, wantArch, node.Status.NodeInfo.Architecture)
+			require.Equal(t, p.GPUProduct, node.Labels[gpulabels.Product])
+			require.Equal(t, strconv.Itoa(p.GPUCount), node.Labels[gpulabels.Count])
+			require.Equal(t, strconv.Itoa(p.GPUMemoryMiB), node.Labels[gpulabels.Memory])
+			require.Equal(t, p.Family, node.Labels[gpulabels.Family])
+			gpus := node.Status.Allocatable[gpulabels.ResourceName]
+			require.Equal(t, int64(p.GPUCount), gpus.Value())
+			cpu := node.Status.Capacity[corev1.ResourceCPU]
+			require.Equal(t, p.CPU, cpu.String())
+		})
+	}
+}
+
+func TestNonNVIDIAAcceleratorNodeObjectHasNoGPUTraits(t *testing.T) {
+	for _, name := range []string{"g4ad.xlarge", "inf2.xlarge", "trn1.2xlarge", "dl1.24xlarge", "m7g.large"} {
+		t.Run(name, func(t *testing.T) {
+			node, err := nodeObject(NodeSpec{Name: "other-0", InstanceType: mustInstanceType(name)})
+			require.NoError(t, err)
+			for key := range node.Labels {
+				require.NotContains(t, key, "nvidia.com/")
+			}
+			require.Empty(t, node.Spec.Taints)
+			require.NotContains(t, node.Status.Capacity, corev1.ResourceName(gpulabels.ResourceName))
+		})
+	}
+}
+
+func TestNodeObjectRejectsAnUnknownArchitecture(t *testing.T) {
+	p := mustInstanceType("m5.xlarge")
+	p.Architecture = "sparc"
+	_, err := nodeObject(NodeSpec{Name: "cpu-0", InstanceType: p})
+	require.ErrorContains(t, err, `unknown architecture "sparc"`)
 }
 
 func TestCPUNodeObjectHasNoGPUTraits(t *testing.T) {
