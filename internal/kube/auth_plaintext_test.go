@@ -58,7 +58,7 @@ func TestPlaintextCredentialsAreRefusedWhereverTheyComeFrom(t *testing.T) {
 	tokenFile := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte("file-s3cr3t"), 0o600))
 	client := clientPair(t)
-	kubeconfig := func(server, user string) string { return writeKubeconfig(t, server, "", user) }
+	kubeconfig := func(server, user string) string { return k8s.WriteKubeconfig(t, server, "", user) }
 	ofUser := func(chosenBy string) string {
 		return `of user "intruder" of context "bed" (its current-context) in kubeconfig {{path}} (` + chosenBy + "); server "
 	}
@@ -253,7 +253,7 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
 
 	// client-go itself leaves a kubeconfig user's credentials out of the
 	// configuration of a plain-HTTP server.
-	cfg, err := clientcmd.BuildConfigFromFlags("", writeKubeconfig(t, server, "", "token: kubeconfig-s3cr3t"))
+	cfg, err := clientcmd.BuildConfigFromFlags("", k8s.WriteKubeconfig(t, server, "", "token: kubeconfig-s3cr3t"))
 	require.NoError(t, err)
 	c, err = Connect(cfg, ClusterOptions{})
 	require.NoError(t, err)
@@ -294,7 +294,7 @@ func TestPlaintextCredentialsInTheBlockFailValidation(t *testing.T) {
 
 func TestPlaintextServerWithoutCredentialsNeedsNoOptIn(t *testing.T) {
 	listener := k8s.NewPlainHTTPTrap(t)
-	path := writeKubeconfig(t, listener.Server.URL, "", "{}")
+	path := k8s.WriteKubeconfig(t, listener.Server.URL, "", "{}")
 	conn, err := ConnectionSettings{ConfigPath: path}.Resolve(noEnvironment)
 	require.NoError(t, err)
 	c, err := conn.Connect(ClusterOptions{})

@@ -10,8 +10,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 // testbedCA is the PEM of the CA that signed the testbed API server's
@@ -94,7 +93,7 @@ func TestCredentialsRejectedTokenNamesWhereItCameFrom(t *testing.T) {
 func TestCredentialsRejectedUserOfAKubeconfigNamesUserContextAndFile(t *testing.T) {
 	requireCluster(t)
 	const token = "kubeconfig-token-s3cr3t"
-	path := writeKubeconfig(t, cluster.APIServerURL(), fmt.Sprintf("certificate-authority-data: %q", encodePEM(testbedCA())), "token: "+token)
+	path := k8s.WriteKubeconfig(t, cluster.APIServerURL(), fmt.Sprintf("certificate-authority-data: %q", encodePEM(testbedCA())), "token: "+token)
 
 	err := listNodes(connectSettings(t, ConnectionSettings{ConfigPath: path}, nil))
 	require.True(t, apierrors.IsUnauthorized(err), "%v", err)
@@ -178,7 +177,7 @@ func TestCredentialsWrongCANamesTheCASetting(t *testing.T) {
 	err = listNodes(connectSettings(t, ConnectionSettings{Host: cluster.APIServerURL()}, nil))
 	require.ErrorContains(t, err, "in use: the system's trusted CAs (kubernetes.cluster_ca_certificate is not set).")
 
-	path := writeKubeconfig(t, cluster.APIServerURL(), fmt.Sprintf("certificate-authority-data: %q", encodePEM(other)), "token: t")
+	path := k8s.WriteKubeconfig(t, cluster.APIServerURL(), fmt.Sprintf("certificate-authority-data: %q", encodePEM(other)), "token: t")
 	err = listNodes(connectSettings(t, ConnectionSettings{ConfigPath: path}, nil))
 	require.ErrorContains(t, err, `in use: CA "CN=some-other-ca" from certificate-authority-data of cluster "bed" of context "bed" (its current-context) in kubeconfig `+path+" (kubernetes.config_path).")
 	require.ErrorContains(t, err, `Set certificate-authority-data of cluster "bed" in kubeconfig `+path)
@@ -200,7 +199,7 @@ func TestCredentialsCertificateForAnotherHostNameNamesTheHost(t *testing.T) {
 	require.ErrorContains(t, err, "in use: server "+host+" from kubernetes.host.")
 	require.ErrorContains(t, err, "Set kubernetes.host to a name or address the certificate is valid for")
 
-	path := writeKubeconfig(t, host, fmt.Sprintf("certificate-authority-data: %q", encodePEM(testbedCA())), "token: t")
+	path := k8s.WriteKubeconfig(t, host, fmt.Sprintf("certificate-authority-data: %q", encodePEM(testbedCA())), "token: t")
 	err = listNodes(connectSettings(t, ConnectionSettings{ConfigPath: path}, nil))
 	require.ErrorContains(t, err, `Set the server of cluster "bed" in kubeconfig `+path)
 }
@@ -237,31 +236,6 @@ func TestCredentialsRejectionEndsAWaitAtOnce(t *testing.T) {
 			require.False(t, IsUnreachable(err))
 		})
 	}
-}
-
-// writeKubeconfig writes a kubeconfig whose current context "bed" joins
-// cluster "bed" (server, and the YAML line clusterLine) and user
-// "intruder" (the YAML line userLine), and returns its path.
-func writeKubeconfig(t *testing.T, server, clusterLine, userLine string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-current-context: bed
-clusters:
-- name: bed
-  cluster:
-    server: %q
-    %s
-users:
-- name: intruder
-  user:
-    %s
-contexts:
-- name: bed
-  context: {cluster: bed, user: intruder}
-`, server, clusterLine, userLine)), 0o600))
-	return path
 }
 
 // encodePEM is PEM text as a kubeconfig's *-data fields hold it: base64.

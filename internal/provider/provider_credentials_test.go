@@ -11,8 +11,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -66,24 +64,7 @@ func credentialsKubeconfig(t *testing.T, server, caPEM, token string) string {
 	if caPEM != "" {
 		ca = "certificate-authority-data: " + base64.StdEncoding.EncodeToString([]byte(caPEM))
 	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-current-context: bed
-clusters:
-- name: bed
-  cluster:
-    server: %q
-    %s
-users:
-- name: intruder
-  user:
-    token: %q
-contexts:
-- name: bed
-  context: {cluster: bed, user: intruder}
-`, server, ca, token)), 0o600))
-	return path
+	return k8s.WriteKubeconfig(t, server, ca, fmt.Sprintf("token: %q", token))
 }
 
 func TestAccProvider_plaintextCredentialsNeverLeaveWithoutTheOptIn(t *testing.T) {
