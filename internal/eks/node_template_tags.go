@@ -1,0 +1,46 @@
+package eks
+
+import "strconv"
+
+// Cluster-autoscaler reads these Auto Scaling group tags to know what a node
+// of an empty group (scaled to zero) would look like: its labels, taints and
+// extended resources. EKS does not set them for managed node groups.
+const (
+	nodeTemplateLabelPrefix = "k8s.io/cluster-autoscaler/node-template/label/"
+	nodeTemplateTaintPrefix = "k8s.io/cluster-autoscaler/node-template/taint/"
+	nodeTemplateGPUResource = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+)
+
+// NodeTemplateTags returns the cluster-autoscaler node-template tags for a
+// node group with these labels, taints (EKS effect names) and GPUs per node:
+//
+//	k8s.io/cluster-autoscaler/node-template/label/<key> = <value>
+//	k8s.io/cluster-autoscaler/node-template/taint/<key> = <value>:<NoSchedule|NoExecute|PreferNoSchedule>
+//	k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu = <n> (when n > 0)
+func NodeTemplateTags(labels map[string]string, taints []Taint, gpusPerNode int) map[string]string {
+	tags := make(map[string]string, len(labels)+len(taints)+1)
+	for k, v := range labels {
+		tags[nodeTemplateLabelPrefix+k] = v
+	}
+	for _, t := range taints {
+		tags[nodeTemplateTaintPrefix+t.Key] = t.Value + ":" + KubernetesTaintEffect(t.Effect)
+	}
+	if gpusPerNode > 0 {
+		tags[nodeTemplateGPUResource] = strconv.Itoa(gpusPerNode)
+	}
+	return tags
+}
+
+// KubernetesTaintEffect turns an EKS taint effect ("NO_SCHEDULE") into
+// Kubernetes' ("NoSchedule"); an unknown value is returned unchanged.
+func KubernetesTaintEffect(eksEffect string) string {
+	switch eksEffect {
+	case "NO_SCHEDULE":
+		return "NoSchedule"
+	case "NO_EXECUTE":
+		return "NoExecute"
+	case "PREFER_NO_SCHEDULE":
+		return "PreferNoSchedule"
+	}
+	return eksEffect
+}

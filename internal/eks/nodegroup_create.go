@@ -1,0 +1,127 @@
+package eks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+)
+
+// CreateNodeGroup creates the node group with the given client request token
+// (so a retried create is the same create, not a second one) and waits, with
+// backoff bounded by ctx, until EKS says ACTIVE.
+//
+// When the group ends CREATE_FAILED or DEGRADED it returns the NodeGroup it
+// saw and a *NodeGroupFailedError. An error before EKS accepted the create
+// returns a zero NodeGroup: there is nothing to keep in state.
+func (c *Client) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, clientRequestToken string) (NodeGroup, error) {
+	in := createNodegroupInput(spec)
+	in.ClientRequestToken = aws.String(clientRequestToken)
+	out, err := c.eks.CreateNodegroup(ctx, in)
+	if err != nil {
+		return NodeGroup{}, fmt.Errorf("creating EKS node group (%s:%s): %w", spec.ClusterName, spec.Name, err)
+	}
+	created := nodeGroupFromEKS(out.Nodegroup)
+	return c.waitNodeGroupActive(ctx, spec.ClusterName, spec.Name, created)
+}
+
+// waitNodeGroupActive polls DescribeNodegroup until the group is ACTIVE (the
+// group is returned) or has failed (the group and a *NodeGroupFailedError).
+// last is returned with ctx's error when the wait runs out.
+func (c *Client) waitNodeGroupActive(ctx context.Context, cluster, name string, last NodeGroup) (NodeGroup, error) {
+	err := pollUntil(ctx, fmt.Sprintf("EKS node group (%s:%s) to become ACTIVE (last status %s)", cluster, name, last.Status),
+		func(ctx context.Context) (bool, error) {
+			g, found, err := c.ReadNodeGroup(ctx, cluster, name)
+			if err != nil {
+				return false, err
+			}
+			if !found {
+				return false, fmt.Errorf("EKS node group (%s:%s) disappeared while waiting for it to become ACTIVE (deleted outside Terraform?)", cluster, name)
+			}
+			last = g
+			switch ekstypes.NodegroupStatus(g.Status) {
+			case ekstypes.NodegroupStatusActive:
+				return true, nil
+			case ekstypes.NodegroupStatusCreateFailed, ekstypes.NodegroupStatusDegraded, ekstypes.NodegroupStatusDeleteFailed, ekstypes.NodegroupStatusDeleting:
+				return false, &NodeGroupFailedError{ClusterName: cluster, Name: name, Status: g.Status, Health: g.Health}
+			}
+			return false, nil
+		})
+	return last, err
+}
+
+func createNodegroupInput(s NodeGroupSpec) *awseks.CreateNodegroupInput {
+	in := &awseks.CreateNodegroupInput{
+		ClusterName:   aws.String(s.ClusterName),
+		NodegroupName: aws.String(s.Name),
+		NodeRole:      aws.String(s.NodeRoleARN),
+		Subnets:       s.SubnetIDs,
+		InstanceTypes: s.InstanceTypes,
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{
+			MinSize:     aws.Int32(s.Scaling.Min),
+			MaxSize:     aws.Int32(s.Scaling.Max),
+			DesiredSize: aws.Int32(s.Scaling.Desired),
+		},
+		UpdateConfig:   updateConfigToEKS(s.UpdateConfig),
+		Labels:         s.Labels,
+		Taints:         taintsToEKS(s.Taints),
+		LaunchTemplate: launchTemplateToEKS(s.LaunchTemplate),
+		ReleaseVersion: optionalString(s.ReleaseVersion),
+		Version:        optionalString(s.Version),
+		Tags:           s.Tags,
+	}
+	if s.AMIType != "" {
+		in.AmiType = ekstypes.AMITypes(s.AMIType)
+	}
+	if s.CapacityType != "" {
+		in.CapacityType = ekstypes.CapacityTypes(s.CapacityType)
+	}
+	if s.DiskSize > 0 {
+		in.DiskSize = aws.Int32(s.DiskSize)
+	}
+	return in
+}
+
+func updateConfigToEKS(u *UpdateConfig) *ekstypes.NodegroupUpdateConfig {
+	if u == nil {
+		return nil
+	}
+	out := &ekstypes.NodegroupUpdateConfig{}
+	if u.MaxUnavailable > 0 {
+		out.MaxUnavailable = aws.Int32(u.MaxUnavailable)
+	}
+	if u.MaxUnavailablePercentage > 0 {
+		out.MaxUnavailablePercentage = aws.Int32(u.MaxUnavailablePercentage)
+	}
+	if out.MaxUnavailable == nil && out.MaxUnavailablePercentage == nil {
+		return nil
+	}
+	return out
+}
+
+func taintsToEKS(ts []Taint) []ekstypes.Taint {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]ekstypes.Taint, len(ts))
+	for i, t := range ts {
+		out[i] = ekstypes.Taint{Key: aws.String(t.Key), Value: optionalString(t.Value), Effect: ekstypes.TaintEffect(t.Effect)}
+	}
+	return out
+}
+
+func launchTemplateToEKS(lt *LaunchTemplate) *ekstypes.LaunchTemplateSpecification {
+	if lt == nil {
+		return nil
+	}
+	return &ekstypes.LaunchTemplateSpecification{Id: optionalString(lt.ID), Name: optionalString(lt.Name), Version: optionalString(lt.Version)}
+}
+
+func optionalString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return aws.String(s)
+}

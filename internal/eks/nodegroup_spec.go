@@ -1,0 +1,52 @@
+package eks
+
+import "time"
+
+// NodeGroupSpec is an EKS managed node group as the caller wants it (and,
+// inside NodeGroup, as EKS reports it).
+type NodeGroupSpec struct {
+	ClusterName, Name  string
+	NodeRoleARN        string
+	SubnetIDs          []string
+	InstanceTypes      []string
+	AMIType            string // EKS enum, e.g. "AL2023_x86_64_NVIDIA"
+	CapacityType       string // "ON_DEMAND", "SPOT", "CAPACITY_BLOCK"
+	Scaling            Scaling
+	UpdateConfig       *UpdateConfig
+	DiskSize           int32 // 0: unset
+	Labels             map[string]string
+	Taints             []Taint
+	LaunchTemplate     *LaunchTemplate
+	ReleaseVersion     string
+	Version            string
+	ForceUpdateVersion bool
+	Tags               map[string]string
+}
+
+// Scaling is the node group's Auto Scaling size.
+type Scaling struct{ Min, Max, Desired int32 }
+
+// UpdateConfig bounds how many nodes a rolling update takes down at once; 0: unset.
+type UpdateConfig struct{ MaxUnavailable, MaxUnavailablePercentage int32 }
+
+// Taint is a Kubernetes taint in EKS's form: Effect is "NO_SCHEDULE",
+// "NO_EXECUTE" or "PREFER_NO_SCHEDULE".
+type Taint struct{ Key, Value, Effect string }
+
+// LaunchTemplate names an EC2 launch template by ID or name, and its version.
+type LaunchTemplate struct{ ID, Name, Version string }
+
+// HealthIssue is one of the issues EKS reports on a node group.
+type HealthIssue struct {
+	Code, Message string
+	ResourceIDs   []string
+}
+
+// NodeGroup is a node group as DescribeNodegroup reports it.
+type NodeGroup struct {
+	NodeGroupSpec
+	ARN, Status           string
+	Health                []HealthIssue
+	AutoScalingGroupNames []string
+	CreatedAt             time.Time
+}
