@@ -109,6 +109,10 @@ func unauthorizedError(o origin, server string) *CredentialsError {
 	if k.token {
 		advice = append(advice, "the API server rejects a token that is wrong, expired or revoked (a service account's token stops working once the service account is deleted)")
 	}
+	if k.tokenSource {
+		advice = append(advice, "EKS answers 401 for a token whose IAM identity has no access entry (or aws-auth mapping) on the cluster, "+
+			"for a token minted for another cluster, and when this machine's clock is off (a token is valid for 15 minutes from its signing time)")
+	}
 	if k.clientCert {
 		advice = append(advice, "the API server rejects a client certificate that its client CA did not sign, or that has expired")
 	}

@@ -30,10 +30,12 @@ type settingUse struct{ use, fix string }
 // credentialKinds are the kinds of credentials a connection sends.
 type credentialKinds struct {
 	token, clientCert, basic, exec, authProvider bool
+	// tokenSource: a token from ConnectionSettings.TokenSource.
+	tokenSource bool
 }
 
 func (k credentialKinds) none() bool {
-	return !k.token && !k.clientCert && !k.basic && !k.exec && !k.authProvider
+	return !k.token && !k.clientCert && !k.basic && !k.exec && !k.authProvider && !k.tokenSource
 }
 
 // origin is where a connection's server, credentials and CA came from.
@@ -72,6 +74,11 @@ func explicitOrigin(s ConnectionSettings, name func(attr string) string) origin 
 		o.kinds.token = true
 		uses = append(uses, "token from "+name("token"))
 		fixes = append(fixes, name("token"))
+	}
+	if s.TokenSource != nil {
+		o.kinds.tokenSource = true
+		uses = append(uses, describeTokenSource(s.TokenSource)+" from kubernetes.eks")
+		fixes = append(fixes, "the AWS credentials kubernetes.eks mints the token with, or the cluster's access for their IAM identity")
 	}
 	if s.ClientCertificate != "" {
 		o.kinds.clientCert = true

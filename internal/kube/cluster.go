@@ -27,6 +27,8 @@ type ClusterOptions struct {
 	// it such a request fails with a *CredentialsError before anything is
 	// sent.
 	AllowPlaintextCredentials bool
+	// tokens gives each request its bearer token (ConnectionSettings.TokenSource).
+	tokens TokenSource
 }
 
 // Cluster is one Kubernetes cluster as this package talks to it: a
@@ -76,6 +78,12 @@ func connect(cfg *rest.Config, opts ClusterOptions, o origin) (*Cluster, error) 
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		return &credentialsTransport{next: next, origin: o, allowPlaintext: opts.AllowPlaintextCredentials, reach: reach}
 	})
+	if opts.tokens != nil {
+		// Outside the credentials transport, which must see the token.
+		cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+			return &tokenSourceTransport{next: next, source: opts.tokens, origin: o, reach: reach}
+		})
+	}
 	cfg.Wrap(reach.wrapTransport)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

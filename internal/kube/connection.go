@@ -30,6 +30,11 @@ type ConnectionSettings struct {
 	// request that would carry credentials over plain HTTP. It has no
 	// environment variable: the opt-in is written in the configuration.
 	AllowPlaintextCredentials bool
+	// TokenSource gives every request a bearer token (kubernetes.eks: an
+	// EKS token minted from AWS credentials). It goes with Host and
+	// ClusterCACertificate only: no token, client certificate or
+	// kubeconfig, and nothing is taken from the environment.
+	TokenSource TokenSource
 }
 
 // Environment variables read when the matching attribute is not set. They are
@@ -52,6 +57,11 @@ func (s ConnectionSettings) WithEnvironment(getenv func(string) string) (Connect
 		if *field == "" {
 			*field = getenv(env)
 		}
+	}
+	if s.TokenSource != nil {
+		// The token source's cluster gives the host, CA and credentials:
+		// KUBE_* variables, meant for another cluster, would not fit.
+		return s, nil
 	}
 	// A kubeconfig from the configuration is not mixed with a host from the
 	// environment, nor the other way round: the configuration picks the mode.
@@ -133,6 +143,9 @@ func (s ConnectionSettings) validate(name func(attr string) string, plaintext bo
 				", or replace "+name("config_path")+" with kubernetes.host")
 		}
 	}
+	if s.TokenSource != nil {
+		errs = append(errs, s.validateTokenSource(name)...)
+	}
 	if s.ClientCertificate != "" && s.ClientKey == "" {
 		add("client_key", name("client_certificate")+" is set without "+name("client_key")+": set both or neither")
 	}
@@ -156,6 +169,9 @@ func (s ConnectionSettings) validate(name func(attr string) string, plaintext bo
 		if s.Token != "" {
 			exposed = append(exposed, "the token in "+name("token")+" would travel in cleartext")
 		}
+		if s.TokenSource != nil {
+			exposed = append(exposed, "the token ("+describeTokenSource(s.TokenSource)+") would travel in cleartext")
+		}
 		if s.ClientCertificate != "" || s.ClientKey != "" {
 			exposed = append(exposed, "the client certificate in "+name("client_certificate")+" cannot authenticate without TLS")
 		}
@@ -163,6 +179,29 @@ func (s ConnectionSettings) validate(name func(attr string) string, plaintext bo
 			add("host", fmt.Sprintf("%s %q is plain HTTP: %s. Use an https:// URL, or set kubernetes.allow_plaintext_credentials = true "+
 				"to send credentials over plain HTTP anyway (only on a network you trust)", name("host"), s.Host, strings.Join(exposed, ", and ")))
 		}
+	}
+	return errs
+}
+
+// validateTokenSource refuses what cannot go with a token source: a
+// kubeconfig, another token or a client certificate (the request would carry
+// two identities, or the kubeconfig's would be dropped), and a missing host.
+func (s ConnectionSettings) validateTokenSource(name func(attr string) string) []SettingError {
+	source := describeTokenSource(s.TokenSource)
+	var errs []SettingError
+	for _, a := range []struct{ attr, value string }{
+		{"config_path", s.ConfigPath},
+		{"token", s.Token},
+		{"client_certificate", s.ClientCertificate},
+		{"client_key", s.ClientKey},
+	} {
+		if a.value != "" {
+			errs = append(errs, SettingError{a.attr, name(a.attr) + " cannot be used with kubernetes.eks, which gives the cluster's host, CA and token (" +
+				source + "): remove " + name(a.attr) + ", or remove kubernetes.eks"})
+		}
+	}
+	if s.Host == "" && s.ConfigPath == "" {
+		errs = append(errs, SettingError{"host", "kubernetes.eks (" + source + ") needs the cluster's API server URL in kubernetes.host"})
 	}
 	return errs
 }
@@ -211,11 +250,14 @@ type Connection struct {
 	config         *rest.Config
 	origin         origin
 	allowPlaintext bool
+	// tokens gives each request its bearer token; nil: config's own credentials.
+	tokens TokenSource
 }
 
 // Connect builds a Cluster for the connection without contacting it.
 func (c *Connection) Connect(opts ClusterOptions) (*Cluster, error) {
 	opts.AllowPlaintextCredentials = c.allowPlaintext
+	opts.tokens = c.tokens
 	return connect(c.config, opts, c.origin)
 }
 
@@ -309,6 +351,7 @@ func (s ConnectionSettings) connection(name func(attr string) string) (*Connecti
 				},
 			},
 			origin: explicitOrigin(s, name),
+			tokens: s.TokenSource,
 		}, nil
 	case s.ConfigPath != "":
 		path := expandHome(s.ConfigPath)
@@ -368,7 +411,7 @@ func (s ConnectionSettings) fromKubeconfig(rules *clientcmd.ClientConfigLoadingR
 // host without one is plain HTTP unless a CA, a client certificate or
 // insecure is set.
 func (c *Connection) checkPlaintext() error {
-	if c.allowPlaintext || !hasCredentials(c.config) {
+	if c.allowPlaintext || !hasCredentials(c.config) && c.tokens == nil {
 		return nil
 	}
 	// A host that does not parse fails when the client is built.
