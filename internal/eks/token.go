@@ -31,6 +31,7 @@ const (
 // minute before the old one's 15 minutes are up. Safe for concurrent use.
 type TokenSource struct {
 	clusterName string
+	region      string
 	presign     *sts.PresignClient
 	now         func() time.Time
 
@@ -43,9 +44,15 @@ type TokenSource struct {
 func (c *Client) newTokenSource(clusterName string) *TokenSource {
 	return &TokenSource{
 		clusterName: clusterName,
+		region:      c.region,
 		presign:     sts.NewPresignClient(c.sts),
 		now:         time.Now,
 	}
+}
+
+// String describes the tokens (never a token), for error messages.
+func (s *TokenSource) String() string {
+	return fmt.Sprintf("EKS token for cluster %q in %s", s.clusterName, s.region)
 }
 
 // Token returns a valid token and the time it should be replaced by (a minute
