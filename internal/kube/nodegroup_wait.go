@@ -95,11 +95,11 @@ func (e *NodeGroupWaitError) Unwrap() error { return e.Err }
 // the credentials ends the wait with that error (see Cluster.guardWait),
 // and so does a 403 on listing the nodes, at once.
 func (c *Cluster) WaitForNodeGroup(ctx context.Context, w NodeGroupWait) (NodeGroupNodes, error) {
-	if err := w.validate(); err != nil {
-		return NodeGroupNodes{}, err
-	}
 	if w.Count <= 0 {
 		return NodeGroupNodes{}, nil
+	}
+	if err := w.validate(); err != nil {
+		return NodeGroupNodes{}, err
 	}
 	var seen NodeGroupNodes
 	err := c.runWait(ctx, "node_group_"+w.Until, w.Describe, func(ctx context.Context) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
@@ -56,8 +58,9 @@ func nodeGroupCluster(t *testing.T) *Cluster {
 
 // devicePluginDaemonSet creates, in a namespace of its own, a DaemonSet
 // running NVIDIA's device plugin (what the testbed's device-plugin
-// simulator recognizes) on the nodes of group, with tolerations.
-func devicePluginDaemonSet(t *testing.T, group string, tolerations []corev1.Toleration) *appsv1.DaemonSet {
+// simulator recognizes) on the nodes of group, with tolerations and the
+// container's resource requests.
+func devicePluginDaemonSet(t *testing.T, group string, tolerations []corev1.Toleration, requests corev1.ResourceList) *appsv1.DaemonSet {
 	t.Helper()
 	ctx := context.Background()
 	namespace := "dp-" + group
@@ -85,6 +88,7 @@ func devicePluginDaemonSet(t *testing.T, group string, tolerations []corev1.Tole
 						Name:         "nvidia-device-plugin-ctr",
 						Image:        DefaultDevicePluginImage,
 						Command:      []string{"nvidia-device-plugin"},
+						Resources:    corev1.ResourceRequirements{Requests: requests},
 						VolumeMounts: []corev1.VolumeMount{{Name: "device-plugins", MountPath: "/var/lib/kubelet/device-plugins"}},
 					}},
 					Volumes: []corev1.Volume{{Name: "device-plugins", VolumeSource: corev1.VolumeSource{
@@ -185,7 +189,7 @@ func TestWaitForNodeGroupGPUsAllocatableOnceTheDevicePluginRuns(t *testing.T) {
 		nodes, err := c.WaitForNodeGroup(ctx, w)
 		done <- result{nodes, err}
 	}()
-	devicePluginDaemonSet(t, "ng-gpus", []corev1.Toleration{gpuTaintToleration})
+	devicePluginDaemonSet(t, "ng-gpus", []corev1.Toleration{gpuTaintToleration}, nil)
 	r := <-done
 	require.NoError(t, r.err)
 	require.Equal(t, NodeGroupNodes{Ready: 1, AllocatableGPUs: 8, Nodes: names}, r.nodes)
@@ -225,7 +229,7 @@ func TestWaitForNodeGroupTimeoutNamesTheTaintTheDevicePluginDoesNotTolerate(t *t
 	requireCluster(t)
 	names := addNodeGroupNodes(t, "ng-taint", 1)
 	require.NoError(t, cluster.WaitForNodesReady(context.Background(), names...))
-	ds := devicePluginDaemonSet(t, "ng-taint", nil)
+	ds := devicePluginDaemonSet(t, "ng-taint", nil, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_, err := nodeGroupCluster(t).WaitForNodeGroup(ctx, NodeGroupWait{
@@ -319,4 +323,37 @@ func TestWaitForNodeGroupEndsWhenTheAPIServerStaysUnreachable(t *testing.T) {
 	require.NoError(t, ctx.Err(), "the wait ended on the unreachable API server, not on its deadline")
 	var waitErr *NodeGroupWaitError
 	require.False(t, errors.As(err, &waitErr), "an unreachable API server is no node group timeout: %v", err)
+}
+
+func TestWaitForNodeGroupTimeoutSaysWhyTheDevicePluginPodIsPending(t *testing.T) {
+	requireCluster(t)
+	names := addNodeGroupNodes(t, "ng-pending", 1)
+	require.NoError(t, cluster.WaitForNodesReady(context.Background(), names...))
+	// More CPU than a p4d.24xlarge has: the scheduler leaves the pod Pending.
+	ds := devicePluginDaemonSet(t, "ng-pending", []corev1.Toleration{gpuTaintToleration}, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")})
+	pods := cluster.Client().CoreV1().Pods(ds.Namespace)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := WaitForList(ctx, ListWatchFunctions[*corev1.PodList]{List: pods.List, Watch: pods.Watch}, nil, func(pod *corev1.Pod, deleted bool) (bool, error) {
+		return !deleted && slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
+			return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse
+		}), nil
+	})
+	require.NoError(t, err, "the scheduler never marked the device plugin pod unschedulable")
+
+	waitCtx, cancelWait := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancelWait()
+	_, err = nodeGroupCluster(t).WaitForNodeGroup(waitCtx, NodeGroupWait{
+		Selector:    map[string]string{eksNodeGroupLabel: "ng-pending"},
+		Count:       1,
+		GPUsPerNode: 8,
+		Until:       NodeGroupGPUsAllocatable,
+		Describe:    `node group "ng-pending"`,
+	})
+	var waitErr *NodeGroupWaitError
+	require.ErrorAs(t, err, &waitErr)
+	require.Contains(t, err.Error(), fmt.Sprintf("%s: Ready, allocatable nvidia.com/gpu 0 of 8: its device plugin (DaemonSet %s/%s) pod ", names[0], ds.Namespace, ds.Name))
+	require.Contains(t, err.Error(), "is Pending: Unschedulable: ")
+	require.Contains(t, err.Error(), "Insufficient cpu")
+	require.NotContains(t, err.Error(), "create gpu_device_plugin before the node group", "a device plugin exists: creating one is not the fix")
 }
