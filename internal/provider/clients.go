@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,11 +20,17 @@ import (
 // refuse credentials bound for a plain-HTTP server.
 type Clients struct {
 	kubernetes kube.ConnectionSettings
+	// kubernetesEKS, when set (the kubernetes block's eks), replaces
+	// kubernetes: the cluster is reached through the AWS side.
+	kubernetesEKS *eksClusterRef
 	// kubeUnreachableLimit is kubernetes.unreachable_timeout; zero means
 	// kube's default.
 	kubeUnreachableLimit time.Duration
 	userAgent            string
 	getenv               func(string) string // os.Getenv unless a test sets it
+
+	// aws is the AWS side (clients_aws.go).
+	aws awsClients
 
 	kubeOnce    sync.Once
 	kubeCluster *kube.Cluster
@@ -46,6 +53,10 @@ func (c *Clients) env(key string) string {
 // authenticated outlives the command that configured it.
 func (c *Clients) Kubernetes() (*kube.Cluster, error) {
 	c.kubeOnce.Do(func() {
+		if ref := c.kubernetesEKS; ref != nil {
+			c.kubeCluster, c.kubeErr = c.eksCluster(context.Background(), ref.Region, ref.ClusterName)
+			return
+		}
 		conn, err := c.kubernetes.Resolve(c.env)
 		if err != nil {
 			c.kubeErr = err
@@ -67,6 +78,9 @@ func (c *Clients) refusePlaintextCredentials(block *kubernetesBlockModel) diag.D
 	var diags diag.Diagnostics
 	if block != nil && block.anyUnknown() {
 		return diags // checked again when the client is built
+	}
+	if c.kubernetesEKS != nil {
+		return diags // an EKS endpoint is https, with a token minted for it
 	}
 	_, err := c.kubernetes.Resolve(c.env)
 	var refused *kube.CredentialsError

@@ -86,6 +86,10 @@ func (p *GPUProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		kubeUnreachableLimit: config.Kubernetes.unreachableLimit(),
 		userAgent:            "terraform-provider-gpu/" + p.version,
 		planReads:            newPlanReads(config.Kubernetes),
+		aws:                  awsClients{settings: config.AWS.settings("terraform-provider-gpu/" + p.version)},
+	}
+	if config.Kubernetes != nil {
+		clients.kubernetesEKS = config.Kubernetes.EKS.ref()
 	}
 	resp.Diagnostics.Append(clients.refusePlaintextCredentials(config.Kubernetes)...)
 	resp.DataSourceData = clients
@@ -96,6 +100,7 @@ func (p *GPUProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewDevicePluginResource,
 		NewWorkloadResource,
+		NewNodeGroupResource,
 	}
 }
 

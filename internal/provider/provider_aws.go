@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/eks"
 )
 
 // awsBlockModel is the provider's `aws` block.
@@ -17,9 +19,10 @@ type awsBlockModel struct {
 }
 
 type awsEndpointsModel struct {
-	EKS types.String `tfsdk:"eks"`
-	EC2 types.String `tfsdk:"ec2"`
-	STS types.String `tfsdk:"sts"`
+	EKS         types.String `tfsdk:"eks"`
+	EC2         types.String `tfsdk:"ec2"`
+	AutoScaling types.String `tfsdk:"autoscaling"`
+	STS         types.String `tfsdk:"sts"`
 }
 
 // awsRegionPattern matches region names such as us-east-1, eu-central-2 and us-gov-west-1.
@@ -33,9 +36,10 @@ func awsBlockSchema() schema.SingleNestedBlock {
 		}
 	}
 	return schema.SingleNestedBlock{
-		MarkdownDescription: "AWS settings, for the EKS and EC2 resources this provider is adding. No resource or data source uses them yet; " +
-			"they are validated at plan time. Credentials will come from the AWS SDK's default chain: environment variables, shared config and " +
-			"credentials files, SSO, web identity (how Terraform Cloud's dynamic provider credentials arrive) and instance roles.",
+		MarkdownDescription: "AWS settings, for `gpu_node_group`, `gpu_inventory` with `source = \"ec2\"` and the `kubernetes` block's `eks`. " +
+			"Credentials come from the AWS SDK's default chain: environment variables, shared config and " +
+			"credentials files, SSO, web identity (how Terraform Cloud's dynamic provider credentials arrive) and instance roles. " +
+			"Unset endpoints follow the SDK's `AWS_ENDPOINT_URL_<SERVICE>` variables (`AWS_ENDPOINT_URL_EKS`, `_EC2`, `_AUTO_SCALING`, `_STS`).",
 		Attributes: map[string]schema.Attribute{
 			"region": schema.StringAttribute{
 				Optional:            true,
@@ -50,9 +54,10 @@ func awsBlockSchema() schema.SingleNestedBlock {
 			"endpoints": schema.SingleNestedBlock{
 				MarkdownDescription: "Service endpoint overrides, for private endpoints and the local testbed.",
 				Attributes: map[string]schema.Attribute{
-					"eks": endpoint("EKS"),
-					"ec2": endpoint("EC2"),
-					"sts": endpoint("STS"),
+					"eks":         endpoint("EKS"),
+					"ec2":         endpoint("EC2"),
+					"autoscaling": endpoint("Auto Scaling"),
+					"sts":         endpoint("STS"),
 				},
 			},
 		},
@@ -69,7 +74,7 @@ func (m *awsBlockModel) validate() diag.Diagnostics {
 			"aws.region "+quote(r.ValueString())+" is not an AWS region name: write it like us-east-1 or eu-central-1")
 	}
 	if e := m.Endpoints; e != nil {
-		for name, v := range map[string]types.String{"eks": e.EKS, "ec2": e.EC2, "sts": e.STS} {
+		for name, v := range map[string]types.String{"eks": e.EKS, "ec2": e.EC2, "autoscaling": e.AutoScaling, "sts": e.STS} {
 			if v.IsNull() || v.IsUnknown() {
 				continue
 			}
@@ -80,4 +85,24 @@ func (m *awsBlockModel) validate() diag.Diagnostics {
 		}
 	}
 	return diags
+}
+
+// settings is the block as the eks package takes it; nil block, zero
+// settings (the SDK's defaults and environment).
+func (m *awsBlockModel) settings(userAgent string) eks.Settings {
+	s := eks.Settings{UserAgent: userAgent}
+	if m == nil {
+		return s
+	}
+	s.Region = m.Region.ValueString()
+	s.Profile = m.Profile.ValueString()
+	if e := m.Endpoints; e != nil {
+		s.Endpoints = eks.Endpoints{
+			EKS:         e.EKS.ValueString(),
+			EC2:         e.EC2.ValueString(),
+			AutoScaling: e.AutoScaling.ValueString(),
+			STS:         e.STS.ValueString(),
+		}
+	}
+	return s
 }

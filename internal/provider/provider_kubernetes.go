@@ -25,6 +25,9 @@ type kubernetesBlockModel struct {
 	// HTTP; see kube.ConnectionSettings.
 	AllowPlaintextCredentials types.Bool   `tfsdk:"allow_plaintext_credentials"`
 	UnreachableTimeout        types.String `tfsdk:"unreachable_timeout"`
+	// EKS reaches an EKS cluster with the AWS credentials
+	// (provider_kubernetes_eks.go).
+	EKS *kubernetesEKSModel `tfsdk:"eks"`
 }
 
 func kubernetesBlockSchema() schema.SingleNestedBlock {
@@ -33,7 +36,7 @@ func kubernetesBlockSchema() schema.SingleNestedBlock {
 			"(`source = \"kubernetes\"`). Set a kubeconfig (`config_path`, `config_context`) or an explicit `host` with credentials, not both. " +
 			"Unset attributes fall back to the environment variables hashicorp/kubernetes reads (`KUBE_CONFIG_PATH`, `KUBE_CTX`, `KUBE_HOST`, " +
 			"`KUBE_TOKEN`, `KUBE_CLUSTER_CA_CERT_DATA`, `KUBE_CLIENT_CERT_DATA`, `KUBE_CLIENT_KEY_DATA`, `KUBE_INSECURE`), then to `KUBECONFIG` " +
-			"or `~/.kube/config`, then to the in-cluster service account. Credentials never go to an `http://` server unless " +
+			"or `~/.kube/config`, then to the in-cluster service account. The `eks` block instead reaches an EKS cluster with the AWS credentials. Credentials never go to an `http://` server unless " +
 			"`allow_plaintext_credentials = true`. When the API server rejects the credentials or TLS fails, the error names the settings in use " +
 			"and where each came from (attribute, environment variable, or kubeconfig user, cluster and context), never a secret.",
 		Attributes: map[string]schema.Attribute{
@@ -89,6 +92,9 @@ func kubernetesBlockSchema() schema.SingleNestedBlock {
 					kube.DefaultUnreachableLimit.String() + "`; the resource's own `timeouts` still bound the whole wait.",
 			},
 		},
+		Blocks: map[string]schema.Block{
+			"eks": kubernetesEKSBlockSchema(),
+		},
 	}
 }
 
@@ -101,7 +107,7 @@ func (m *kubernetesBlockModel) anyUnknown() bool {
 			return true
 		}
 	}
-	return false
+	return m.EKS.anyUnknown()
 }
 
 // settings is the block as the kube package takes it; nil block, zero settings.
@@ -140,7 +146,13 @@ func (m *kubernetesBlockModel) unreachableLimit() time.Duration {
 // checked when the client is built.
 func (m *kubernetesBlockModel) validate() diag.Diagnostics {
 	var diags diag.Diagnostics
-	if m == nil || m.anyUnknown() {
+	if m == nil {
+		return diags
+	}
+	if m.EKS != nil {
+		return m.validateEKS()
+	}
+	if m.anyUnknown() {
 		return diags
 	}
 	for _, problem := range m.settings().Validate() {
