@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -17,13 +18,14 @@ import (
 )
 
 var (
-	_ datasource.DataSource              = &InventoryDataSource{}
-	_ datasource.DataSourceWithConfigure = &InventoryDataSource{}
+	_ datasource.DataSource                   = &InventoryDataSource{}
+	_ datasource.DataSourceWithConfigure      = &InventoryDataSource{}
+	_ datasource.DataSourceWithValidateConfig = &InventoryDataSource{}
 )
 
 // inventorySources are the places gpu_inventory can look; later backends
-// (Proxmox PCI bus, EC2 instance types) add theirs here.
-var inventorySources = []string{"kubernetes"}
+// (Proxmox PCI bus) add theirs here.
+var inventorySources = []string{"kubernetes", "ec2"}
 
 // InventoryDataSource is `gpu_inventory`: the GPUs that exist, and which are free.
 type InventoryDataSource struct {
@@ -39,6 +41,9 @@ type inventoryModel struct {
 	Filter *inventoryFilterModel `tfsdk:"filter"`
 	Nodes  types.List            `tfsdk:"nodes"`
 	Totals types.Object          `tfsdk:"totals"`
+	// SortBy and InstanceTypes are source "ec2"'s (inventory_data_source_ec2.go).
+	SortBy        types.String `tfsdk:"sort_by"`
+	InstanceTypes types.List   `tfsdk:"instance_types"`
 }
 
 type inventoryFilterModel struct {
@@ -46,6 +51,13 @@ type inventoryFilterModel struct {
 	MinGPUMemoryGiB types.Float64 `tfsdk:"min_gpu_memory_gib"`
 	MinFreeGPUs     types.Int64   `tfsdk:"min_free_gpus"`
 	LabelSelector   types.String  `tfsdk:"label_selector"`
+
+	GPUProducts       types.List  `tfsdk:"gpu_products"`
+	MinGPUs           types.Int64 `tfsdk:"min_gpus"`
+	MaxGPUs           types.Int64 `tfsdk:"max_gpus"`
+	Architectures     types.List  `tfsdk:"architectures"`
+	AvailabilityZones types.List  `tfsdk:"availability_zones"`
+	SpotPrices        types.Bool  `tfsdk:"spot_prices"`
 }
 
 func (d *InventoryDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -56,7 +68,11 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Lists the NVIDIA GPUs that exist and how many are free. With `source = \"kubernetes\"` it reads the " +
 			"cluster's nodes (capacity and allocatable `nvidia.com/gpu`, and the labels GPU Feature Discovery sets) and the " +
-			"GPU requests of the pods running on them, in one paginated list of nodes and one of pods whatever the cluster's size.",
+			"GPU requests of the pods running on them, in one paginated list of nodes and one of pods whatever the cluster's size, into `nodes` and `totals`.\n\n" +
+			"With `source = \"ec2\"` it lists the region's EC2 instance types with NVIDIA GPUs (DescribeInstanceTypes) with the Availability Zones " +
+			"that offer them (DescribeInstanceTypeOfferings) and, with `filter.spot_prices`, the latest Spot price per zone " +
+			"(DescribeSpotPriceHistory), into `instance_types`: which types give 80 GB GPUs in my zones, cheapest first. " +
+			"It uses the provider's `aws` block and AWS credentials.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
@@ -67,20 +83,34 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 				MarkdownDescription: "Where to look. Valid values are: " + backtickList(inventorySources) + ".",
 				Validators:          []validator.String{stringvalidator.OneOf(inventorySources...)},
 			},
+			"sort_by": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Order of `instance_types` (source `ec2` only). Valid values are: " + backtickList(inventorySortBy) +
+					". `instance_type` (default): by name. `spot_price`: cheapest first by `min_spot_price`, types without a price last; " +
+					"needs `filter.spot_prices = true`.",
+				Validators: []validator.String{stringvalidator.OneOf(inventorySortBy...)},
+			},
+			"instance_types": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "Source `ec2`: the region's instance types with NVIDIA GPUs that pass the filter, in `sort_by` order. Null for source `kubernetes`.",
+				NestedObject:        schema.NestedAttributeObject{Attributes: inventoryInstanceTypeAttributes()},
+			},
 			"nodes": schema.ListNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "The GPU nodes that pass the filter, sorted by name. Nodes without NVIDIA GPUs are never listed.",
+				MarkdownDescription: "Source `kubernetes`: the GPU nodes that pass the filter, sorted by name. Nodes without NVIDIA GPUs are never listed. Null for source `ec2`.",
 				NestedObject:        schema.NestedAttributeObject{Attributes: inventoryNodeAttributes()},
 			},
 			"totals": schema.SingleNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "Sums over `nodes`.",
+				MarkdownDescription: "Source `kubernetes`: sums over `nodes`. Null for source `ec2`.",
 				Attributes:          inventoryTotalsAttributes(),
 			},
 		},
 		Blocks: map[string]schema.Block{
 			"filter": schema.SingleNestedBlock{
-				MarkdownDescription: "Select nodes. Every set criterion must hold.",
+				MarkdownDescription: "Select nodes (source `kubernetes`: `product`, `min_gpu_memory_gib`, `min_free_gpus`, `label_selector`) or instance types " +
+					"(source `ec2`: `gpu_products`, `min_gpu_memory_gib`, `min_gpus`, `max_gpus`, `architectures`, `availability_zones`, `spot_prices`). " +
+					"Every set criterion must hold; a criterion of the other source is an error.",
 				Attributes: map[string]schema.Attribute{
 					"product": schema.StringAttribute{
 						Optional: true,
@@ -90,8 +120,8 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 					},
 					"min_gpu_memory_gib": schema.Float64Attribute{
 						Optional: true,
-						MarkdownDescription: "Least memory per GPU, in GiB, as the driver reports it (`nvidia.com/gpu.memory`): " +
-							"an A10G reports 22.5 GiB and a T4 15 GiB, less than the marketing figure.",
+						MarkdownDescription: "Least memory per GPU, in GiB. Source `kubernetes`: as the driver reports it (`nvidia.com/gpu.memory`): " +
+							"an A10G reports 22.5 GiB and a T4 15 GiB, less than the marketing figure. Source `ec2`: as EC2 reports it (an A10G is 24 GiB, an H100 80 GiB).",
 						Validators: []validator.Float64{float64validator.AtLeast(0)},
 					},
 					"min_free_gpus": schema.Int64Attribute{
@@ -105,6 +135,41 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 						MarkdownDescription: "Kubernetes label selector applied by the API server, e.g. `node.kubernetes.io/instance-type in (p5.48xlarge)`.",
 						Validators:          []validator.String{labelSelectorValidator{}},
 					},
+					"gpu_products": schema.ListAttribute{
+						Optional:            true,
+						ElementType:         types.StringType,
+						MarkdownDescription: "Source `ec2`: GPU models as EC2 names them, any of which passes, case-insensitively, e.g. `[\"H100\", \"H200\", \"A100\"]`.",
+						Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+					},
+					"min_gpus": schema.Int64Attribute{
+						CustomType:          wholeNumberType{},
+						Optional:            true,
+						MarkdownDescription: "Source `ec2`: least number of GPUs per instance.",
+						Validators:          []validator.Int64{int64validator.AtLeast(1)},
+					},
+					"max_gpus": schema.Int64Attribute{
+						CustomType:          wholeNumberType{},
+						Optional:            true,
+						MarkdownDescription: "Source `ec2`: most GPUs per instance.",
+						Validators:          []validator.Int64{int64validator.AtLeast(1)},
+					},
+					"architectures": schema.ListAttribute{
+						Optional:            true,
+						ElementType:         types.StringType,
+						MarkdownDescription: "Source `ec2`: CPU architectures, any of which passes. Valid values are: `x86_64`, `arm64`.",
+						Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.OneOf("x86_64", "arm64"))},
+					},
+					"availability_zones": schema.ListAttribute{
+						Optional:    true,
+						ElementType: types.StringType,
+						MarkdownDescription: "Source `ec2`: Availability Zones (e.g. `us-west-2a`); a type passes when offered in at least one, and its " +
+							"`availability_zones` and `spot_prices` are cut to them.",
+						Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+					},
+					"spot_prices": schema.BoolAttribute{
+						Optional:            true,
+						MarkdownDescription: "Source `ec2`: read the latest Spot price of each type in each zone (`spot_prices`, `min_spot_price`). Off by default: one more EC2 call per page of types.",
+					},
 				},
 			},
 		},
@@ -117,12 +182,30 @@ func (d *InventoryDataSource) Configure(_ context.Context, req datasource.Config
 	d.clients = clients
 }
 
+func (d *InventoryDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
+	var model inventoryModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(model.validateSourceFilters()...)
+}
+
 func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var model inventoryModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	model.ID = model.Source
+	if model.Source.ValueString() == "ec2" {
+		d.readEC2(ctx, &model, &resp.Diagnostics)
+		if !resp.Diagnostics.HasError() {
+			resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+		}
+		return
+	}
+	model.InstanceTypes = types.ListNull(inventoryInstanceTypeObjectType())
 	cluster := d.clients.kubernetesFor("reading GPU inventory from Kubernetes", &resp.Diagnostics)
 	if cluster == nil {
 		return
