@@ -16,10 +16,24 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// nodeGroupDevicePluginFix is what a node group whose nodes run no NVIDIA
-// device plugin needs.
-const nodeGroupDevicePluginFix = "Fix: create gpu_device_plugin before the node group (depends_on), " +
-	"or use a Bottlerocket NVIDIA AMI, whose OS runs the device plugin."
+// nodeGroupFix is what a node group whose nodes run no NVIDIA device
+// plugin needs.
+type nodeGroupFix int
+
+const (
+	noFix nodeGroupFix = iota
+	// createPluginFix: no NVIDIA device plugin DaemonSet in the cluster.
+	createPluginFix
+	// selectNodesFix: device plugin DaemonSets that skip the nodes.
+	selectNodesFix
+)
+
+var nodeGroupFixes = map[nodeGroupFix]string{
+	createPluginFix: "Fix: create gpu_device_plugin before the node group (depends_on), " +
+		"or use a Bottlerocket NVIDIA AMI, whose OS runs the device plugin.",
+	selectNodesFix: "Fix: let the device plugin's DaemonSet place a pod on these nodes (gpu_device_plugin's tolerations, " +
+		"node_selector and gpu_node_affinity), or use a Bottlerocket NVIDIA AMI, whose OS runs the device plugin.",
+}
 
 // diagnoseNodeGroup counts what g has against w and says why each node
 // missing is not there yet, at most maxDiagnosedNodes of them.
@@ -37,25 +51,27 @@ func (c *Cluster) diagnoseNodeGroup(ctx context.Context, w NodeGroupWait, g *nod
 	lacking := g.lacking(w)
 	shown := lacking[:min(len(lacking), maxDiagnosedNodes)]
 	var plugins *devicePluginPlacement
-	needsFix := false
+	fixes := map[nodeGroupFix]bool{}
 	for _, name := range shown {
 		node := g.last[name]
-		line, fix := describeLackingNode(node), false
+		line, fix := describeLackingNode(node), noFix
 		if line == "" {
 			if plugins == nil {
 				plugins = readDevicePluginPlacement(ctx, c.client)
 			}
 			line, fix = plugins.explainMissingGPUs(ctx, c.client, node, w.GPUsPerNode)
 		}
-		needsFix = needsFix || fix
+		fixes[fix] = true
 		lines = append(lines, line)
 	}
 	text := summary + diagnosisList(lines)
 	if more := len(lacking) - len(shown); more > 0 {
 		text += fmt.Sprintf("\n  - and %d more %s", more, plural(int64(more), "node", "nodes"))
 	}
-	if needsFix {
-		text += "\n" + nodeGroupDevicePluginFix
+	for _, fix := range []nodeGroupFix{createPluginFix, selectNodesFix} {
+		if fixes[fix] {
+			text += "\n" + nodeGroupFixes[fix]
+		}
 	}
 	return text
 }
@@ -148,15 +164,15 @@ func isNVIDIADevicePlugin(spec *corev1.PodSpec) bool {
 }
 
 // explainMissingGPUs says why node, Ready, advertises fewer than want
-// allocatable GPUs, and whether the node group fix applies (no device
-// plugin reaches the node).
-func (p *devicePluginPlacement) explainMissingGPUs(ctx context.Context, client kubernetes.Interface, node *corev1.Node, want int) (string, bool) {
+// allocatable GPUs, and which fix applies when no device plugin pod
+// reaches the node.
+func (p *devicePluginPlacement) explainMissingGPUs(ctx context.Context, client kubernetes.Interface, node *corev1.Node, want int) (string, nodeGroupFix) {
 	head := fmt.Sprintf("%s: Ready, allocatable %s %d of %d", node.Name, ResourceGPU, quantity(node.Status.Allocatable, ResourceGPU), want)
 	if p.err != nil {
-		return fmt.Sprintf("%s (%v)", head, p.err), false
+		return fmt.Sprintf("%s (%v)", head, p.err), noFix
 	}
 	if len(p.daemonSets) == 0 {
-		return head + ": no NVIDIA device plugin DaemonSet in the cluster, so nothing advertises its GPUs", true
+		return head + ": no NVIDIA device plugin DaemonSet in the cluster, so nothing advertises its GPUs", createPluginFix
 	}
 	for i, ds := range p.daemonSets {
 		pod, ok := p.podsByNode[i][node.Name]
@@ -166,18 +182,20 @@ func (p *devicePluginPlacement) explainMissingGPUs(ctx context.Context, client k
 		if podReady(pod) {
 			return fmt.Sprintf("%s: the device plugin pod %s/%s runs on it but its GPUs are not advertised yet "+
 				"(check the NVIDIA driver and `kubectl logs -n %s %s`)%s",
-				head, pod.Namespace, pod.Name, pod.Namespace, pod.Name, eventSummary(ctx, client, pod, "")), false
+				head, pod.Namespace, pod.Name, pod.Namespace, pod.Name, eventSummary(ctx, client, pod, "")), noFix
 		}
 		text := describePod(pod)
-		return fmt.Sprintf("%s: its device plugin (DaemonSet %s/%s) %s%s", head, ds.Namespace, ds.Name, text, eventSummary(ctx, client, pod, text)), false
+		return fmt.Sprintf("%s: its device plugin (DaemonSet %s/%s) %s%s", head, ds.Namespace, ds.Name, text, eventSummary(ctx, client, pod, text)), noFix
 	}
 	var reasons []string
+	fix := selectNodesFix
 	for _, ds := range p.daemonSets {
 		reason := daemonSetSkips(ds, node)
 		if reason == "" {
-			reason = "it selects the node but has no pod there yet"
+			reason = "it selects the node but has created no pod there yet"
+			fix = noFix // its controller is behind, or cannot create pods: no setting to change
 		}
 		reasons = append(reasons, fmt.Sprintf("DaemonSet %s/%s: %s", ds.Namespace, ds.Name, reason))
 	}
-	return head + ": no NVIDIA device plugin pod on it (" + strings.Join(reasons, "; ") + ")", true
+	return head + ": no NVIDIA device plugin pod on it (" + strings.Join(reasons, "; ") + ")", fix
 }

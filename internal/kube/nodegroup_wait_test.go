@@ -213,6 +213,7 @@ func TestWaitForNodeGroupTimeoutNamesTheNodeWithoutDevicePlugin(t *testing.T) {
 		Until:       NodeGroupGPUsAllocatable,
 		Describe:    `node group "ng-noplugin" of cluster "testbed"`,
 	})
+	t.Log(err)
 	var waitErr *NodeGroupWaitError
 	require.ErrorAs(t, err, &waitErr)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -239,11 +240,13 @@ func TestWaitForNodeGroupTimeoutNamesTheTaintTheDevicePluginDoesNotTolerate(t *t
 		Until:       NodeGroupGPUsAllocatable,
 		Describe:    `node group "ng-taint"`,
 	})
+	t.Log(err)
 	var waitErr *NodeGroupWaitError
 	require.ErrorAs(t, err, &waitErr)
 	require.Contains(t, err.Error(), fmt.Sprintf("%s: Ready, allocatable nvidia.com/gpu 0 of 8: no NVIDIA device plugin pod on it (DaemonSet %s/%s: it does not tolerate the node's taint nvidia.com/gpu=true:NoSchedule)",
 		names[0], ds.Namespace, ds.Name))
-	require.Contains(t, err.Error(), "create gpu_device_plugin before the node group")
+	require.Contains(t, err.Error(), "Fix: let the device plugin's DaemonSet place a pod on these nodes (gpu_device_plugin's tolerations, node_selector and gpu_node_affinity)")
+	require.NotContains(t, err.Error(), "create gpu_device_plugin", "a device plugin exists: creating one is not the fix")
 }
 
 func TestWaitForNodeGroupWithNoNodesExpectedReturnsAtOnce(t *testing.T) {
@@ -350,10 +353,64 @@ func TestWaitForNodeGroupTimeoutSaysWhyTheDevicePluginPodIsPending(t *testing.T)
 		Until:       NodeGroupGPUsAllocatable,
 		Describe:    `node group "ng-pending"`,
 	})
+	t.Log(err)
 	var waitErr *NodeGroupWaitError
 	require.ErrorAs(t, err, &waitErr)
 	require.Contains(t, err.Error(), fmt.Sprintf("%s: Ready, allocatable nvidia.com/gpu 0 of 8: its device plugin (DaemonSet %s/%s) pod ", names[0], ds.Namespace, ds.Name))
 	require.Contains(t, err.Error(), "is Pending: Unschedulable: ")
 	require.Contains(t, err.Error(), "Insufficient cpu")
 	require.NotContains(t, err.Error(), "create gpu_device_plugin before the node group", "a device plugin exists: creating one is not the fix")
+}
+
+func TestWaitForNodeGroupTimeoutSaysWhyANodeIsNotReady(t *testing.T) {
+	requireCluster(t)
+	ctx := context.Background()
+	// A node no kwok manages: its Ready condition is what the test writes.
+	node := plainGPUNode("ng-notready-0", "NVIDIA-A100-SXM4-40GB", 8, 40960, map[string]string{eksNodeGroupLabel: "ng-notready"})
+	node.Status.Conditions = []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+		Message: "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized",
+	}}
+	require.NoError(t, createNode(ctx, cluster.Client(), node))
+	t.Cleanup(func() { _ = cluster.DeleteNode(context.Background(), node.Name) })
+
+	waitCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	got, err := nodeGroupCluster(t).WaitForNodeGroup(waitCtx, NodeGroupWait{
+		Selector: map[string]string{eksNodeGroupLabel: "ng-notready"},
+		Count:    1,
+		Until:    NodeGroupReady,
+		Describe: `node group "ng-notready"`,
+	})
+	t.Log(err)
+	var waitErr *NodeGroupWaitError
+	require.ErrorAs(t, err, &waitErr)
+	require.Equal(t, NodeGroupNodes{Nodes: []string{node.Name}}, got)
+	require.Contains(t, err.Error(), `timed out waiting for node group "ng-notready" to have 1 node Ready: 1 of 1 node registered, 0 Ready:`)
+	// The node lifecycle controller may have marked it Unknown since, as it
+	// does a node whose kubelet stopped posting its status.
+	require.Contains(t, err.Error(), "\n  - ng-notready-0: NotReady (Ready is ")
+	require.NotContains(t, err.Error(), "create gpu_device_plugin", "a NotReady node needs no device plugin first")
+}
+
+func TestWaitForNodeGroupEndsOnRejectedCredentials(t *testing.T) {
+	requireCluster(t)
+	cfg := cluster.RESTConfig()
+	cfg.CertData, cfg.KeyData, cfg.CertFile, cfg.KeyFile = nil, nil, "", ""
+	cfg.BearerToken = "not-a-token-the-api-server-knows"
+	c, err := Connect(cfg, ClusterOptions{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = c.WaitForNodeGroup(ctx, NodeGroupWait{
+		Selector: map[string]string{eksNodeGroupLabel: "ng-unauthorized"},
+		Count:    1,
+		Until:    NodeGroupReady,
+		Describe: `node group "ng-unauthorized"`,
+	})
+	var rejection *CredentialsError
+	require.ErrorAs(t, err, &rejection)
+	require.NoError(t, ctx.Err(), "the wait ended on the 401, not on its deadline")
+	require.ErrorContains(t, err, "rejected the credentials (HTTP 401 Unauthorized)")
+	require.NotContains(t, err.Error(), cfg.BearerToken)
 }
