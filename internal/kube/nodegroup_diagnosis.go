@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -46,7 +47,7 @@ func (c *Cluster) diagnoseNodeGroup(ctx context.Context, w NodeGroupWait, g *nod
 	var lines []string
 	if registered < w.Count {
 		lines = append(lines, fmt.Sprintf("not registered yet: %d of %d %s joined the cluster (label selector %s)",
-			registered, w.Count, plural(int64(w.Count), "node has", "nodes have"), sortedLabels(w.Selector)))
+			registered, w.Count, plural(int64(w.Count), "node has", "nodes have"), labels.SelectorFromSet(w.Selector).String()))
 	}
 	lacking := g.lacking(w)
 	shown := lacking[:min(len(lacking), maxDiagnosedNodes)]

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -264,13 +263,4 @@ func (g *nodeGroupState) lacking(w NodeGroupWait) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// sortedLabels renders a label set as k=v,k=v in key order.
-func sortedLabels(set map[string]string) string {
-	parts := make([]string, 0, len(set))
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		parts = append(parts, k+"="+set[k])
-	}
-	return strings.Join(parts, ",")
 }
