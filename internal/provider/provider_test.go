@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/awsemu"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
@@ -22,6 +23,12 @@ var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServe
 // cluster is this package's testbed: a real kube-apiserver, scheduler and
 // controllers with kwok GPU nodes. It is nil when TF_ACC is unset.
 var cluster *k8s.Cluster
+
+// emu is the testbed's AWS emulator: EKS, EC2, Auto Scaling and STS on
+// loopback, whose one EKS cluster's API server is cluster's (it accepts
+// EKS tokens through the emulator's webhook). Its Env() is in this
+// process's environment, so the provider's AWS SDK clients reach it.
+var emu *awsemu.Emulator
 
 // testNodes is the fleet every acceptance test in this package sees.
 var testNodes = []struct{ name, instanceType string }{
@@ -57,9 +64,21 @@ func TestMain(m *testing.M) {
 		}
 		nodes = append(nodes, k8s.NodeSpec{Name: n.name, InstanceType: profile})
 	}
-	c := k8s.New(k8s.Options{Nodes: nodes})
-	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{c}}, func(*testbed.Testbed) { cluster = c }))
+	c := k8s.New(k8s.Options{Nodes: nodes, TokenWebhook: emuWebhook{}})
+	emu = awsemu.New(awsemu.Options{Cluster: c})
+	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{emu, c}}, func(*testbed.Testbed) {
+		for k, v := range emu.Env() {
+			_ = os.Setenv(k, v)
+		}
+		cluster = c
+	}))
 }
+
+// emuWebhook hands kube-apiserver the emulator's token webhook, which
+// exists only once emu does.
+type emuWebhook struct{}
+
+func (emuWebhook) TokenWebhookKubeconfig() string { return emu.TokenWebhookKubeconfig() }
 
 // providerConfig points the provider at this package's testbed.
 func providerConfig() string {
