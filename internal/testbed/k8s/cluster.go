@@ -23,6 +23,12 @@ type Options struct {
 	// Without it the simulator runs in-process, or not at all in a detached
 	// testbed.
 	SimulatorCommand []string
+	// TokenWebhook, when set, is a webhook token authenticator the API
+	// server consults for bearer tokens it does not know itself (the AWS
+	// emulator's, which accepts EKS tokens): its kubeconfig is passed as
+	// --authentication-token-webhook-config-file. It must be serving
+	// before the cluster starts.
+	TokenWebhook interface{ TokenWebhookKubeconfig() string }
 }
 
 // Cluster is the Kubernetes backend: etcd, kube-apiserver,
@@ -34,6 +40,8 @@ type Cluster struct {
 	layout     *layout
 	restConfig *rest.Config
 	client     kubernetes.Interface
+	// attachedURL is the API server of a cluster reached with Attach.
+	attachedURL string
 }
 
 var _ testbed.Backend = (*Cluster)(nil)
@@ -86,7 +94,11 @@ func (c *Cluster) Start(ctx context.Context, host *testbed.Host) error {
 	if err := waitForEtcd(ctx, l.etcdClientURL(), l.creds.caPEM, l.creds.etcdClient); err != nil {
 		return err
 	}
-	if err := host.StartProcess("kube-apiserver", bins.KubeAPIServer, l.apiServerArgs()...); err != nil {
+	var tokenWebhookConfig string
+	if c.opts.TokenWebhook != nil {
+		tokenWebhookConfig = c.opts.TokenWebhook.TokenWebhookKubeconfig()
+	}
+	if err := host.StartProcess("kube-apiserver", bins.KubeAPIServer, l.apiServerArgs(tokenWebhookConfig)...); err != nil {
 		return err
 	}
 	if err := waitForAPIServer(ctx, c.client); err != nil {
@@ -151,7 +163,12 @@ func (c *Cluster) Env() map[string]string {
 func (c *Cluster) KubeconfigPath() string { return c.layout.kubeconfig("admin") }
 
 // APIServerURL is the API server's https://127.0.0.1:<port> address.
-func (c *Cluster) APIServerURL() string { return c.layout.apiServerURL() }
+func (c *Cluster) APIServerURL() string {
+	if c.layout == nil {
+		return c.attachedURL
+	}
+	return c.layout.apiServerURL()
+}
 
 // RESTConfig is a copy of the cluster admin's client configuration, with
 // client-side rate limiting off.

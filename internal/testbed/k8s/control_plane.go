@@ -66,8 +66,8 @@ func (l *layout) etcdArgs() []string {
 	}
 }
 
-func (l *layout) apiServerArgs() []string {
-	return []string{
+func (l *layout) apiServerArgs(tokenWebhookConfig string) []string {
+	args := []string{
 		"--etcd-servers=" + l.etcdClientURL(),
 		"--etcd-cafile=" + l.creds.caFile,
 		"--etcd-certfile=" + l.creds.etcdClientCertFile,
@@ -107,6 +107,13 @@ func (l *layout) apiServerArgs() []string {
 		"--profiling=false",
 		"--v=1",
 	}
+	if tokenWebhookConfig != "" {
+		args = append(args,
+			"--authentication-token-webhook-config-file="+tokenWebhookConfig,
+			"--authentication-token-webhook-version=v1",
+		)
+	}
+	return args
 }
 
 // controllerManagerArgs: every default controller, with its own identity

@@ -3,6 +3,7 @@ package k8s
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,12 @@ type NodeSpec struct {
 	// they may override the instance type's: e.g. nvidia.com/mig-1g.10gb
 	// under the mixed MIG strategy, or nvidia.com/gpu.shared.
 	Resources corev1.ResourceList
+
+	// Taints, with OverrideTaints, replace the nvidia.com/gpu taint a GPU
+	// node otherwise gets: an EKS node carries its node group's taints
+	// and no other (none at all when Taints is empty).
+	Taints         []corev1.Taint
+	OverrideTaints bool
 }
 
 // nodeObject is the Node the cluster creates for spec: the labels GPU
@@ -92,6 +99,9 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 		if !spec.WithoutGPUCapacity {
 			capacity[gpulabels.ResourceName] = *resource.NewQuantity(int64(p.GPUCount), resource.DecimalSI)
 		}
+	}
+	if spec.OverrideTaints {
+		taints = slices.Clone(spec.Taints)
 	}
 	maps.Copy(labels, spec.ExtraLabels)
 	maps.Copy(capacity, spec.Resources)

@@ -1,0 +1,163 @@
+// Package awsemu is the testbed's AWS backend: an emulator of the parts of
+// EKS, EC2, Auto Scaling and STS that gpu_node_group and the EC2
+// inventory call, served over HTTP on loopback (one port per service, so
+// that AWS_ENDPOINT_URL_EKS, _EC2, _AUTO_SCALING and _STS point the AWS
+// CLI and the SDKs at it), plus the token webhook through which the
+// testbed's kube-apiserver accepts EKS tokens. Start it as a
+// testbed.Backend before the k8s cluster, whose API server is the EKS
+// cluster's endpoint and into which node groups register kwok nodes:
+//
+//	emu := awsemu.New(awsemu.Options{Cluster: cluster})
+//	cluster := k8s.New(k8s.Options{TokenWebhook: emu})
+//	testbed.Start(ctx, testbed.Options{Backends: []testbed.Backend{emu, cluster}})
+//
+// # What it reproduces, and from where
+//
+// Wire formats, as aws-sdk-go-v2's protocol code (smithy-go
+// transport/http/protocol: restjson1, ec2query, awsquery) and its EC2,
+// Auto Scaling and STS deserializers.go read them:
+//   - EKS, REST-JSON: the paths of the EKS API reference; errors with the
+//     code in X-Amzn-ErrorType and {"message"} in the body; timestamps as
+//     epoch seconds.
+//   - EC2, EC2 query: <ActionResponse> with lowerCamel members and lists of
+//     <item>; errors as <Response><Errors><Error><Code><Message>.
+//   - Auto Scaling and STS, AWS query: <ActionResponse><ActionResult> with
+//     lists of <member>; errors as <ErrorResponse><Error><Type><Code><Message>.
+//
+// Authentication: every call must be signed with Signature Version 4 by
+// AccessKeyID/SecretAccessKey for the emulated region (any region for
+// STS) and the service's signing name. The signature is recomputed with
+// the SDK's own signer (aws/signer/v4) over the headers the request says
+// it signed, its X-Amz-Date and payload hash; the date may be 15 minutes
+// off. Failures are answered as each service documents its common errors
+// (EC2 errors-overview.html, "Common Errors" of the EKS, Auto Scaling and
+// STS API references): a wrong secret gets EKS 403
+// InvalidSignatureException, EC2 401 AuthFailure, Auto Scaling and STS
+// 403 SignatureDoesNotMatch; an unknown access key EKS 403
+// UnrecognizedClientException, EC2 401 AuthFailure, Auto Scaling and STS
+// 403 InvalidClientTokenId; a stale date the signature error ("Signature
+// expired"), EC2 RequestExpired.
+//
+// EKS (API reference, CreateNodegroup, UpdateNodegroupConfig,
+// UpdateNodegroupVersion, DescribeUpdate, TagResource): one cluster,
+// Options.ClusterName, ACTIVE, Kubernetes ClusterVersion, whose endpoint is
+// the testbed's kube-apiserver and whose certificateAuthority.data is the
+// base64 of the testbed CA; DescribeCluster, ListClusters,
+// CreateNodegroup, DescribeNodegroup, ListNodegroups (maxResults,
+// nextToken), DeleteNodegroup, UpdateNodegroupConfig,
+// UpdateNodegroupVersion, DescribeUpdate, TagResource, UntagResource,
+// ListTagsForResource.
+//   - CreateNodegroup: clientRequestToken idempotency (the same token
+//     returns the same group); a name in use is 409 ResourceInUseException;
+//     InvalidParameterException for: a name that is not 1-63 letters,
+//     digits, - and _; a node role that is not arn:aws:iam::<12
+//     digits>:role/<name>; no subnets or an unknown subnet; an unknown AMI
+//     or capacity type; CUSTOM without a launch template; a launch
+//     template with diskSize or remoteAccess ("don't specify diskSize, or
+//     remoteAccess" with launchTemplate); a launch template with both or
+//     neither of id and name; an instance type not in internal/ec2catalog
+//     or of another architecture than the AMI type ("[g5g.xlarge] is not a
+//     valid instance type for requested amiType AL2023_x86_64_NVIDIA");
+//     scalingConfig min < 0, max < 1, min > max or desired outside
+//     [min, max]; label keys and values longer than 63 characters; more
+//     than 50 taints, a taint effect other than NO_SCHEDULE, NO_EXECUTE,
+//     PREFER_NO_SCHEDULE; updateConfig without exactly one of
+//     maxUnavailable and maxUnavailablePercentage (1..100); a version other
+//     than the cluster's. Defaults as EKS documents them: amiType
+//     AL2023_x86_64_STANDARD, capacityType ON_DEMAND, diskSize 20 (none with
+//     a launch template), scaling 1/2/2, updateConfig maxUnavailable 1.
+//   - Lifecycle: CREATING, then after ActiveDelay ACTIVE (or CREATE_FAILED
+//     with the health issue of FailNextNodegroupCreate, or
+//     AsgInstanceLaunchFailures when no subnet's AZ offers the instance
+//     type); an update makes it UPDATING and an InProgress update, ACTIVE
+//     and Successful after ActiveDelay; another update meanwhile, or a
+//     delete while CREATING or UPDATING, is 409 ResourceInUseException;
+//     delete makes it DELETING, then gone (ResourceNotFoundException).
+//   - Each node group owns one Auto Scaling group, eks-<nodegroup>-<uuid>,
+//     listed in resources.autoScalingGroups and tagged as EKS tags it
+//     (eks:cluster-name, eks:nodegroup-name,
+//     k8s.io/cluster-autoscaler/enabled, k8s.io/cluster-autoscaler/<cluster>,
+//     kubernetes.io/cluster/<cluster>); its sizes follow scalingConfig.
+//   - Nodes: NodeJoinDelay after ACTIVE, desiredSize kwok nodes register,
+//     named ip-10-0-<n>-<m>.<region>.compute.internal, spread over the
+//     subnets' AZs that offer the instance type, with the instance type's
+//     hardware from internal/ec2catalog, the labels
+//     eks.amazonaws.com/nodegroup, eks.amazonaws.com/capacityType,
+//     eks.amazonaws.com/nodegroup-image, node.kubernetes.io/instance-type,
+//     topology.kubernetes.io/zone and region, the group's labels, and the
+//     group's taints only. AL2 and AL2023 nodes have no nvidia.com/gpu
+//     until a device-plugin pod runs on them (the k8s package's simulator);
+//     Bottlerocket NVIDIA nodes have it at once. No GPU Feature Discovery
+//     labels. Scaling adds and removes nodes (the newest go first); a
+//     label or taint update is applied to the existing nodes; delete
+//     removes them.
+//
+// EC2 (API reference): DescribeInstanceTypes (InstanceType.N, where an
+// unknown name is InvalidInstanceType; filters instance-type with * and ?
+// wildcards, processor-info.supported-architecture, current-generation,
+// bare-metal, gpu-info.manufacturer, gpu-info.name; MaxResults 5..100 and
+// NextToken) with ProcessorInfo, VCpuInfo, MemoryInfo, GpuInfo and
+// NeuronInfo from internal/ec2catalog; DescribeInstanceTypeOfferings
+// (LocationType region, availability-zone or availability-zone-id;
+// filters location, instance-type); DescribeSubnets (SubnetId.N, where an
+// unknown ID is InvalidSubnetID.NotFound; filters subnet-id,
+// availability-zone, vpc-id); DescribeSpotPriceHistory (one price per
+// type, AZ and product at the start of the current hour). The test VPC
+// has four subnets, subnet-0a1b2c3d4e5f60001 to ...0004 in the region's
+// AZs a to d. Every catalog type is offered in AZs a, b and c; AZ d lacks
+// p3, p4d, p4de, p5, p5e, p5en, trn1, dl1, g6e and gr6.
+//
+// Auto Scaling (API reference): DescribeAutoScalingGroups (names;
+// filters tag-key, tag-value, tag:<key>), CreateOrUpdateTags and
+// DeleteTags (an unknown group is ValidationError; at most 50 tags per
+// group, LimitExceeded), DescribeTags (filters auto-scaling-group, key,
+// value, propagate-at-launch).
+//
+// STS: GetCallerIdentity answers CallerARN, CallerUserID and AccountID.
+//
+// Token webhook (TokenReview authentication.k8s.io/v1 at /authenticate,
+// over TLS with a certificate from the testbed CA): a token is
+// "k8s-aws-v1." and the unpadded base64url of a presigned STS
+// GetCallerIdentity URL. As aws-iam-authenticator's server verifies it
+// (pkg/token/token.go): the host must be the emulator's STS endpoint,
+// Action GetCallerIdentity, Version 2011-06-15, X-Amz-Algorithm,
+// Credential, Date, Expires, SignedHeaders and Signature present,
+// x-k8s-aws-id among the signed headers, X-Amz-Date within the last 15
+// minutes whatever X-Amz-Expires says. Where aws-iam-authenticator asks STS
+// to check the signature, the emulator checks it itself with x-k8s-aws-id
+// set to the cluster name, so a token for another cluster fails. A valid
+// token is the cluster creator, as EKS maps it: user kubernetes-admin in
+// system:masters, uid aws-iam-authenticator:<account>:<user id>.
+//
+// Test controls: ThrottleNext (EKS ThrottlingException 429, EC2
+// RequestLimitExceeded 503, Auto Scaling and STS Throttling 400: codes the
+// SDK's standard retryer retries), FailNextNodegroupCreate,
+// SetActiveDelay, DeleteNodegroupOutOfBand, AutoScalingGroupTags,
+// CallCounts. They are also served as POST /_testbed/<control> (JSON) on
+// the EKS port, which a testbed whose emulator runs as a process of its
+// own (Options.Command, `gpu-testbed serve-aws`) uses.
+//
+// # What it does not reproduce
+//
+//   - Only one cluster; no cluster create, update or delete; no access
+//     entries or aws-auth ConfigMap: every valid token is the admin.
+//   - Launch templates are names only: their contents (AMI, instance type,
+//     disk) are not modeled, so instanceTypes with a launch template are
+//     accepted as if the template named none. A version update replaces no
+//     nodes. No remote access, node repair, Windows nodes, or pagination
+//     of ListClusters.
+//   - EKS's default instance type t3.medium is not in the catalog: a create
+//     without instanceTypes is refused with InvalidParameterException.
+//   - The wording of messages is close to AWS's, not always the same; an
+//     UpdateNodegroupConfig that changes nothing is refused with
+//     InvalidParameterException, as we believe EKS does.
+//   - Spot prices are synthetic and deterministic (accelerators plus
+//     vCPUs, a little more in each further AZ), not real prices or
+//     history; offerings per AZ are this package's table, not a region's.
+//   - No IAM: any role ARN of the right shape is accepted, and every call by
+//     the test user is allowed. No STS session tokens, AssumeRole or
+//     regional STS checks; SigV4A, chunked payload signing and presigned
+//     URLs for calls other than the token are not accepted.
+//   - No EC2 instances outside the Auto Scaling groups, no quotas other
+//     than those above, no eventual consistency.
+package awsemu
