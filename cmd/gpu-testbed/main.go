@@ -1,7 +1,9 @@
 // Command gpu-testbed builds, starts and stops the local GPU testbed: a real
-// Kubernetes control plane on loopback whose GPU nodes kwok simulates (see
-// internal/testbed and its backends, internal/testbed/k8s). It is for people
-// and `make demo`; tests use those packages directly.
+// Kubernetes control plane on loopback whose GPU nodes kwok simulates, and
+// an AWS emulator whose EKS cluster is that control plane (see
+// internal/testbed and its backends, internal/testbed/k8s and
+// internal/testbed/awsemu). It is for people and `make demo`; tests use
+// those packages directly.
 //
 //	gpu-testbed install [--tools-dir tools]   build the binaries into the cache
 //	gpu-testbed up [--dir DIR]                start a testbed with a default GPU fleet, in the background
@@ -9,6 +11,7 @@
 //	gpu-testbed nodes [--dir DIR]             list its nodes and their GPUs
 //	gpu-testbed down [--dir DIR]              stop it and remove its files
 //	gpu-testbed simulate --kubeconfig K       simulate device-plugin registration (up starts it)
+//	gpu-testbed serve-aws FLAGS               run the AWS emulator (up starts it)
 package main
 
 import (
@@ -32,6 +35,7 @@ var commands = []command{
 	{"nodes", "list the testbed's nodes and their GPUs", runNodes},
 	{"down", "stop the testbed and remove its files", runDown},
 	{"simulate", "simulate the kubelet's device-plugin registration (up runs it)", runSimulate},
+	{"serve-aws", "run the AWS emulator: EKS, EC2, Auto Scaling, STS (up runs it)", runServeAWS},
 }
 
 func main() {

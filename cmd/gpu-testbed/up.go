@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/awsemu"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
@@ -37,12 +38,18 @@ func runUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("locating gpu-testbed for the device-plugin simulator: %w", err)
 	}
-	cluster := k8s.New(k8s.Options{Nodes: nodes, SimulatorCommand: []string{self, "simulate"}})
+	// The AWS emulator starts first: it serves the token webhook the API
+	// server is started with, and registers its node groups' nodes into
+	// the cluster.
+	emu, cluster := awsemu.NewWithCluster(
+		awsemu.Options{Command: []string{self, "serve-aws"}},
+		k8s.Options{Nodes: nodes, SimulatorCommand: []string{self, "simulate"}},
+	)
 
 	ctx, cancel := context.WithTimeout(ctx, upTimeout)
 	defer cancel()
 	started := time.Now()
-	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Detached: true, Backends: []testbed.Backend{cluster}})
+	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Detached: true, Backends: []testbed.Backend{emu, cluster}})
 	if err != nil {
 		return fmt.Errorf("starting the testbed: %w", err)
 	}
@@ -54,6 +61,8 @@ func runUp(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("nodes: %s\n", fleetSummary())
 	fmt.Println("       GPU nodes advertise no nvidia.com/gpu until NVIDIA's device plugin runs on them (gpu_device_plugin)")
+	fmt.Printf("EKS:   cluster %q in %s, emulated at %s (eval \"$(gpu-testbed env%s)\"; aws eks describe-cluster --name %s)\n",
+		emu.ClusterName(), emu.Region(), emu.EKSEndpoint(), dirSuffix(*dirArg), emu.ClusterName())
 	fmt.Printf("logs:  %s/logs\n\n", dir)
 	fmt.Println(exports(state.Env))
 	fmt.Println("Stop it with: gpu-testbed down" + dirSuffix(*dirArg))

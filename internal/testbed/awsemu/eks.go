@@ -175,7 +175,7 @@ func (e *Emulator) listNodegroups(cluster string, q url.Values) (any, *apiError)
 		limit = n
 	}
 	e.mu.Lock()
-	var names []string
+	names := []string{}
 	for _, ng := range e.st.nodegroups {
 		if ng.doc.ClusterName == cluster {
 			names = append(names, ng.doc.NodegroupName)

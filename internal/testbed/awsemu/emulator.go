@@ -242,9 +242,14 @@ func (e *Emulator) serve(ctx context.Context, logw io.Writer, listeners map[stri
 	return nil
 }
 
-// waitServing polls each service port until it accepts connections.
+// waitServing polls each service port until it accepts connections. The
+// webhook's port opens with them (listen opens all before any serves); a
+// bare connection to it would only log a failed TLS handshake.
 func (e *Emulator) waitServing(ctx context.Context) error {
 	for _, name := range servicePorts {
+		if name == portWebhook {
+			continue
+		}
 		addr := "127.0.0.1:" + strconv.Itoa(e.ports[name])
 		delay := 10 * time.Millisecond
 		for {

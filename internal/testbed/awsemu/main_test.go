@@ -3,7 +3,10 @@ package awsemu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,7 +29,20 @@ var (
 	cluster *k8s.Cluster
 )
 
+// serveEnv makes this test binary the emulator's own process (Serve),
+// for the tests of an emulator started with Options.Command.
+const serveEnv = "AWSEMU_TEST_SERVE"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(serveEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		if err := Serve(ctx, os.Args[1:], os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	e, c := NewWithCluster(Options{ActiveDelay: 300 * time.Millisecond, NodeJoinDelay: 100 * time.Millisecond}, k8s.Options{})
 	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{e, c}}, func(*testbed.Testbed) { emu, cluster = e, c }))
 }
