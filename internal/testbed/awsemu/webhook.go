@@ -3,7 +3,6 @@ package awsemu
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -66,15 +65,15 @@ func (e *Emulator) serveTokenReview(w http.ResponseWriter, r *http.Request) {
 // (unpadded) presigned GetCallerIdentity URL (see verifyPresignedURL).
 func (e *Emulator) verifyToken(token string, now time.Time) error {
 	if len(token) > maxTokenLength {
-		return errors.New("token is too large")
+		return formatError("token is too large")
 	}
 	encoded, ok := strings.CutPrefix(token, tokenPrefix)
 	if !ok {
-		return errors.New("token is not an EKS token: it lacks the k8s-aws-v1. prefix")
+		return formatError("token is missing expected %q prefix", tokenPrefix)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(encoded)
 	if err != nil {
-		return errors.New("input token was not properly formatted: base64 encoding is invalid")
+		return formatError("%v", err)
 	}
 	return verifyPresignedURL(string(raw), presignedCheck{
 		host:        strings.TrimPrefix(e.STSEndpoint(), "http://"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -79,9 +80,12 @@ func TestVerifyTokenSaysWhy(t *testing.T) {
 	}{
 		{"a wrong secret", mintToken(t, "wrong"+SecretAccessKey[5:], emu.ClusterName(), now), "SignatureDoesNotMatch"},
 		{"an expired token", mintToken(t, SecretAccessKey, emu.ClusterName(), now.Add(-16*time.Minute)), "expired"},
-		{"no prefix", "abc", "k8s-aws-v1."},
-		{"bad base64", tokenPrefix + "!!", "base64"},
-		{"another host", tokenPrefix + base64.RawURLEncoding.EncodeToString([]byte("https://sts.amazonaws.com/?Action=GetCallerIdentity")), "hostname"},
+		{"no prefix", "abc", `missing expected "k8s-aws-v1." prefix`},
+		{"bad base64", tokenPrefix + "!!", "illegal base64"},
+		{"another host", tokenPrefix + base64.RawURLEncoding.EncodeToString([]byte("https://sts.amazonaws.com/?Action=GetCallerIdentity")), "unexpected hostname"},
+		{"x-k8s-aws-id not signed", presignedWithout(t, "X-Amz-SignedHeaders", "host"), "did not sign the x-k8s-aws-id header"},
+		{"an unknown parameter", presignedWithout(t, "Extra", "1"), `non-whitelisted query parameter "Extra"`},
+		{"X-Amz-Expires over 900", presignedWithout(t, "X-Amz-Expires", "901"), "invalid X-Amz-Expires"},
 	} {
 		t.Run(tc.description, func(t *testing.T) {
 			err := emu.verifyToken(tc.token, now)
@@ -90,4 +94,22 @@ func TestVerifyTokenSaysWhy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// presignedWithout is a valid token whose URL has the query parameter key
+// set to value.
+func presignedWithout(t *testing.T, key, value string) string {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(mintToken(t, SecretAccessKey, emu.ClusterName(), time.Now())[len(tokenPrefix):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(u.String()))
 }
