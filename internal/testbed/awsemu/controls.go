@@ -100,7 +100,7 @@ func (e *Emulator) DeleteNodegroupOutOfBand(cluster, name string) error {
 	key := nodegroupKey(cluster, name)
 	ng, ok := e.st.nodegroups[key]
 	if !ok {
-		return errNodegroupNotFound(name)
+		return errNodegroupNotFound(cluster, name)
 	}
 	e.removeNodegroup(key, ng)
 	return nil

@@ -129,7 +129,7 @@
 // token is the cluster creator, as EKS maps it: user kubernetes-admin in
 // system:masters, uid aws-iam-authenticator:<account>:<user id>.
 //
-// Test controls: ThrottleNext (EKS ThrottlingException 429, EC2
+// Test controls: ThrottleNext (EKS ThrottlingException 400, EC2
 // RequestLimitExceeded 503, Auto Scaling and STS Throttling 400: codes the
 // SDK's standard retryer retries), FailNextNodegroupCreate,
 // SetActiveDelay, DeleteNodegroupOutOfBand, AutoScalingGroupTags,

@@ -206,7 +206,7 @@ func (e *Emulator) describeNodegroup(cluster, name string) (nodegroupDoc, *apiEr
 	}
 	ng, ok := e.st.nodegroups[nodegroupKey(cluster, name)]
 	if !ok {
-		return nodegroupDoc{}, errNodegroupNotFound(name)
+		return nodegroupDoc{}, errNodegroupNotFound(cluster, name)
 	}
 	return ng.view(), nil
 }
@@ -309,7 +309,7 @@ func (e *Emulator) describeUpdate(cluster, id, nodegroupName string) (any, *apiE
 	}
 	ng, ok := e.st.nodegroups[nodegroupKey(cluster, nodegroupName)]
 	if !ok {
-		return nil, errNodegroupNotFound(nodegroupName)
+		return nil, errNodegroupNotFound(cluster, nodegroupName)
 	}
 	u, ok := ng.updates[id]
 	if !ok {

@@ -55,12 +55,29 @@ func (s *state) nodegroupARN(cluster, name, id string) string {
 	return "arn:aws:eks:" + s.region + ":" + AccountID + ":nodegroup/" + cluster + "/" + name + "/" + id
 }
 
-func errNodegroupNotFound(name string) *apiError {
-	return newError(http.StatusNotFound, "ResourceNotFoundException", "No node group found for name: %s.", name)
+func errNodegroupNotFound(cluster, name string) *apiError {
+	return newError(http.StatusNotFound, "ResourceNotFoundException", "No node group found for name: %s.", name).
+		with(map[string]string{"clusterName": cluster, "nodegroupName": name})
 }
 
 func errClusterNotFound(name string) *apiError {
-	return newError(http.StatusNotFound, "ResourceNotFoundException", "No cluster found for name: %s.", name)
+	return newError(http.StatusNotFound, "ResourceNotFoundException", "No cluster found for name: %s.", name).
+		with(map[string]string{"clusterName": name})
+}
+
+// errNodegroupBusy is the 409 for a call the group's status forbids, worded
+// as EKS words a cluster's ("Cannot X because cluster Y currently has
+// update Z in progress").
+func errNodegroupBusy(ng *nodegroup, action string) *apiError {
+	var err *apiError
+	if ng.pending != nil {
+		err = newError(http.StatusConflict, "ResourceInUseException", "Cannot %s because nodegroup %s currently has update %s in progress",
+			action, ng.doc.NodegroupName, ng.pending.id)
+	} else {
+		err = newError(http.StatusConflict, "ResourceInUseException", "Cannot %s because nodegroup %s is currently in %s status",
+			action, ng.doc.NodegroupName, ng.doc.Status)
+	}
+	return err.with(map[string]string{"clusterName": ng.doc.ClusterName, "nodegroupName": ng.doc.NodegroupName})
 }
 
 // createNodegroup records the group CREATING with its Auto Scaling group
@@ -81,7 +98,8 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 			return ng.view(), nil
 		}
 		return nodegroupDoc{}, newError(http.StatusConflict, "ResourceInUseException",
-			"NodeGroup already exists with name %s and cluster name %s", req.NodegroupName, cluster)
+			"NodeGroup already exists with name %s and cluster name %s", req.NodegroupName, cluster).
+			with(map[string]string{"clusterName": cluster, "nodegroupName": req.NodegroupName})
 	}
 	for _, subnet := range req.Subnets {
 		if _, ok := subnetZone(s.region, subnet); !ok {
@@ -233,11 +251,10 @@ func (e *Emulator) startUpdate(cluster, name string, p pendingUpdate, kind strin
 	key := nodegroupKey(cluster, name)
 	ng, ok := e.st.nodegroups[key]
 	if !ok {
-		return updateDoc{}, errNodegroupNotFound(name)
+		return updateDoc{}, errNodegroupNotFound(cluster, name)
 	}
 	if ng.doc.Status != statusActive {
-		return updateDoc{}, newError(http.StatusConflict, "ResourceInUseException",
-			"Nodegroup %s is currently in %s status and cannot be updated; wait until it is ACTIVE.", name, ng.doc.Status)
+		return updateDoc{}, errNodegroupBusy(ng, kind)
 	}
 	if p.config != nil {
 		if err := ng.checkConfigUpdate(p.config); err != nil {
@@ -378,14 +395,13 @@ func (e *Emulator) deleteNodegroup(cluster, name string) (nodegroupDoc, *apiErro
 	key := nodegroupKey(cluster, name)
 	ng, ok := e.st.nodegroups[key]
 	if !ok {
-		return nodegroupDoc{}, errNodegroupNotFound(name)
+		return nodegroupDoc{}, errNodegroupNotFound(cluster, name)
 	}
 	switch ng.doc.Status {
 	case statusDeleting:
 		return ng.view(), nil
 	case statusCreating, statusUpdating:
-		return nodegroupDoc{}, newError(http.StatusConflict, "ResourceInUseException",
-			"Nodegroup %s is currently in %s status and cannot be deleted; wait until it is ACTIVE.", name, ng.doc.Status)
+		return nodegroupDoc{}, errNodegroupBusy(ng, "DeleteNodegroup")
 	}
 	ng.doc.Status = statusDeleting
 	ng.doc.ModifiedAt = epochSeconds(time.Now())

@@ -312,6 +312,9 @@ func TestNodegroupLifecycle(t *testing.T) {
 		if !errors.As(err, &notFound) {
 			t.Fatalf("describing a deleted group: %v", err)
 		}
+		if aws.ToString(notFound.NodegroupName) != name || aws.ToString(notFound.ClusterName) != emu.ClusterName() {
+			t.Errorf("ResourceNotFoundException names %q of %q", aws.ToString(notFound.NodegroupName), aws.ToString(notFound.ClusterName))
+		}
 		return nil
 	})
 	waitGroupNodes(t, name, 0)

@@ -14,6 +14,16 @@ type apiError struct {
 	status  int
 	code    string
 	message string
+	// fields are members EKS adds to an error's body beside "message"
+	// (clusterName, nodegroupName: ResourceNotFoundException and
+	// ResourceInUseException carry them).
+	fields map[string]string
+}
+
+// with adds EKS error body members.
+func (e *apiError) with(fields map[string]string) *apiError {
+	e.fields = fields
+	return e
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
@@ -43,7 +53,11 @@ func writeError(w http.ResponseWriter, service string, err *apiError) {
 		w.Header().Set("X-Amzn-ErrorType", err.code)
 		w.Header().Set("X-Amzn-RequestId", id)
 		w.WriteHeader(err.status)
-		_ = json.NewEncoder(w).Encode(map[string]string{"message": err.message})
+		body := map[string]string{"message": err.message}
+		for k, v := range err.fields {
+			body[k] = v
+		}
+		_ = json.NewEncoder(w).Encode(body)
 	case serviceEC2:
 		w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
 		w.WriteHeader(err.status)
@@ -138,12 +152,14 @@ func errSignatureExpired(service, message string) *apiError {
 	return errSignature(service, message)
 }
 
-// errThrottled is each service's throttling error; the SDK's standard
-// retryer retries all of these codes.
+// errThrottled is each service's throttling error, as its Common Errors
+// list it (EKS ThrottlingException and Auto Scaling and STS Throttling
+// with 400, EC2 RequestLimitExceeded with 503); the SDK's standard retryer
+// retries all of these codes.
 func errThrottled(service string) *apiError {
 	switch service {
 	case serviceEKS:
-		return newError(http.StatusTooManyRequests, "ThrottlingException", "Rate exceeded")
+		return newError(http.StatusBadRequest, "ThrottlingException", "Rate exceeded")
 	case serviceEC2:
 		return newError(http.StatusServiceUnavailable, "RequestLimitExceeded", "Request limit exceeded.")
 	default:
