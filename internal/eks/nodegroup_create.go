@@ -2,6 +2,7 @@ package eks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,7 +32,7 @@ func (c *Client) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, client
 // group is returned) or has failed (the group and a *NodeGroupFailedError).
 // last is returned with ctx's error when the wait runs out.
 func (c *Client) waitNodeGroupActive(ctx context.Context, cluster, name string, last NodeGroup) (NodeGroup, error) {
-	err := pollUntil(ctx, fmt.Sprintf("EKS node group (%s:%s) to become ACTIVE (last status %s)", cluster, name, last.Status),
+	err := pollUntil(ctx, fmt.Sprintf("EKS node group (%s:%s) to become ACTIVE", cluster, name),
 		func(ctx context.Context) (bool, error) {
 			g, found, err := c.ReadNodeGroup(ctx, cluster, name)
 			if err != nil {
@@ -49,6 +50,10 @@ func (c *Client) waitNodeGroupActive(ctx context.Context, cluster, name string, 
 			}
 			return false, nil
 		})
+	var failed *NodeGroupFailedError
+	if err != nil && !errors.As(err, &failed) && last.Status != "" {
+		err = fmt.Errorf("%w (last status %s)", err, last.Status)
+	}
 	return last, err
 }
 

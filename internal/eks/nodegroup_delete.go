@@ -17,7 +17,7 @@ import (
 func (c *Client) DeleteNodeGroup(ctx context.Context, cluster, name string) error {
 	what := fmt.Sprintf("EKS node group (%s:%s)", cluster, name)
 	deleting := false
-	return c.pollNow(ctx, "deletion of "+what, func(ctx context.Context) (bool, error) {
+	return pollNow(ctx, "deletion of "+what, func(ctx context.Context) (bool, error) {
 		g, found, err := c.ReadNodeGroup(ctx, cluster, name)
 		if err != nil || !found {
 			return !found, err
@@ -45,12 +45,4 @@ func (c *Client) DeleteNodeGroup(ctx context.Context, cluster, name string) erro
 		}
 		return false, fmt.Errorf("deleting %s: %w", what, err)
 	})
-}
-
-// pollNow is pollUntil with a first check at once.
-func (c *Client) pollNow(ctx context.Context, what string, check func(context.Context) (bool, error)) error {
-	if done, err := check(ctx); done || err != nil {
-		return err
-	}
-	return pollUntil(ctx, what, check)
 }

@@ -76,6 +76,7 @@ func (s Settings) Connect(ctx context.Context) (*Client, error) {
 	if cfg.Region == "" {
 		return nil, fmt.Errorf("no AWS region: set the provider's aws region, or AWS_REGION in the environment, or region in the profile")
 	}
+	cfg.APIOptions = append(cfg.APIOptions, logCalls)
 	return &Client{
 		region: cfg.Region,
 		eks: awseks.NewFromConfig(cfg, func(o *awseks.Options) {
