@@ -34,7 +34,7 @@ func newAutoScalingGroup(s *state, ng *nodegroup) *autoScalingGroup {
 	return &autoScalingGroup{
 		name:         ng.asgName,
 		nodegroupKey: nodegroupKey(cluster, name),
-		min:          *sc.MinSize, max: *sc.MaxSize, desired: 0,
+		min:          *sc.MinSize, max: *sc.MaxSize, desired: *sc.DesiredSize,
 		createdAt: time.Now().UTC(),
 		tags: map[string]asgTag{
 			"eks:cluster-name":                     {cluster, true},

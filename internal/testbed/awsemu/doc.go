@@ -88,7 +88,8 @@
 //     group's taints only. AL2 and AL2023 nodes have no nvidia.com/gpu
 //     until a device-plugin pod runs on them (the k8s package's simulator);
 //     Bottlerocket NVIDIA nodes have it at once. No GPU Feature Discovery
-//     labels. Scaling adds and removes nodes (the newest go first); a
+//     labels. Scaling adds and removes nodes (the oldest go first, as
+//     the group's OldestInstance termination policy has it); a
 //     label or taint update is applied to the existing nodes; delete
 //     removes them.
 //

@@ -219,7 +219,12 @@ func TestNodegroupLifecycle(t *testing.T) {
 	})
 	requireAPIError(t, err, "ResourceInUseException")
 	waitUpdateSuccessful(t, c, name, aws.ToString(up.Update.Id))
-	waitGroupNodes(t, name, 3)
+	var newest string
+	for _, node := range waitGroupNodes(t, name, 3) {
+		if !slices.ContainsFunc(nodes, func(old corev1.Node) bool { return old.Name == node.Name }) {
+			newest = node.Name
+		}
+	}
 
 	// Labels and taints change on the nodes in place.
 	relabel, err := c.eks.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{
@@ -255,7 +260,9 @@ func TestNodegroupLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUpdateSuccessful(t, c, name, aws.ToString(down.Update.Id))
-	waitGroupNodes(t, name, 1)
+	if left := waitGroupNodes(t, name, 1); left[0].Name != newest {
+		t.Errorf("scaling down kept %s, want the newest node %s (OldestInstance goes first)", left[0].Name, newest)
+	}
 
 	// A version update.
 	vers, err := c.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{

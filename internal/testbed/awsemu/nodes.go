@@ -55,7 +55,7 @@ func (e *Emulator) after(d time.Duration, f func()) {
 }
 
 // scaleTo makes the group's instances n: new ones register as nodes after
-// the join delay, surplus ones (the newest first) are deregistered. e.mu is
+// the join delay, surplus ones (the oldest first) are deregistered. e.mu is
 // held.
 func (e *Emulator) scaleTo(key string, ng *nodegroup, n int) {
 	s := e.st
@@ -63,8 +63,10 @@ func (e *Emulator) scaleTo(key string, ng *nodegroup, n int) {
 		asg.min, asg.max, asg.desired = *ng.doc.ScalingConfig.MinSize, *ng.doc.ScalingConfig.MaxSize, *ng.doc.ScalingConfig.DesiredSize
 	}
 	if len(ng.nodes) > n {
-		surplus := slices.Clone(ng.nodes[n:])
-		ng.nodes = ng.nodes[:n]
+		// The oldest go first: the group's termination policies end with
+		// OldestInstance.
+		surplus := slices.Clone(ng.nodes[:len(ng.nodes)-n])
+		ng.nodes = slices.Clone(ng.nodes[len(ng.nodes)-n:])
 		e.removeNodes(surplus)
 		return
 	}
@@ -233,7 +235,11 @@ func (e *Emulator) relabelNodes(ng *nodegroup, removed []string) {
 		defer e.kubeMu.Unlock()
 		ctx, cancel := context.WithTimeout(e.ctx, kubeTimeout)
 		defer cancel()
-		nodes := e.kube.client().CoreV1().Nodes()
+		client := e.kube.client()
+		if client == nil {
+			return
+		}
+		nodes := client.CoreV1().Nodes()
 		for _, name := range names {
 			node, err := nodes.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
