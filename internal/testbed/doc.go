@@ -4,8 +4,9 @@
 // state file of a detached testbed, the cache of built binaries) and starts
 // one backend per simulated system. Each backend lives in a subpackage:
 // testbed/k8s is a real Kubernetes control plane with kwok GPU nodes and
-// the device-plugin simulator; the AWS (EKS, EC2) and Proxmox VE emulators
-// come next.
+// the device-plugin simulator; testbed/awsemu emulates EKS, EC2, Auto
+// Scaling and STS, with the EKS token webhook of the control plane; the
+// Proxmox VE emulator comes next.
 //
 // # The backend contract
 //
