@@ -3,10 +3,12 @@ package eks
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
@@ -22,7 +24,8 @@ type Settings struct {
 	// Endpoints override the service endpoints; an empty field leaves the
 	// SDK's default, which reads AWS_ENDPOINT_URL_<SERVICE>.
 	Endpoints Endpoints
-	// UserAgent is appended to the SDK's user agent (e.g. "terraform-provider-gpu/1.2.3").
+	// UserAgent ("name/version", e.g. "terraform-provider-gpu/1.2.3") is
+	// added to the SDK's User-Agent header.
 	UserAgent string
 }
 
@@ -60,9 +63,6 @@ func (s Settings) Connect(ctx context.Context) (*Client, error) {
 	if s.Profile != "" {
 		opts = append(opts, config.WithSharedConfigProfile(s.Profile))
 	}
-	if s.UserAgent != "" {
-		opts = append(opts, config.WithAppID(s.UserAgent))
-	}
 	opts = append(opts, config.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = retryMaxAttempts
@@ -77,6 +77,11 @@ func (s Settings) Connect(ctx context.Context) (*Client, error) {
 		return nil, fmt.Errorf("no AWS region: set the provider's aws region, or AWS_REGION in the environment, or region in the profile")
 	}
 	cfg.APIOptions = append(cfg.APIOptions, logCalls)
+	if s.UserAgent != "" {
+		// "name/version" goes as such into the User-Agent header, after the SDK's own.
+		name, version, _ := strings.Cut(s.UserAgent, "/")
+		cfg.APIOptions = append(cfg.APIOptions, awsmiddleware.AddUserAgentKeyValue(name, version))
+	}
 	return &Client{
 		region: cfg.Region,
 		eks: awseks.NewFromConfig(cfg, func(o *awseks.Options) {
