@@ -2,10 +2,16 @@ package awsemu
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -76,5 +82,48 @@ func TestGetCallerIdentityIsTheTestUser(t *testing.T) {
 	}
 	if aws.ToString(out.Arn) != CallerARN || aws.ToString(out.Account) != AccountID || aws.ToString(out.UserId) != CallerUserID {
 		t.Errorf("caller %s %s %s", aws.ToString(out.Arn), aws.ToString(out.Account), aws.ToString(out.UserId))
+	}
+}
+
+// TestRequestsSignedOutsideTheClockSkewAreRefused signs a request 20
+// minutes in the past, beyond the 15 minutes AWS allows.
+func TestRequestsSignedOutsideTheClockSkewAreRefused(t *testing.T) {
+	requireTestbed(t)
+	for _, tc := range []struct {
+		service, endpoint, method, path, body, code string
+	}{
+		{"eks", emu.EKSEndpoint(), http.MethodGet, "/clusters", "", "InvalidSignatureException"},
+		{"ec2", emu.EC2Endpoint(), http.MethodPost, "/", "Action=DescribeSubnets&Version=2016-11-15", "RequestExpired"},
+		{"sts", emu.STSEndpoint(), http.MethodPost, "/", "Action=GetCallerIdentity&Version=2011-06-15", "SignatureDoesNotMatch"},
+	} {
+		t.Run(tc.service, func(t *testing.T) {
+			for _, skew := range []time.Duration{-20 * time.Minute, 20 * time.Minute, -10 * time.Minute} {
+				req, err := http.NewRequest(tc.method, tc.endpoint+tc.path, strings.NewReader(tc.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.body != "" {
+					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				}
+				sum := sha256.Sum256([]byte(tc.body))
+				creds := aws.Credentials{AccessKeyID: AccessKeyID, SecretAccessKey: SecretAccessKey}
+				if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), tc.service, emu.Region(), time.Now().Add(skew)); err != nil {
+					t.Fatal(err)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				inSkew := skew.Abs() < maxClockSkew
+				if got := resp.StatusCode == http.StatusOK; got != inSkew {
+					t.Errorf("signed %v from now: status %d %s", skew, resp.StatusCode, body)
+				}
+				if !inSkew && !strings.Contains(string(body)+resp.Header.Get("X-Amzn-ErrorType"), tc.code) {
+					t.Errorf("signed %v from now: want %s, got %d %s", skew, tc.code, resp.StatusCode, body)
+				}
+			}
+		})
 	}
 }
