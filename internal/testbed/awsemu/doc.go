@@ -70,7 +70,8 @@
 //     with the health issue of FailNextNodegroupCreate, or
 //     AsgInstanceLaunchFailures when no subnet's AZ offers the instance
 //     type); an update makes it UPDATING and an InProgress update, ACTIVE
-//     and Successful after ActiveDelay; another update meanwhile, or a
+//     and Successful after ActiveDelay (an update call repeated with its
+//     clientRequestToken returns the same update); another update meanwhile, or a
 //     delete while CREATING or UPDATING, is 409 ResourceInUseException;
 //     delete makes it DELETING, then gone (ResourceNotFoundException).
 //   - Each node group owns one Auto Scaling group, eks-<nodegroup>-<uuid>,

@@ -252,7 +252,7 @@ func (e *Emulator) updateNodegroupConfig(cluster, name string, req *updateNodegr
 	if len(params) == 0 {
 		return nil, invalidParameter("No changes needed: the request changes none of labels, taints, scalingConfig and updateConfig.")
 	}
-	u, err := e.startUpdate(cluster, name, pendingUpdate{config: req}, updateConfig, params)
+	u, err := e.startUpdate(cluster, name, pendingUpdate{config: req, token: req.ClientRequestToken}, updateConfig, params)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +290,7 @@ func (e *Emulator) updateNodegroupVersion(cluster, name string, req *updateNodeg
 	if req.Force {
 		params = append(params, updateParam{Type: "Force", Value: "true"})
 	}
-	u, err := e.startUpdate(cluster, name, pendingUpdate{vers: req}, updateVersion, params)
+	u, err := e.startUpdate(cluster, name, pendingUpdate{vers: req, token: req.ClientRequestToken}, updateVersion, params)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ type nodegroup struct {
 	asgName string
 	nodes   []groupNode // registered nodes, oldest first
 	updates map[string]*updateDoc
+	// updateTokens maps the clientRequestToken of each update call to
+	// its update: the same token returns the same update.
+	updateTokens map[string]string
 	// pending is the update the current UPDATING applies.
 	pending *pendingUpdate
 }
@@ -45,6 +48,7 @@ type groupNode struct {
 
 type pendingUpdate struct {
 	id     string
+	token  string // clientRequestToken
 	config *updateNodegroupConfigRequest
 	vers   *updateNodegroupVersionRequest
 }
@@ -137,10 +141,11 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 		updateCfg = &nodegroupUpdateConfig{MaxUnavailable: &one}
 	}
 	ng := &nodegroup{
-		region:  s.region,
-		token:   req.ClientRequestToken,
-		asgName: "eks-" + req.NodegroupName + "-" + id,
-		updates: map[string]*updateDoc{},
+		region:       s.region,
+		token:        req.ClientRequestToken,
+		asgName:      "eks-" + req.NodegroupName + "-" + id,
+		updates:      map[string]*updateDoc{},
+		updateTokens: map[string]string{},
 		doc: nodegroupDoc{
 			NodegroupName:  req.NodegroupName,
 			NodegroupArn:   s.nodegroupARN(cluster, req.NodegroupName, id),
@@ -253,6 +258,9 @@ func (e *Emulator) startUpdate(cluster, name string, p pendingUpdate, kind strin
 	if !ok {
 		return updateDoc{}, errNodegroupNotFound(cluster, name)
 	}
+	if id, ok := ng.updateTokens[p.token]; ok && p.token != "" {
+		return *ng.updates[id], nil
+	}
 	if ng.doc.Status != statusActive {
 		return updateDoc{}, errNodegroupBusy(ng, kind)
 	}
@@ -264,6 +272,9 @@ func (e *Emulator) startUpdate(cluster, name string, p pendingUpdate, kind strin
 	p.id = newUUID()
 	u := &updateDoc{ID: p.id, Status: updateInProgress, Type: kind, Params: params, CreatedAt: epochSeconds(time.Now()), Errors: []errorDetail{}}
 	ng.updates[p.id] = u
+	if p.token != "" {
+		ng.updateTokens[p.token] = p.id
+	}
 	ng.pending = &p
 	ng.doc.Status = statusUpdating
 	ng.doc.ModifiedAt = epochSeconds(time.Now())

@@ -203,12 +203,18 @@ func TestNodegroupLifecycle(t *testing.T) {
 	}
 
 	// Scale up; a second update meanwhile is refused.
-	up, err := c.eks.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{
+	scaleUp := &eks.UpdateNodegroupConfigInput{
 		ClusterName: aws.String(emu.ClusterName()), NodegroupName: aws.String(name),
-		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), DesiredSize: aws.Int32(3), MaxSize: aws.Int32(4)},
-	})
+		ScalingConfig:      &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), DesiredSize: aws.Int32(3), MaxSize: aws.Int32(4)},
+		ClientRequestToken: aws.String("scale-up-" + name),
+	}
+	up, err := c.eks.UpdateNodegroupConfig(ctx, scaleUp)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The same token is the same update, even while it runs.
+	if again, err := c.eks.UpdateNodegroupConfig(ctx, scaleUp); err != nil || aws.ToString(again.Update.Id) != aws.ToString(up.Update.Id) {
+		t.Errorf("repeating the update with its token: %v, update %v", err, again)
 	}
 	if up.Update.Status != ekstypes.UpdateStatusInProgress || up.Update.Type != ekstypes.UpdateTypeConfigUpdate {
 		t.Errorf("update %+v", up.Update)
