@@ -6,28 +6,35 @@ import (
 	"slices"
 	"strings"
 
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
 	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 )
 
 // The CreateNodegroup rules the EKS API reference states
-// (https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html,
-// API_NodegroupScalingConfig.html, API_Taint.html,
-// API_NodegroupUpdateConfig.html, API_LaunchTemplateSpecification.html)
-// and the user guide's quotas (service-quotas.html: 50 labels... are
-// Kubernetes's own limits on label length; taints at most 50 per node
-// group, "Node taints" in node-taints-managed-node-groups.html).
+// (https://docs.aws.amazon.com/eks/latest/APIReference/: API_CreateNodegroup,
+// API_NodegroupScalingConfig, API_UpdateLabelsPayload (label keys and
+// values 1 to 63 characters), API_Taint (key 1 to 63, value up to 63,
+// effect NO_SCHEDULE, NO_EXECUTE or PREFER_NO_SCHEDULE; at most 50 taints
+// per node group), API_NodegroupUpdateConfig,
+// API_LaunchTemplateSpecification).
+
+// The enums CreateNodegroup accepts, as the SDK's EKS model lists them.
+var (
+	amiTypes      = enumValues(ekstypes.AMITypes("").Values())
+	capacityTypes = enumValues(ekstypes.CapacityTypes("").Values())
+	taintEffects  = enumValues(ekstypes.TaintEffect("").Values())
+)
+
+func enumValues[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
 
 var (
-	amiTypes = []string{
-		"AL2_x86_64", "AL2_x86_64_GPU", "AL2_ARM_64", "CUSTOM",
-		"BOTTLEROCKET_ARM_64", "BOTTLEROCKET_x86_64", "BOTTLEROCKET_ARM_64_FIPS", "BOTTLEROCKET_x86_64_FIPS",
-		"BOTTLEROCKET_ARM_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA",
-		"WINDOWS_CORE_2019_x86_64", "WINDOWS_FULL_2019_x86_64", "WINDOWS_CORE_2022_x86_64", "WINDOWS_FULL_2022_x86_64",
-		"AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD", "AL2023_x86_64_NEURON", "AL2023_x86_64_NVIDIA", "AL2023_ARM_64_NVIDIA",
-	}
-	capacityTypes = []string{"ON_DEMAND", "SPOT", "CAPACITY_BLOCK"}
-	taintEffects  = []string{"NO_SCHEDULE", "NO_EXECUTE", "PREFER_NO_SCHEDULE"}
-
 	nodegroupNamePattern = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9\-_]*$`)
 	roleARNPattern       = regexp.MustCompile(`^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$`)
 )

@@ -183,10 +183,16 @@ func (ng *nodegroup) nodeSpec(node groupNode) k8s.NodeSpec {
 		InstanceType:       it,
 		ExtraLabels:        labels,
 		WithoutGPULabels:   true,
-		WithoutGPUCapacity: !strings.HasPrefix(ng.doc.AmiType, "BOTTLEROCKET_"),
+		WithoutGPUCapacity: !bottlerocketNVIDIA(ng.doc.AmiType),
 		Taints:             kubernetesTaints(ng.doc.Taints),
 		OverrideTaints:     true,
 	}
+}
+
+// bottlerocketNVIDIA reports whether the AMI type is a Bottlerocket NVIDIA
+// variant, whose OS runs NVIDIA's device plugin itself.
+func bottlerocketNVIDIA(amiType string) bool {
+	return strings.HasPrefix(amiType, "BOTTLEROCKET_") && strings.Contains(amiType, "_NVIDIA")
 }
 
 // amiID is a stable, made-up AMI ID per AMI type.
