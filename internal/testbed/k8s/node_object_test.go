@@ -176,3 +176,37 @@ func requireResources(t *testing.T, want, got corev1.ResourceList) {
 		requireQuantity(t, quantity.String(), got[name])
 	}
 }
+
+func TestNodeObjectTaintsOverride(t *testing.T) {
+	for _, tc := range []struct {
+		description string
+		spec        NodeSpec
+		want        []corev1.Taint
+	}{
+		{
+			description: "a GPU node gets the nvidia.com/gpu taint by default",
+			spec:        NodeSpec{Name: "n", InstanceType: mustInstanceType("g5.xlarge")},
+			want:        []corev1.Taint{{Key: gpulabels.TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+		},
+		{
+			description: "an EKS node carries its node group's taints instead",
+			spec: NodeSpec{Name: "n", InstanceType: mustInstanceType("g5.xlarge"), OverrideTaints: true,
+				Taints: []corev1.Taint{{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectNoExecute}}},
+			want: []corev1.Taint{{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectNoExecute}},
+		},
+		{
+			description: "an EKS node of a group without taints has none",
+			spec:        NodeSpec{Name: "n", InstanceType: mustInstanceType("g5.xlarge"), OverrideTaints: true},
+			want:        []corev1.Taint{},
+		},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			node, err := nodeObject(tc.spec)
+			require.NoError(t, err)
+			require.Equal(t, len(tc.want), len(node.Spec.Taints))
+			if len(tc.want) > 0 {
+				require.Equal(t, tc.want, node.Spec.Taints)
+			}
+		})
+	}
+}
