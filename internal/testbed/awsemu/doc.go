@@ -30,8 +30,11 @@
 // the SDK's own signer (aws/signer/v4) over the headers the request says
 // it signed, its X-Amz-Date and payload hash; the date may be 15 minutes
 // off. Failures are answered as each service documents its common errors
-// (EC2 errors-overview.html, "Common Errors" of the EKS, Auto Scaling and
-// STS API references): a wrong secret gets EKS 403
+// (EC2 errors-overview.html, "Common Errors" of the Auto Scaling and STS
+// API references) and, for EKS, whose REST front end answers with its own
+// codes, as clients have reported them (aws/aws-sdk-go#3987:
+// InvalidSignatureException; RhinoSecurityLabs/pacu#410:
+// UnrecognizedClientException): a wrong secret gets EKS 403
 // InvalidSignatureException, EC2 401 AuthFailure, Auto Scaling and STS
 // 403 SignatureDoesNotMatch; an unknown access key EKS 403
 // UnrecognizedClientException, EC2 401 AuthFailure, Auto Scaling and STS
