@@ -125,7 +125,7 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 	if req.LaunchTemplate != nil {
 		copied := *req.LaunchTemplate
 		if copied.ID == "" {
-			copied.ID = "lt-" + id[:8] + id[9:13] + id[14:19]
+			copied.ID = "lt-0" + strings.ReplaceAll(id, "-", "")[:16]
 		}
 		if copied.Name == "" {
 			copied.Name = "lt-for-" + req.NodegroupName
@@ -187,13 +187,15 @@ func releaseVersionFor(req *createNodegroupRequest) string {
 		return req.ReleaseVersion
 	case req.AmiType == "CUSTOM":
 		return ""
-	case len(req.AmiType) >= 12 && req.AmiType[:12] == "BOTTLEROCKET":
+	case strings.HasPrefix(req.AmiType, "BOTTLEROCKET_"):
 		return "1.26.2-360b7a38"
 	}
 	return ClusterVersion + ".4-20241121"
 }
 
-// view is a copy of the group's document for a response.
+// view is a copy of the group's document for a response, encoded after
+// e.mu is released: the document's pointers are only ever replaced, never
+// written through.
 func (ng *nodegroup) view() nodegroupDoc {
 	d := ng.doc
 	d.InstanceTypes = slices.Clone(d.InstanceTypes)
@@ -387,7 +389,10 @@ func (e *Emulator) finishUpdate(key string, ng *nodegroup) {
 			ng.doc.ReleaseVersion = v.ReleaseVersion
 		}
 		if v.LaunchTemplate != nil && ng.doc.LaunchTemplate != nil && v.LaunchTemplate.Version != "" {
-			ng.doc.LaunchTemplate.Version = v.LaunchTemplate.Version
+			// A new value, not an edit: views handed out share the old one.
+			lt := *ng.doc.LaunchTemplate
+			lt.Version = v.LaunchTemplate.Version
+			ng.doc.LaunchTemplate = &lt
 		}
 	}
 	ng.doc.Status = statusActive

@@ -458,3 +458,36 @@ func TestOutOfBandDeleteRemovesGroupAndNodes(t *testing.T) {
 	requireAPIError(t, err, "ResourceNotFoundException")
 	waitGroupNodes(t, name, 0)
 }
+
+func TestLaunchTemplateGroupTakesANewTemplateVersion(t *testing.T) {
+	requireTestbed(t)
+	ctx := context.Background()
+	c := testClients()
+	const name = "templated"
+	deleteGroupAtEnd(t, name)
+	in := gpuGroupInput(name, "g6e.xlarge", "CUSTOM", 0, 1, 1)
+	in.LaunchTemplate = &ekstypes.LaunchTemplateSpecification{Name: aws.String("gpu-nodes"), Version: aws.String("1")}
+	created, err := c.eks.CreateNodegroup(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Nodegroup.DiskSize != nil {
+		t.Errorf("a group with a launch template reports diskSize %d; its template sets it", aws.ToInt32(created.Nodegroup.DiskSize))
+	}
+	waitNodegroupStatus(t, c, name, ekstypes.NodegroupStatusActive)
+	if node := waitGroupNodes(t, name, 1)[0]; node.Labels["eks.amazonaws.com/nodegroup-image"] != "" {
+		t.Errorf("a CUSTOM AMI node claims an EKS image: %v", node.Labels)
+	}
+	update, err := c.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{
+		ClusterName: aws.String(emu.ClusterName()), NodegroupName: aws.String(name),
+		LaunchTemplate: &ekstypes.LaunchTemplateSpecification{Name: aws.String("gpu-nodes"), Version: aws.String("2")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUpdateSuccessful(t, c, name, aws.ToString(update.Update.Id))
+	ng := waitNodegroupStatus(t, c, name, ekstypes.NodegroupStatusActive)
+	if lt := ng.LaunchTemplate; lt == nil || aws.ToString(lt.Version) != "2" || aws.ToString(lt.Name) != "gpu-nodes" || !strings.HasPrefix(aws.ToString(lt.Id), "lt-0") {
+		t.Errorf("launch template after the update: %+v", lt)
+	}
+}
