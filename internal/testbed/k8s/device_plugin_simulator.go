@@ -21,13 +21,15 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )
 
 // The device-plugin simulator stands in for the kubelet's device manager,
 // which kwok does not simulate. When a pod running NVIDIA's device plugin
 // (see pluginContainer) is Running on a node that GPU Feature Discovery
-// labeled with nvidia.com/gpu.count, the plugin would register with the
+// labeled with nvidia.com/gpu.count (or, without GFD's labels, whose
+// instance type has GPUs: an EKS node group's), the plugin would register with the
 // kubelet and list its GPUs; the kubelet would then report them in the
 // node's capacity and allocatable. The simulator writes those: count × the
 // time-slicing (or MPS) replicas of the config the pod mounts, under
@@ -200,7 +202,7 @@ func (s *devicePluginSimulator) reconcile(ctx context.Context, nodeName string) 
 	if err != nil {
 		return err
 	}
-	gpus, _ := strconv.ParseInt(node.Labels[gpulabels.Count], 10, 64)
+	gpus := nodeGPUCount(node)
 
 	capacity := map[corev1.ResourceName]string{}
 	allocatable := map[corev1.ResourceName]string{}
@@ -280,4 +282,18 @@ func sortedResources(m map[corev1.ResourceName]string) string {
 		out += string(name) + "=" + m[name]
 	}
 	return "{" + out + "}"
+}
+
+// nodeGPUCount is how many GPUs a plugin on node finds: GPU Feature
+// Discovery's count label, or, on a node without GFD's labels (an EKS
+// node group's), its instance type's, as the real plugin finds them
+// through the driver whatever the labels.
+func nodeGPUCount(node *corev1.Node) int64 {
+	if n, err := strconv.ParseInt(node.Labels[gpulabels.Count], 10, 64); err == nil {
+		return n
+	}
+	if it, ok := ec2catalog.Lookup(node.Labels[corev1.LabelInstanceTypeStable]); ok {
+		return int64(it.GPUCount)
+	}
+	return 0
 }
