@@ -67,3 +67,20 @@ variable "cluster_token" {
   type        = string
   sensitive   = true
 }
+
+# Or reach an EKS cluster with the AWS credentials alone: the endpoint and CA
+# come from EKS, the token is minted in Go (no aws CLI, no kubeconfig), as an
+# HCP Terraform run with dynamic AWS credentials needs.
+provider "gpu" {
+  alias = "eks_by_name"
+
+  aws {
+    region = "us-east-1"
+  }
+
+  kubernetes {
+    eks {
+      cluster_name = "prod"
+    }
+  }
+}

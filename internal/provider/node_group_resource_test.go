@@ -73,6 +73,10 @@ resource "gpu_device_plugin" "eks" {
     max_size     = 4
     desired_size = %d
   }
+  timeouts {
+    create = "4m"
+    update = "4m"
+  }
   depends_on = [gpu_device_plugin.eks]
 `, instanceType, labels, taints, desired)) + plugin
 	}
@@ -88,8 +92,7 @@ resource "gpu_workload" "train" {
   }
   node_selector = { "eks.amazonaws.com/nodegroup" = gpu_node_group.test.node_group_name }
   gpu {
-    count    = 8
-    products = ["NVIDIA-H100-80GB-HBM3"]
+    count = 8
   }
   job {
     completions = 2

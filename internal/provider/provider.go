@@ -48,8 +48,8 @@ func (p *GPUProvider) Metadata(_ context.Context, _ provider.MetadataRequest, re
 
 func (p *GPUProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Manages NVIDIA GPU infrastructure on Kubernetes: the NVIDIA device plugin, GPU workloads, " +
-			"and an inventory of the cluster's GPUs. " +
+		MarkdownDescription: "Manages NVIDIA GPU infrastructure: EKS GPU node groups, the NVIDIA device plugin and GPU workloads on Kubernetes, " +
+			"and an inventory of GPUs (a cluster's nodes, EC2's instance types). " +
 			"Each backend block (`kubernetes`, `aws`, `proxmox`) is optional and is only contacted when a " +
 			"resource or data source that needs it is used: a configuration with only Kubernetes resources needs no AWS or Proxmox credentials.",
 		Blocks: map[string]schema.Block{
