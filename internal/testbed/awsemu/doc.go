@@ -100,8 +100,9 @@
 // EC2 (API reference): DescribeInstanceTypes (InstanceType.N, where an
 // unknown name is InvalidInstanceType; filters instance-type with * and ?
 // wildcards, processor-info.supported-architecture, current-generation,
-// bare-metal, gpu-info.manufacturer, gpu-info.name; MaxResults 5..100 and
-// NextToken) with ProcessorInfo, VCpuInfo, MemoryInfo, GpuInfo and
+// bare-metal, vcpu-info.default-vcpus, memory-info.size-in-mib; an
+// undocumented filter such as gpu-info.name is refused as EC2 refuses it;
+// MaxResults 5..100 and NextToken) with ProcessorInfo, VCpuInfo, MemoryInfo, GpuInfo and
 // NeuronInfo from internal/ec2catalog; DescribeInstanceTypeOfferings
 // (LocationType region, availability-zone or availability-zone-id;
 // filters location, instance-type); DescribeSubnets (SubnetId.N, where an

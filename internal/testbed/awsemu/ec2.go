@@ -202,7 +202,10 @@ type describeInstanceTypesResult struct {
 
 // describeInstanceTypes: InstanceType.N (each must exist), filters
 // instance-type (wildcards), processor-info.supported-architecture,
-// current-generation, bare-metal, gpu-info.manufacturer, gpu-info.name;
+// current-generation, bare-metal, vcpu-info.default-vcpus,
+// memory-info.size-in-mib (names from the SDK's DescribeInstanceTypesInput
+// docs, which list no GPU filter: a name EC2 does not document is refused as
+// EC2 refuses one, InvalidParameterValue "The filter '...' is invalid");
 // MaxResults 5..100 with NextToken.
 func describeInstanceTypes(form url.Values) (any, *apiError) {
 	maxResults, err := maxResultsParam(form, "MaxResults", 5, 100)
@@ -246,14 +249,10 @@ func describeInstanceTypes(form url.Values) (any, *apiError) {
 			keep = func(t ec2catalog.InstanceType) bool {
 				return matchesAny(f.values, strconv.FormatBool(strings.HasSuffix(t.Name, ".metal")))
 			}
-		case "gpu-info.manufacturer":
-			keep = func(t ec2catalog.InstanceType) bool {
-				return t.EC2Accelerator.Info == ec2catalog.AcceleratorInfoGPU && matchesAny(f.values, t.EC2Accelerator.Manufacturer)
-			}
-		case "gpu-info.name":
-			keep = func(t ec2catalog.InstanceType) bool {
-				return t.EC2Accelerator.Info == ec2catalog.AcceleratorInfoGPU && matchesAny(f.values, t.EC2Accelerator.Name)
-			}
+		case "vcpu-info.default-vcpus":
+			keep = func(t ec2catalog.InstanceType) bool { return matchesAny(f.values, t.CPU) }
+		case "memory-info.size-in-mib":
+			keep = func(t ec2catalog.InstanceType) bool { return matchesAny(f.values, strconv.Itoa(t.MemoryGi*1024)) }
 		default:
 			return nil, errInvalidFilter(f.name)
 		}

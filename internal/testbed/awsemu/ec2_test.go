@@ -115,3 +115,30 @@ func TestInstanceTypeOfferingsSubnetsAndSpotPrices(t *testing.T) {
 		t.Errorf("spot prices %v are not one per AZ, or not deterministic", first)
 	}
 }
+
+// EC2 documents no GPU filter for DescribeInstanceTypes: code that filters
+// on one here must fail here as it would on AWS, not find GPUs.
+func TestDescribeInstanceTypesRefusesUndocumentedFilters(t *testing.T) {
+	requireTestbed(t)
+	for _, name := range []string{"gpu-info.name", "gpu-info.manufacturer", "tag:Name"} {
+		_, err := testClients().ec2.DescribeInstanceTypes(context.Background(), &ec2.DescribeInstanceTypesInput{
+			Filters: []ec2types.Filter{{Name: aws.String(name), Values: []string{"NVIDIA"}}},
+		})
+		if msg := apiErrorMessage(t, err, "InvalidParameterValue"); msg != "The filter '"+name+"' is invalid" {
+			t.Errorf("%s: %q", name, msg)
+		}
+	}
+	out, err := testClients().ec2.DescribeInstanceTypes(context.Background(), &ec2.DescribeInstanceTypesInput{
+		Filters: []ec2types.Filter{{Name: aws.String("vcpu-info.default-vcpus"), Values: []string{"192"}}, {Name: aws.String("memory-info.size-in-mib"), Values: []string{"2097152"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range out.InstanceTypes {
+		names = append(names, string(it.InstanceType))
+	}
+	if !slices.Contains(names, "p5.48xlarge") || slices.Contains(names, "g5.xlarge") {
+		t.Errorf("vcpu/memory filters gave %v", names)
+	}
+}
