@@ -316,10 +316,10 @@ func nodeGroupAttributes() map[string]schema.Attribute {
 			Computed: true, MarkdownDescription: "Memory of each GPU in MiB, as EC2 reports it; null when the instance types differ.",
 		},
 		"ready_nodes": schema.Int64Attribute{
-			Computed: true, MarkdownDescription: "Nodes of the group Ready in Kubernetes when last read (0 when `wait_for = \"active\"` and the cluster was not reached).",
+			Computed: true, MarkdownDescription: "Nodes of the group Ready in Kubernetes when last read; null with `wait_for = \"active\"`, which never reaches the cluster.",
 		},
 		"allocatable_gpus": schema.Int64Attribute{
-			Computed: true, MarkdownDescription: "`nvidia.com/gpu` allocatable on the group's nodes when last read.",
+			Computed: true, MarkdownDescription: "`nvidia.com/gpu` allocatable on the group's nodes when last read; null with `wait_for = \"active\"`.",
 		},
 	}
 }
