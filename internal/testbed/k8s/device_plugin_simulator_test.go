@@ -161,3 +161,21 @@ func waitForRunningPod(ctx context.Context, t *testing.T, namespace, node string
 	})
 	require.NoError(t, err, "waiting for a pod running on %s", node)
 }
+
+func TestDevicePluginFindsGPUsOfANodeWithoutGFDLabels(t *testing.T) {
+	testbed.SkipIfUnavailable(t)
+	ctx := testContext(t, 2*time.Minute)
+	namespace := createNamespace(ctx, t)
+
+	// An EKS node group's node: the instance type label, no GFD labels.
+	const node = "dp-sim-nogfd-p4d-0"
+	require.NoError(t, cluster.AddNode(ctx, NodeSpec{
+		Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), WithoutGPUCapacity: true, WithoutGPULabels: true,
+	}))
+	t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), node)) })
+	require.NoError(t, cluster.WaitForNodesReady(ctx, node))
+
+	_, err := cluster.Client().AppsV1().DaemonSets(namespace).Create(ctx, pluginDaemonSet(namespace, node), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitForAllocatable(ctx, t, node, gpulabels.ResourceName, 8)
+}
