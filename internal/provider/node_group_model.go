@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -39,6 +40,7 @@ type nodeGroupModel struct {
 	ARN                   types.String `tfsdk:"arn"`
 	Status                types.String `tfsdk:"status"`
 	AutoScalingGroupNames types.List   `tfsdk:"autoscaling_group_names"`
+	NodeTemplateTags      types.Map    `tfsdk:"node_template_tags"`
 	GPUProduct            types.String `tfsdk:"gpu_product"`
 	GPUsPerNode           types.Int64  `tfsdk:"gpus_per_node"`
 	GPUMemoryMiB          types.Int64  `tfsdk:"gpu_memory_mib"`
@@ -405,4 +407,45 @@ func (m *nodeGroupModel) setGPUFacts(names []string, facts map[string]eks.Instan
 	if memory >= 0 {
 		m.GPUMemoryMiB = types.Int64Value(memory)
 	}
+}
+
+// nodeTemplateTagPrefix starts every cluster-autoscaler node-template tag.
+const nodeTemplateTagPrefix = "k8s.io/cluster-autoscaler/node-template/"
+
+// planNodeTemplateTags plans node_template_tags from the effective labels
+// and taints and the GPUs per node; unknown while any of them is.
+func (m *nodeGroupModel) planNodeTemplateTags(ctx context.Context) diag.Diagnostics {
+	if m.EffectiveLabels.IsUnknown() || m.EffectiveTaints.IsUnknown() || m.GPUsPerNode.IsUnknown() {
+		m.NodeTemplateTags = types.MapUnknown(types.StringType)
+		return nil
+	}
+	taints, diags := taintsOf(ctx, m.EffectiveTaints)
+	tags := eks.NodeTemplateTags(stringMapOf(m.EffectiveLabels), taints, int(m.GPUsPerNode.ValueInt64()))
+	m.NodeTemplateTags = nodeGroupMapValue(tags, false)
+	return diags
+}
+
+// nodeTemplateTagsOf is the node-template tags every one of the groups
+// carries with the same value: a tag missing on one group, or different,
+// is left out, so that the plan sets it again.
+func nodeTemplateTagsOf(groups []map[string]string) map[string]string {
+	out := map[string]string{}
+	for i, tags := range groups {
+		for k, v := range tags {
+			if !strings.HasPrefix(k, nodeTemplateTagPrefix) {
+				continue
+			}
+			if i == 0 {
+				out[k] = v
+			}
+		}
+		if i > 0 {
+			for k, v := range out {
+				if tags[k] != v {
+					delete(out, k)
+				}
+			}
+		}
+	}
+	return out
 }

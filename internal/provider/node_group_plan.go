@@ -49,6 +49,7 @@ func (r *NodeGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if state != nil && !plan.needsFacts(state, &config) {
 		// The same types: the same GPUs.
 		plan.GPUProduct, plan.GPUsPerNode, plan.GPUMemoryMiB = state.GPUProduct, state.GPUsPerNode, state.GPUMemoryMiB
+		resp.Diagnostics.Append(plan.planNodeTemplateTags(ctx)...)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
@@ -59,6 +60,7 @@ func (r *NodeGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 			plan.AMIType = types.StringUnknown()
 		}
 		plan.GPUProduct, plan.GPUsPerNode, plan.GPUMemoryMiB = types.StringUnknown(), types.Int64Unknown(), types.Int64Unknown()
+		plan.NodeTemplateTags = types.MapUnknown(types.StringType)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
@@ -72,6 +74,7 @@ func (r *NodeGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if state != nil && !plan.AMIType.Equal(state.AMIType) {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("ami_type"))
 	}
+	resp.Diagnostics.Append(plan.planNodeTemplateTags(ctx)...)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 

@@ -112,6 +112,7 @@ func (r *NodeGroupResource) Create(ctx context.Context, req resource.CreateReque
 	resp.Diagnostics.Append(plan.setFromLive(ctx, live)...)
 	plan.ReadyNodes, plan.AllocatableGPUs = types.Int64Null(), types.Int64Null()
 	if err != nil {
+		plan.NodeTemplateTags = types.MapNull(types.StringType)
 		resp.Diagnostics.AddError(summary, nodeGroupFailureDetail(err))
 	} else {
 		r.afterApply(ctx, client, nil, &plan, summary, &resp.Diagnostics)
@@ -162,6 +163,7 @@ func (r *NodeGroupResource) Read(ctx context.Context, req resource.ReadRequest, 
 			resp.Diagnostics.AddWarning(summary, "reading the instance types' GPUs (EC2 DescribeInstanceTypes): "+err.Error())
 		}
 	}
+	readNodeTemplateTags(ctx, client, &state, summary, &resp.Diagnostics)
 	r.readNodes(ctx, &state, summary, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

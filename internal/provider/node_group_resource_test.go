@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/eks"
 )
 
 const nodeGroupAddress = "gpu_node_group.test"
@@ -207,7 +210,7 @@ resource "gpu_workload" "train" {
 	})
 }
 
-func TestAccNodeGroup_outOfBandDeleteIsRecreated(t *testing.T) {
+func TestAccNodeGroup_outOfBandTagRemovalAndDeleteAreRepaired(t *testing.T) {
 	testAccPreCheck(t)
 	const name = "ng-oob"
 	config := testAccNodeGroupConfig(name, `
@@ -226,6 +229,19 @@ func TestAccNodeGroup_outOfBandDeleteIsRecreated(t *testing.T) {
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("ready_nodes"), knownvalue.Int64Exact(1)),
+				},
+			},
+			// A node-template tag removed from the Auto Scaling group shows as
+			// a diff, and apply puts it back.
+			{
+				PreConfig: func() { deleteASGTag(t, name, nodeTemplateGPUs) },
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(nodeGroupAddress, plancheck.ResourceActionUpdate)},
+				},
+				Check: func(s *terraform.State) error {
+					require.Equal(t, "1", asgTags(t, s)[nodeTemplateGPUs])
+					return nil
 				},
 			},
 			// Deleted in the console: refresh drops it, apply creates it again.
@@ -334,4 +350,22 @@ func TestAccNodeGroup_ignoreDesiredSizeForAutoscaler(t *testing.T) {
 			},
 		},
 	})
+}
+
+// deleteASGTag removes key from the Auto Scaling groups of node group name,
+// as someone would in the console.
+func deleteASGTag(t *testing.T, name, key string) {
+	t.Helper()
+	ctx := context.Background()
+	client, err := eks.Settings{}.Connect(ctx)
+	require.NoError(t, err)
+	group, found, err := client.ReadNodeGroup(ctx, emu.ClusterName(), name)
+	require.NoError(t, err)
+	require.True(t, found)
+	for _, asg := range group.AutoScalingGroupNames {
+		value, ok := emu.AutoScalingGroupTags(asg)[key]
+		require.True(t, ok, "%s has no tag %s to delete", asg, key)
+		require.NoError(t, client.SyncAutoScalingGroupTags(ctx, []string{asg}, map[string]string{key: value}, nil))
+		require.NotContains(t, emu.AutoScalingGroupTags(asg), key)
+	}
 }

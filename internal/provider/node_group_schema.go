@@ -306,6 +306,12 @@ func nodeGroupAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Auto Scaling groups of the node group, which carry the cluster-autoscaler node-template tags.",
 			PlanModifiers:       []planmodifier.List{listplanmodifier.UseStateForUnknown()},
 		},
+		"node_template_tags": schema.MapAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "The cluster-autoscaler node-template tags (`k8s.io/cluster-autoscaler/node-template/...`) on the Auto Scaling groups: " +
+				"one per effective label and taint, and `resources/nvidia.com/gpu`. Read back on refresh, so a tag changed or removed outside " +
+				"Terraform shows as a diff here and the next apply sets it again.",
+		},
 		"gpu_product": schema.StringAttribute{
 			Computed: true, MarkdownDescription: "NVIDIA GPU model of the instance types, as EC2 names it (e.g. `H100`); null when they differ.",
 		},

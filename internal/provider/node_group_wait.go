@@ -26,19 +26,27 @@ const eksNodeGroupLabel = "eks.amazonaws.com/nodegroup"
 func (r *NodeGroupResource) afterApply(ctx context.Context, client *eks.Client, prior, m *nodeGroupModel, summary string, diags *diag.Diagnostics) {
 	spec, d := m.toSpec(ctx)
 	diags.Append(d...)
+	// prior: the tags the groups carried when last read (drift included),
+	// so that a stale one is deleted.
 	var priorTags map[string]string
 	if prior != nil {
-		priorSpec, d := prior.toSpec(ctx)
-		diags.Append(d...)
-		priorTags = eks.NodeTemplateTags(priorSpec.Labels, priorSpec.Taints, int(prior.GPUsPerNode.ValueInt64()))
+		if t := prior.NodeTemplateTags; !t.IsNull() && !t.IsUnknown() {
+			priorTags = stringMapOf(t)
+		} else {
+			priorSpec, d := prior.toSpec(ctx)
+			diags.Append(d...)
+			priorTags = eks.NodeTemplateTags(priorSpec.Labels, priorSpec.Taints, int(prior.GPUsPerNode.ValueInt64()))
+		}
 	}
 	want := eks.NodeTemplateTags(spec.Labels, spec.Taints, int(m.GPUsPerNode.ValueInt64()))
 	asgs := stringsOf(ctx, m.AutoScalingGroupNames)
 	start := time.Now()
 	if err := client.SyncAutoScalingGroupTags(ctx, asgs, priorTags, want); err != nil {
 		diags.AddError(summary, fmt.Sprintf("tagging the Auto Scaling groups %v with cluster-autoscaler's node-template tags: %s", asgs, err))
+		m.NodeTemplateTags = nodeGroupMapValue(priorTags, false)
 		return
 	}
+	m.NodeTemplateTags = nodeGroupMapValue(want, false)
 	tflog.Debug(ctx, "synced Auto Scaling group tags", map[string]any{"asgs": asgs, "tags": len(want), "duration": time.Since(start).String()})
 
 	if m.WaitFor.ValueString() == nodeGroupWaitActive {
@@ -98,4 +106,23 @@ func (r *NodeGroupResource) readNodes(ctx context.Context, m *nodeGroupModel, su
 	if m.ReadyNodes.IsUnknown() || m.ReadyNodes.IsNull() {
 		m.ReadyNodes, m.AllocatableGPUs = types.Int64Null(), types.Int64Null()
 	}
+}
+
+// readNodeTemplateTags refreshes node_template_tags from the Auto Scaling
+// groups. A group that cannot be read leaves them as they were, with a
+// warning.
+func readNodeTemplateTags(ctx context.Context, client *eks.Client, m *nodeGroupModel, summary string, diags *diag.Diagnostics) {
+	var groups []map[string]string
+	for _, asg := range stringsOf(ctx, m.AutoScalingGroupNames) {
+		tags, err := client.AutoScalingGroupTags(ctx, asg)
+		if err != nil {
+			diags.AddWarning(summary, "reading the Auto Scaling group's node-template tags: "+err.Error())
+			if m.NodeTemplateTags.IsUnknown() {
+				m.NodeTemplateTags = types.MapNull(types.StringType)
+			}
+			return
+		}
+		groups = append(groups, tags)
+	}
+	m.NodeTemplateTags = nodeGroupMapValue(nodeTemplateTagsOf(groups), false)
 }
