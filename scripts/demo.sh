@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: build the provider, start the local GPU testbed, run
 # `terraform init` + `apply` on examples/quickstart through a dev_overrides CLI
-# config, print the GPU inventory, then destroy and stop the testbed.
+# config, print the GPU inventory, then the same for examples/eks (a GPU node
+# group through the AWS emulator), then destroy and stop the testbed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,9 +12,11 @@ testbed=("$work/gpu-testbed")
 
 cleanup() {
   status=$?
-  if [[ -n "${tf:-}" && -d "$work/quickstart/.terraform" ]]; then
-    "$tf" -chdir="$work/quickstart" destroy -auto-approve -no-color >/dev/null 2>&1 || true
-  fi
+  for dir in quickstart eks; do
+    if [[ -n "${tf:-}" && -d "$work/$dir/.terraform" ]]; then
+      "$tf" -chdir="$work/$dir" destroy -auto-approve -no-color -var cluster_name="${GPU_TESTBED_EKS_CLUSTER:-}" >/dev/null 2>&1 || true
+    fi
+  done
   "${testbed[@]}" down --dir "$work/testbed" || true
   rm -rf "$work"
   exit "$status"
@@ -67,6 +70,29 @@ echo "==> GPU inventory of the testbed"
 echo
 echo "==> terraform destroy"
 "$tf" -chdir="$work/quickstart" destroy -input=false -auto-approve -no-color >/dev/null
+
+# EKS through the testbed's AWS emulator: the device plugin, a p5.48xlarge
+# node group that apply returns from once its 16 GPUs are allocatable, and a
+# job on them, reached with an EKS token (no kubeconfig).
+echo
+echo "==> EKS: terraform apply examples/eks (cluster $GPU_TESTBED_EKS_CLUSTER of the AWS emulator)"
+cp -r examples/eks "$work/eks"
+"$tf" -chdir="$work/eks" init -input=false -no-color >/dev/null
+if ! KUBECONFIG=/dev/null "$tf" -chdir="$work/eks" apply -input=false -auto-approve -no-color \
+  -var cluster_name="$GPU_TESTBED_EKS_CLUSTER" >"$work/eks-apply.log" 2>&1; then
+  cat "$work/eks-apply.log"
+  exit 1
+fi
+grep -E '^gpu_node_group.h100: Creation complete|^Apply complete' "$work/eks-apply.log"
+"$tf" -chdir="$work/eks" output -no-color
+if command -v aws >/dev/null; then
+  echo
+  echo "==> aws eks describe-nodegroup --cluster-name $GPU_TESTBED_EKS_CLUSTER --nodegroup-name h100"
+  aws eks describe-nodegroup --cluster-name "$GPU_TESTBED_EKS_CLUSTER" --nodegroup-name h100 \
+    --query 'nodegroup.{status:status,instanceTypes:instanceTypes,amiType:amiType,scaling:scalingConfig,labels:labels}' --output json
+fi
+echo "==> terraform destroy (EKS)"
+KUBECONFIG=/dev/null "$tf" -chdir="$work/eks" destroy -input=false -auto-approve -no-color -var cluster_name="$GPU_TESTBED_EKS_CLUSTER" >/dev/null
 
 # The node side: gpu-bootstrap on this machine (which has no NVIDIA driver),
 # configuring a scratch root so nothing of this machine's changes.
