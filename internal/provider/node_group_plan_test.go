@@ -105,3 +105,64 @@ func wrappedText(text string) *regexp.Regexp {
 	}
 	return regexp.MustCompile(strings.Join(words, `\s+`))
 }
+
+func TestAccNodeGroup_invalidInputFailsAtPlanBeforeAnyAWSCall(t *testing.T) {
+	testAccPreCheck(t)
+	for _, tc := range []struct {
+		description string
+		body        string
+		want        string
+	}{
+		{"a Kubernetes taint effect name", `taints = [{ key = "a", effect = "NoSchedule" }]`, `value must be one of: ["NO_SCHEDULE" "NO_EXECUTE" "PREFER_NO_SCHEDULE"]`},
+		{"a role name for an ARN", `node_role_arn = "eks-gpu-nodes"`, `must be an IAM role ARN`},
+		{"a subnet name for an ID", `subnet_ids = ["private-a"]`, `must be a subnet ID`},
+		{"both a name and a prefix", `node_group_name_prefix = "gpu-"`, `cannot be specified when "node_group_name" is specified`},
+		{"a wait_for it does not know", `wait_for = "nodes_ready"`, `value must be one of: ["active" "ready" "gpus_allocatable"]`},
+		{"an AMI type without NVIDIA drivers", `ami_type = "AL2023_x86_64_STANDARD"`, `ami_type value must be one of`},
+		{"CUSTOM without a launch template", `ami_type = "CUSTOM"`, `ami_type "CUSTOM" takes its AMI from a launch template`},
+		{"a launch template with disk_size", "disk_size = 100\n  launch_template {\n    id      = \"lt-0abc\"\n    version = \"1\"\n  }",
+			`disk_size conflicts with launch_template`},
+		{"a launch template with both id and name", "launch_template {\n    id      = \"lt-0abc\"\n    name    = \"gpu\"\n    version = \"1\"\n  }",
+			`launch_template takes exactly one of id and name`},
+		{"update_config with both bounds", "update_config {\n    max_unavailable            = 1\n    max_unavailable_percentage = 10\n  }",
+			`update_config takes exactly one of max_unavailable (nodes) and max_unavailable_percentage`},
+		{"a GPU taint of another value while gpu_taint is on", `taints = [{ key = "nvidia.com/gpu", value = "present", effect = "NO_SCHEDULE" }]`,
+			`set gpu_taint = false to write your own GPU taint`},
+		{"a label key Kubernetes refuses", `labels = { "-bad" = "x" }`, `is not a qualified name`},
+		{"a fractional size", `disk_size = 20.5`, `disk_size`},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			role := fmt.Sprintf("node_role_arn = %q", testNodeRole)
+			subnets := "subnet_ids = " + testSubnetsABC
+			name := `node_group_name = "ng-invalid"`
+			body := tc.body
+			switch {
+			case strings.HasPrefix(body, "node_role_arn"):
+				role, body = body, ""
+			case strings.HasPrefix(body, "subnet_ids"):
+				subnets, body = body, ""
+			}
+			config := providerConfig() + fmt.Sprintf(`
+resource "gpu_node_group" "test" {
+  cluster_name   = %q
+  %s
+  %s
+  %s
+  instance_types = ["g5.xlarge"]
+  %s
+  scaling {
+    min_size     = 0
+    max_size     = 1
+    desired_size = 1
+  }
+}
+`, emu.ClusterName(), name, role, subnets, body)
+			emu.ResetCallCounts()
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps:                    []resource.TestStep{{Config: config, PlanOnly: true, ExpectError: wrappedText(tc.want)}},
+			})
+			require.Empty(t, emu.CallCounts(), "invalid input reached AWS")
+		})
+	}
+}

@@ -103,10 +103,7 @@ func nodeGroupSchema(ctx context.Context) schema.Schema {
 					"max_unavailable": schema.Int64Attribute{
 						CustomType: wholeNumberType{},
 						Optional:   true, MarkdownDescription: "Nodes unavailable at once, 1 to 100.",
-						Validators: []validator.Int64{
-							int64validator.Between(1, 100),
-							int64validator.ExactlyOneOf(path.MatchRelative().AtParent().AtName("max_unavailable_percentage")),
-						},
+						Validators: []validator.Int64{int64validator.Between(1, 100)},
 					},
 					"max_unavailable_percentage": schema.Int64Attribute{
 						CustomType: wholeNumberType{},
@@ -125,7 +122,6 @@ func nodeGroupSchema(ctx context.Context) schema.Schema {
 						Optional: true, Computed: true, MarkdownDescription: "Launch template ID, e.g. `lt-0123456789abcdef0`.",
 						Validators: []validator.String{
 							stringvalidator.RegexMatches(launchTemplateIDPattern, "must be a launch template ID, e.g. lt-0123456789abcdef0"),
-							stringvalidator.ExactlyOneOf(path.MatchRelative().AtParent().AtName("name")),
 						},
 						PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplaceIfConfigured()},
 					},

@@ -29,6 +29,20 @@ func (m *nodeGroupModel) validate(ctx context.Context) diag.Diagnostics {
 			"disk_size conflicts with launch_template: EKS fails the node group when both set the disk. "+
 				"Set the root volume size in the launch template's block device mappings, and remove disk_size")
 	}
+	if len(m.LaunchTemplate) == 1 {
+		lt := m.LaunchTemplate[0]
+		if !lt.ID.IsUnknown() && !lt.Name.IsUnknown() && lt.ID.IsNull() == lt.Name.IsNull() {
+			diags.AddAttributeError(path.Root("launch_template").AtListIndex(0), "Invalid gpu_node_group launch_template",
+				"launch_template takes exactly one of id and name (EKS refuses both, and needs one): keep id = \"lt-...\" or name")
+		}
+	}
+	if len(m.UpdateConfig) == 1 {
+		u := m.UpdateConfig[0]
+		if !u.MaxUnavailable.IsUnknown() && !u.MaxUnavailablePercentage.IsUnknown() && u.MaxUnavailable.IsNull() == u.MaxUnavailablePercentage.IsNull() {
+			diags.AddAttributeError(path.Root("update_config").AtListIndex(0), "Invalid gpu_node_group update_config",
+				"update_config takes exactly one of max_unavailable (nodes) and max_unavailable_percentage: set one, or remove the block for EKS's default of 1 node")
+		}
+	}
 	taints, d := taintsOf(ctx, m.Taints)
 	diags.Append(d...)
 	diags.Append(validateNodeGroupTaints(taints, m.GPUTaint.IsNull() || m.GPUTaint.ValueBool() || m.GPUTaint.IsUnknown())...)
