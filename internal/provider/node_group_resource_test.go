@@ -295,8 +295,16 @@ func TestAccNodeGroup_survivesThrottling(t *testing.T) {
 	})
 }
 
-func TestAccNodeGroup_createFailedShowsHealthIssue(t *testing.T) {
+func TestAccNodeGroup_createFailedShowsHealthIssueAndIsReplaced(t *testing.T) {
 	testAccPreCheck(t)
+	config := testAccNodeGroupConfig("ng-failed", `
+  instance_types = ["p5.48xlarge"]
+  scaling {
+    min_size     = 1
+    max_size     = 1
+    desired_size = 1
+  }
+`)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -304,15 +312,19 @@ func TestAccNodeGroup_createFailedShowsHealthIssue(t *testing.T) {
 				PreConfig: func() {
 					emu.FailNextNodegroupCreate("AsgInstanceLaunchFailures", "Could not launch On-Demand Instances. InsufficientInstanceCapacity")
 				},
-				Config: testAccNodeGroupConfig("ng-failed", `
-  instance_types = ["p5.48xlarge"]
-  scaling {
-    min_size     = 1
-    max_size     = 1
-    desired_size = 1
-  }
-`),
+				Config:      config,
 				ExpectError: regexp.MustCompile(`(?s)CREATE_FAILED.*AsgInstanceLaunchFailures: Could not launch On-Demand Instances. InsufficientInstanceCapacity.*kept in the state and tainted`),
+			},
+			// The failed group was kept, tainted: the next apply replaces it.
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(nodeGroupAddress, plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("status"), knownvalue.StringExact("ACTIVE")),
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("ready_nodes"), knownvalue.Int64Exact(1)),
+				},
 			},
 		},
 	})
