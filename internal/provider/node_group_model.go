@@ -273,8 +273,13 @@ func (m *nodeGroupModel) toSpec(ctx context.Context) (eks.NodeGroupSpec, diag.Di
 		spec.UpdateConfig = &eks.UpdateConfig{MaxUnavailable: int32(u.MaxUnavailable.ValueInt64()), MaxUnavailablePercentage: int32(u.MaxUnavailablePercentage.ValueInt64())}
 	}
 	if len(m.LaunchTemplate) == 1 {
+		// EKS takes the template by ID or by name, never both: once the ID
+		// is known (from EKS, after create) it is the one sent.
 		lt := m.LaunchTemplate[0]
-		spec.LaunchTemplate = &eks.LaunchTemplate{ID: lt.ID.ValueString(), Name: lt.Name.ValueString(), Version: lt.Version.ValueString()}
+		spec.LaunchTemplate = &eks.LaunchTemplate{ID: lt.ID.ValueString(), Version: lt.Version.ValueString()}
+		if spec.LaunchTemplate.ID == "" {
+			spec.LaunchTemplate.Name = lt.Name.ValueString()
+		}
 	}
 	return spec, diags
 }

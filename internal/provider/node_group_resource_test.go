@@ -330,6 +330,55 @@ func TestAccNodeGroup_createFailedShowsHealthIssueAndIsReplaced(t *testing.T) {
 	})
 }
 
+func TestAccNodeGroup_launchTemplateVersionUpdatesInPlace(t *testing.T) {
+	testAccPreCheck(t)
+	config := func(version string) string {
+		return testAccNodeGroupConfig("ng-custom", fmt.Sprintf(`
+  instance_types = ["g6e.xlarge"]
+  ami_type       = "CUSTOM"
+  wait_for       = "active"
+  launch_template {
+    name    = "gpu-nodes"
+    version = %q
+  }
+  scaling {
+    min_size     = 0
+    max_size     = 1
+    desired_size = 1
+  }
+`, version))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config("1"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("launch_template").AtSliceIndex(0).AtMapKey("id"),
+						knownvalue.StringRegexp(regexp.MustCompile(`^lt-[0-9a-f]+$`))),
+				},
+			},
+			// A new template version rolls the nodes in place (UpdateNodegroupVersion).
+			{
+				Config: config("2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(nodeGroupAddress, plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("launch_template").AtSliceIndex(0).AtMapKey("version"), knownvalue.StringExact("2")),
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("launch_template").AtSliceIndex(0).AtMapKey("name"), knownvalue.StringExact("gpu-nodes")),
+				},
+			},
+			{
+				Config: config("2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+		},
+	})
+}
+
 func TestAccNodeGroup_ignoreDesiredSizeForAutoscaler(t *testing.T) {
 	testAccPreCheck(t)
 	config := func(desired int) string {
