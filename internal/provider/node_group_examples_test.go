@@ -39,13 +39,14 @@ func TestAccNodeGroup_eksExampleAppliesWithoutKubeconfig(t *testing.T) {
 	t.Setenv("KUBECONFIG", "/nonexistent/kubeconfig")
 	main, err := os.ReadFile(filepath.Join("..", "..", "examples", "eks", "main.tf"))
 	require.NoError(t, err)
-	// The example's own terraform block names the provider by the address
-	// the tests serve it at.
+	// The example's own terraform block names the provider; the explicit
+	// host makes OpenTofu look where the tests serve it too.
 	require.True(t, strings.Contains(string(main), `source = "gpuinfra/gpu"`))
+	example := strings.Replace(string(main), `source = "gpuinfra/gpu"`, `source = "`+providerAddress+`"`, 1)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:          string(main),
+			Config:          example,
 			ConfigVariables: config.Variables{"cluster_name": config.StringVariable(emu.ClusterName())},
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownOutputValue("allocatable_gpus", knownvalue.Int64Exact(16)),
