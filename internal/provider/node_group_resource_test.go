@@ -379,12 +379,13 @@ func TestAccNodeGroup_launchTemplateVersionUpdatesInPlace(t *testing.T) {
 	})
 }
 
-func TestAccNodeGroup_ignoreDesiredSizeForAutoscaler(t *testing.T) {
+func TestAccNodeGroup_desiredSizeLeftToTheAutoscalerTagsUpdateInPlace(t *testing.T) {
 	testAccPreCheck(t)
-	config := func(desired int) string {
+	config := func(desired int, tags string) string {
 		return testAccNodeGroupConfig("ng-autoscaled", fmt.Sprintf(`
   instance_types = ["g5.xlarge"]
   wait_for       = "active"
+  tags           = %s
   scaling {
     min_size     = 0
     max_size     = 4
@@ -393,21 +394,48 @@ func TestAccNodeGroup_ignoreDesiredSizeForAutoscaler(t *testing.T) {
   lifecycle {
     ignore_changes = [scaling[0].desired_size]
   }
-`, desired))
+`, tags, desired))
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: config(1)},
+			{Config: config(1, "null")},
 			// The autoscaler owns desired_size: a change of it plans nothing.
 			{
-				Config: config(3),
+				Config: config(3, "null"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("scaling").AtSliceIndex(0).AtMapKey("desired_size"), knownvalue.Int64Exact(1)),
 				},
+			},
+			// Tags of the node group change in place (TagResource), the size still left alone.
+			{
+				Config: config(3, `{ team = "ml", cost-center = "gpu" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(nodeGroupAddress, plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("tags"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"team": knownvalue.StringExact("ml"), "cost-center": knownvalue.StringExact("gpu"),
+					})),
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("scaling").AtSliceIndex(0).AtMapKey("desired_size"), knownvalue.Int64Exact(1)),
+				},
+			},
+			// Removing one is an untag, and a refresh reads the same back.
+			{
+				Config: config(3, `{ team = "ml" }`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("tags"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"team": knownvalue.StringExact("ml"),
+					})),
+				},
+			},
+			{
+				Config:             config(3, `{ team = "ml" }`),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: false,
 			},
 		},
 	})
