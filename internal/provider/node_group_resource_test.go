@@ -210,7 +210,7 @@ resource "gpu_workload" "train" {
 	})
 }
 
-func TestAccNodeGroup_outOfBandTagRemovalAndDeleteAreRepaired(t *testing.T) {
+func TestAccNodeGroup_outOfBandChangesShowAsDriftAndAreRepaired(t *testing.T) {
 	testAccPreCheck(t)
 	const name = "ng-oob"
 	config := testAccNodeGroupConfig(name, `
@@ -229,6 +229,29 @@ func TestAccNodeGroup_outOfBandTagRemovalAndDeleteAreRepaired(t *testing.T) {
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("ready_nodes"), knownvalue.Int64Exact(1)),
+				},
+			},
+			// A scaling and a label changed in the console show as drift, and
+			// apply takes them back.
+			{
+				PreConfig: func() { changeNodeGroupOutOfBand(t, name) },
+				RefreshState: true,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(nodeGroupAddress, "scaling.0.desired_size", "2"),
+					resource.TestCheckResourceAttr(nodeGroupAddress, "labels.%", "1"),
+					resource.TestCheckResourceAttr(nodeGroupAddress, "labels.console", "edit"),
+					resource.TestCheckResourceAttr(nodeGroupAddress, "effective_labels.console", "edit"),
+				),
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(nodeGroupAddress, plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("scaling").AtSliceIndex(0).AtMapKey("desired_size"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(nodeGroupAddress, tfjsonpath.New("labels"), knownvalue.Null()),
 				},
 			},
 			// A node-template tag removed from the Auto Scaling group shows as
@@ -457,4 +480,24 @@ func deleteASGTag(t *testing.T, name, key string) {
 		require.NoError(t, client.SyncAutoScalingGroupTags(ctx, []string{asg}, map[string]string{key: value}, nil))
 		require.NotContains(t, emu.AutoScalingGroupTags(asg), key)
 	}
+}
+
+// changeNodeGroupOutOfBand scales node group name to 2 and adds a label,
+// as someone would in the console.
+func changeNodeGroupOutOfBand(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	client, err := eks.Settings{}.Connect(ctx)
+	require.NoError(t, err)
+	group, found, err := client.ReadNodeGroup(ctx, emu.ClusterName(), name)
+	require.NoError(t, err)
+	require.True(t, found)
+	changed := group.NodeGroupSpec
+	changed.Scaling.Desired = 2
+	changed.Labels = map[string]string{"console": "edit"}
+	for k, v := range group.Labels {
+		changed.Labels[k] = v
+	}
+	_, err = client.UpdateNodeGroup(ctx, group.NodeGroupSpec, changed)
+	require.NoError(t, err)
 }
