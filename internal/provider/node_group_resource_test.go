@@ -234,7 +234,7 @@ func TestAccNodeGroup_outOfBandChangesShowAsDriftAndAreRepaired(t *testing.T) {
 			// A scaling and a label changed in the console show as drift, and
 			// apply takes them back.
 			{
-				PreConfig: func() { changeNodeGroupOutOfBand(t, name) },
+				PreConfig:    func() { changeNodeGroupOutOfBand(t, name) },
 				RefreshState: true,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(nodeGroupAddress, "scaling.0.desired_size", "2"),
