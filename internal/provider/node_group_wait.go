@@ -112,8 +112,16 @@ func (r *NodeGroupResource) readNodes(ctx context.Context, m *nodeGroupModel, su
 // groups. A group that cannot be read leaves them as they were, with a
 // warning.
 func readNodeTemplateTags(ctx context.Context, client *eks.Client, m *nodeGroupModel, summary string, diags *diag.Diagnostics) {
+	asgs := stringsOf(ctx, m.AutoScalingGroupNames)
+	if len(asgs) == 0 {
+		// No group yet (or any more): nothing to compare; keep what was set.
+		if m.NodeTemplateTags.IsUnknown() {
+			m.NodeTemplateTags = types.MapNull(types.StringType)
+		}
+		return
+	}
 	var groups []map[string]string
-	for _, asg := range stringsOf(ctx, m.AutoScalingGroupNames) {
+	for _, asg := range asgs {
 		tags, err := client.AutoScalingGroupTags(ctx, asg)
 		if err != nil {
 			diags.AddWarning(summary, "reading the Auto Scaling group's node-template tags: "+err.Error())
