@@ -117,11 +117,20 @@ func taintsToEKS(ts []Taint) []ekstypes.Taint {
 	return out
 }
 
+// launchTemplateToEKS names the template by ID when it has one, else by
+// name: EKS takes "either the launch template ID or name, but not both"
+// (LaunchTemplateSpecification), and a node group EKS describes has both.
 func launchTemplateToEKS(lt *LaunchTemplate) *ekstypes.LaunchTemplateSpecification {
 	if lt == nil {
 		return nil
 	}
-	return &ekstypes.LaunchTemplateSpecification{Id: optionalString(lt.ID), Name: optionalString(lt.Name), Version: optionalString(lt.Version)}
+	spec := &ekstypes.LaunchTemplateSpecification{Version: optionalString(lt.Version)}
+	if lt.ID != "" {
+		spec.Id = aws.String(lt.ID)
+	} else {
+		spec.Name = optionalString(lt.Name)
+	}
+	return spec
 }
 
 func optionalString(s string) *string {

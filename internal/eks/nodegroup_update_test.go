@@ -116,3 +116,17 @@ func TestUpdateInputsSendOnlyWhatChanged(t *testing.T) {
 	require.Equal(t, "4", aws.ToString(v.LaunchTemplate.Version))
 	require.Nil(t, v.Version)
 }
+
+// A node group EKS describes names its launch template by ID and name; a
+// request may carry only one of them.
+func TestLaunchTemplateGoesByIDOrNameNeverBoth(t *testing.T) {
+	both := launchTemplateToEKS(&LaunchTemplate{ID: "lt-0abc", Name: "gpu", Version: "2"})
+	require.Equal(t, "lt-0abc", aws.ToString(both.Id))
+	require.Nil(t, both.Name)
+	require.Equal(t, "2", aws.ToString(both.Version))
+	byName := launchTemplateToEKS(&LaunchTemplate{Name: "gpu"})
+	require.Nil(t, byName.Id)
+	require.Equal(t, "gpu", aws.ToString(byName.Name))
+	require.Nil(t, byName.Version)
+	require.Nil(t, launchTemplateToEKS(nil))
+}
