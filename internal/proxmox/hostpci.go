@@ -1,0 +1,148 @@
+package proxmox
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	pxapi "github.com/Telmate/proxmox-api-go/proxmox"
+)
+
+// MaxGPUs is how many hostpciN entries a VM takes (hostpci0..hostpci15).
+const MaxGPUs = int(pxapi.QemuPciDevicesAmount)
+
+// HostPCIValue is the hostpciN value for g: "mapping=a6000-0,pcie=1,rombar=1"
+// or "0000:01:00,pcie=1,x-vga=1,rombar=1". rombar is always written (PVE's
+// default is 1, but the library version in use writes rombar=0 for an unset
+// ROMbar, and an explicit value reads back unambiguously).
+func HostPCIValue(g GPU) string {
+	var b strings.Builder
+	if g.Mapping != "" {
+		b.WriteString("mapping=" + g.Mapping)
+	} else {
+		b.WriteString(hostAddress(g))
+	}
+	if g.Mdev != "" {
+		b.WriteString(",mdev=" + g.Mdev)
+	}
+	if g.PCIE {
+		b.WriteString(",pcie=1")
+	}
+	if g.PrimaryGPU {
+		b.WriteString(",x-vga=1")
+	}
+	if g.ROMBar {
+		b.WriteString(",rombar=1")
+	} else {
+		b.WriteString(",rombar=0")
+	}
+	return b.String()
+}
+
+// hostAddress is the host= part: with AllFunctions the function is dropped
+// ("0000:01:00" passes every function of the device).
+func hostAddress(g GPU) string {
+	addr := g.PCIAddress
+	if g.AllFunctions {
+		if i := strings.LastIndexByte(addr, '.'); i > strings.LastIndexByte(addr, ':') {
+			addr = addr[:i]
+		}
+	}
+	return addr
+}
+
+// ParseHostPCI reads a hostpciN value back into a GPU. PVE's defaults
+// apply where a key is absent: pcie=0, x-vga=0, rombar=1.
+func ParseHostPCI(value string) (GPU, error) {
+	o := splitOptions(value, "host")
+	g := GPU{Mapping: o["mapping"], PCIAddress: o["host"], Mdev: o["mdev"], ROMBar: true}
+	if g.Mapping == "" && g.PCIAddress == "" {
+		return GPU{}, fmt.Errorf("hostpci value %q names neither a mapping nor a host PCI address", value)
+	}
+	if g.PCIAddress != "" {
+		g.PCIAddress = normalizePCIAddress(g.PCIAddress)
+		last := g.PCIAddress[strings.LastIndexByte(g.PCIAddress, ':')+1:]
+		g.AllFunctions = !strings.Contains(last, ".")
+	}
+	g.PCIE = o["pcie"] == "1"
+	g.PrimaryGPU = o["x-vga"] == "1"
+	if v, ok := o["rombar"]; ok {
+		g.ROMBar = v == "1"
+	}
+	if g.Mapping != "" {
+		g.AllFunctions = true // a mapping's path decides; report the default
+	}
+	return g, nil
+}
+
+// libraryPCI is g as the library's QemuPci with every option set, so the
+// library's validation runs on it and no nil pointer (ROMbar: written as
+// rombar=0 by this library version) ever reaches it.
+func libraryPCI(g GPU) pxapi.QemuPci {
+	pcie, primary, rombar := g.PCIE, g.PrimaryGPU, g.ROMBar
+	var mdev *pxapi.PciMediatedDevice
+	if g.Mdev != "" {
+		m := pxapi.PciMediatedDevice(g.Mdev)
+		mdev = &m
+	}
+	if g.Mapping != "" {
+		id := pxapi.ResourceMappingPciID(g.Mapping)
+		return pxapi.QemuPci{Mapping: &pxapi.QemuPciMapping{ID: &id, PCIe: &pcie, PrimaryGPU: &primary, ROMbar: &rombar, MDev: mdev}}
+	}
+	id := pxapi.PciID(hostAddress(g))
+	return pxapi.QemuPci{Raw: &pxapi.QemuPciRaw{ID: &id, PCIe: &pcie, PrimaryGPU: &primary, ROMbar: &rombar, MDev: mdev}}
+}
+
+// ValidateGPUs checks the GPU entries with the library's own validators
+// (PCI id syntax, mapping id, mdev name) and our rules: at most MaxGPUs,
+// exactly one of mapping and pci_address each.
+func ValidateGPUs(gpus []GPU) error {
+	if len(gpus) > MaxGPUs {
+		return fmt.Errorf("gpu: %d blocks given, Proxmox VE takes at most %d (hostpci0..hostpci%d)", len(gpus), MaxGPUs, MaxGPUs-1)
+	}
+	devices := pxapi.QemuPciDevices{}
+	for i, g := range gpus {
+		if (g.Mapping == "") == (g.PCIAddress == "") {
+			return fmt.Errorf("gpu[%d]: set exactly one of mapping and pci_address", i)
+		}
+		devices[pxapi.QemuPciID(i)] = libraryPCI(g)
+		if err := devices.Validate(nil); err != nil {
+			return fmt.Errorf("gpu[%d] (%s): %w", i, HostPCIValue(g), err)
+		}
+	}
+	return nil
+}
+
+// hostPCILines picks hostpciN out of a VM config.
+func hostPCILines(config map[string]any) map[int]string {
+	out := map[int]string{}
+	for k, v := range config {
+		n, ok := strings.CutPrefix(k, "hostpci")
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 0 || i >= MaxGPUs {
+			continue
+		}
+		out[i] = configString(v)
+	}
+	return out
+}
+
+// gpusOf parses a config's hostpci lines in index order.
+func gpusOf(lines map[int]string) []GPU {
+	idx := make([]int, 0, len(lines))
+	for i := range lines {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	var out []GPU
+	for _, i := range idx {
+		if g, err := ParseHostPCI(lines[i]); err == nil {
+			out = append(out, g)
+		}
+	}
+	return out
+}
