@@ -173,7 +173,7 @@ func specOf(node string, vmid int, config map[string]any) VMSpec {
 		ci.Storage, _, _ = strings.Cut(splitOptions(s(ciDrive), "file")["file"], ":")
 	}
 	if keys := s("sshkeys"); keys != "" {
-		if decoded, err := url.QueryUnescape(keys); err == nil {
+		if decoded, err := url.PathUnescape(keys); err == nil {
 			keys = decoded
 		}
 		for _, k := range strings.Split(strings.TrimSpace(keys), "\n") {

@@ -3,6 +3,7 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 )
@@ -118,6 +119,10 @@ func managedKey(k string) bool {
 	return false
 }
 
+// sameSSHKeys compares two URL-encoded sshkeys values by their keys (PVE
+// may encode differently from us).
 func sameSSHKeys(a, b string) bool {
-	return strings.TrimSpace(strings.ReplaceAll(a, "%0A", "\n")) == strings.TrimSpace(strings.ReplaceAll(b, "%0A", "\n"))
+	da, errA := url.PathUnescape(a)
+	db, errB := url.PathUnescape(b)
+	return errA == nil && errB == nil && strings.TrimSpace(da) == strings.TrimSpace(db)
 }

@@ -1,0 +1,35 @@
+package proxmox
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseUPID(t *testing.T) {
+	u, err := ParseUPID("UPID:pve-a6000:000A1B2C:0123ABCD:65F0A1B2:qmstart:101:terraform@pve!gpu:")
+	require.NoError(t, err)
+	require.Equal(t, UPID{Raw: "UPID:pve-a6000:000A1B2C:0123ABCD:65F0A1B2:qmstart:101:terraform@pve!gpu:", Node: "pve-a6000", Type: "qmstart", ID: "101", User: "terraform@pve!gpu"}, u)
+
+	for _, bad := range []string{"", "UPID:pve:1:2", "TASK:pve:000A1B2C:0123ABCD:65F0A1B2:qmstart:101:root@pam:"} {
+		_, err := ParseUPID(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestNextTaskPoll_growsAndCaps(t *testing.T) {
+	var waits []time.Duration
+	var w time.Duration
+	for range 12 {
+		w = nextTaskPoll(w)
+		waits = append(waits, w)
+	}
+	require.Equal(t, 100*time.Millisecond, waits[0])
+	require.Equal(t, 150*time.Millisecond, waits[1])
+	for i := 1; i < len(waits); i++ {
+		require.GreaterOrEqual(t, waits[i], waits[i-1])
+		require.LessOrEqual(t, waits[i], 2*time.Second)
+	}
+	require.Equal(t, 2*time.Second, waits[len(waits)-1])
+}
