@@ -31,6 +31,8 @@ type Clients struct {
 
 	// aws is the AWS side (clients_aws.go).
 	aws awsClients
+	// proxmox is the Proxmox VE side (clients_proxmox.go).
+	proxmox proxmoxClients
 
 	kubeOnce    sync.Once
 	kubeCluster *kube.Cluster

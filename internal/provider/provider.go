@@ -49,7 +49,7 @@ func (p *GPUProvider) Metadata(_ context.Context, _ provider.MetadataRequest, re
 func (p *GPUProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Manages NVIDIA GPU infrastructure: EKS GPU node groups, the NVIDIA device plugin and GPU workloads on Kubernetes, " +
-			"and an inventory of GPUs (a cluster's nodes, EC2's instance types). " +
+			"Proxmox VE VMs with GPUs passed through, and an inventory of GPUs (a cluster's nodes, EC2's instance types, Proxmox nodes' PCI buses). " +
 			"Each backend block (`kubernetes`, `aws`, `proxmox`) is optional and is only contacted when a " +
 			"resource or data source that needs it is used: a configuration with only Kubernetes resources needs no AWS or Proxmox credentials.",
 		Blocks: map[string]schema.Block{
@@ -87,6 +87,7 @@ func (p *GPUProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		userAgent:            "terraform-provider-gpu/" + p.version,
 		planReads:            newPlanReads(config.Kubernetes),
 		aws:                  awsClients{settings: config.AWS.settings("terraform-provider-gpu/" + p.version)},
+		proxmox:              proxmoxClients{settings: config.Proxmox.settings(), unknown: config.Proxmox.anyUnknown()},
 	}
 	if config.Kubernetes != nil {
 		clients.kubernetesEKS = config.Kubernetes.EKS.ref()
@@ -101,6 +102,7 @@ func (p *GPUProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewDevicePluginResource,
 		NewWorkloadResource,
 		NewNodeGroupResource,
+		NewPassthroughVMResource,
 	}
 }
 

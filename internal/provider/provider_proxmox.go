@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -19,6 +20,7 @@ type proxmoxBlockModel struct {
 	Username       types.String `tfsdk:"username"`
 	Password       types.String `tfsdk:"password"`
 	InsecureTLS    types.Bool   `tfsdk:"insecure_tls"`
+	CACertificate  types.String `tfsdk:"ca_certificate"`
 }
 
 // proxmoxSettings is the `proxmox` block before the PM_* environment
@@ -28,6 +30,8 @@ type proxmoxSettings struct {
 	APITokenID, APITokenSecret string
 	Username, Password         string
 	InsecureTLS                bool
+	// CACertificate is PEM (the environment's PM_CA_CERT_FILE is a path).
+	CACertificate string
 }
 
 var (
@@ -39,10 +43,11 @@ var (
 
 func proxmoxBlockSchema() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
-		MarkdownDescription: "Proxmox VE settings, for the Proxmox resources this provider is adding. No resource or data source uses " +
-			"them yet; they are validated at plan time. Authenticate with an API token, or with a username and password, or both: Proxmox lets only `root@pam` " +
-			"pass raw (unmapped) PCI devices through, which a token cannot do. Unset attributes fall back to the environment " +
-			"variables the Telmate provider reads: `PM_API_URL`, `PM_API_TOKEN_ID`, `PM_API_TOKEN_SECRET`, `PM_USER`, `PM_PASS`, `PM_TLS_INSECURE`.",
+		MarkdownDescription: "Proxmox VE settings, for `gpu_passthrough_vm` and `gpu_inventory` with `source = \"proxmox\"`. Authenticate with an " +
+			"API token, or with a username and password; when both are set, the token is used. Proxmox lets only `root@pam` logged in with a password " +
+			"pass raw (unmapped) PCI devices through, which no token can do: with a token, pass GPUs by cluster PCI mapping. Unset attributes fall back " +
+			"to the environment variables the Telmate provider reads: `PM_API_URL`, `PM_API_TOKEN_ID`, `PM_API_TOKEN_SECRET`, `PM_USER`, `PM_PASS`, " +
+			"`PM_TLS_INSECURE`, and `PM_CA_CERT_FILE` (a path) for `ca_certificate`. The API is contacted only when a Proxmox resource or data source is used.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
 				Optional:            true,
@@ -68,7 +73,13 @@ func proxmoxBlockSchema() schema.SingleNestedBlock {
 			},
 			"insecure_tls": schema.BoolAttribute{
 				Optional:            true,
-				MarkdownDescription: "Skip verification of the API's TLS certificate (Proxmox installs a self-signed one). Off by default. Environment: `PM_TLS_INSECURE`.",
+				MarkdownDescription: "Skip verification of the API's TLS certificate. Off by default: prefer `ca_certificate`. Environment: `PM_TLS_INSECURE`.",
+			},
+			"ca_certificate": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "PEM of the CA that signed the API's TLS certificate, verified against instead of the system's roots: Proxmox " +
+					"signs each node's certificate with its own cluster CA, `/etc/pve/pve-root-ca.pem` on any node. Environment: " +
+					"`PM_CA_CERT_FILE`, the path of a PEM file.",
 			},
 		},
 	}
@@ -85,7 +96,22 @@ func (m *proxmoxBlockModel) settings() proxmoxSettings {
 		Username:       m.Username.ValueString(),
 		Password:       m.Password.ValueString(),
 		InsecureTLS:    m.InsecureTLS.ValueBool(),
+		CACertificate:  m.CACertificate.ValueString(),
 	}
+}
+
+// anyUnknown says whether a setting is unknown until apply (it refers to
+// another resource): the provider then reads nothing at plan time.
+func (m *proxmoxBlockModel) anyUnknown() bool {
+	if m == nil {
+		return false
+	}
+	for _, v := range []attr.Value{m.Endpoint, m.APITokenID, m.APITokenSecret, m.Username, m.Password, m.CACertificate, m.InsecureTLS} {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *proxmoxBlockModel) validate() diag.Diagnostics {
@@ -93,7 +119,7 @@ func (m *proxmoxBlockModel) validate() diag.Diagnostics {
 	if m == nil {
 		return diags
 	}
-	for _, v := range []types.String{m.Endpoint, m.APITokenID, m.APITokenSecret, m.Username, m.Password} {
+	for _, v := range []types.String{m.Endpoint, m.APITokenID, m.APITokenSecret, m.Username, m.Password, m.CACertificate} {
 		if v.IsUnknown() {
 			return diags
 		}
@@ -134,6 +160,10 @@ func (s proxmoxSettings) problems() []settingProblem {
 	}
 	if s.Password != "" && s.Username == "" {
 		add("username", "proxmox.password is set without proxmox.username: set both, or neither")
+	}
+	if s.CACertificate != "" && !strings.Contains(s.CACertificate, "-----BEGIN CERTIFICATE-----") {
+		add("ca_certificate", "proxmox.ca_certificate is not a PEM certificate: give the PEM text (e.g. file(\"pve-root-ca.pem\")), not a path; "+
+			"on a node the cluster CA is /etc/pve/pve-root-ca.pem")
 	}
 	return out
 }

@@ -1,0 +1,257 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
+)
+
+var (
+	_ resource.Resource                   = &PassthroughVMResource{}
+	_ resource.ResourceWithConfigure      = &PassthroughVMResource{}
+	_ resource.ResourceWithImportState    = &PassthroughVMResource{}
+	_ resource.ResourceWithValidateConfig = &PassthroughVMResource{}
+	_ resource.ResourceWithModifyPlan     = &PassthroughVMResource{}
+)
+
+// Default bounds of the work, when the timeouts block leaves them out.
+const (
+	passthroughCreateTimeout = 20 * time.Minute
+	passthroughUpdateTimeout = 20 * time.Minute
+	passthroughDeleteTimeout = 10 * time.Minute
+)
+
+// PassthroughVMResource is `gpu_passthrough_vm`: a Proxmox VE VM with
+// NVIDIA GPUs passed through.
+type PassthroughVMResource struct {
+	clients *Clients
+}
+
+// NewPassthroughVMResource is the constructor the provider registers.
+func NewPassthroughVMResource() resource.Resource { return &PassthroughVMResource{} }
+
+func (r *PassthroughVMResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_passthrough_vm"
+}
+
+func (r *PassthroughVMResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = passthroughVMSchema(ctx)
+}
+
+func (r *PassthroughVMResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	clients, diags := clientsFrom(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	r.clients = clients
+}
+
+func (r *PassthroughVMResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var config passthroughVMModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(config.validate()...)
+}
+
+func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan passthroughVMModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "creating Proxmox VM " + plan.describe()
+	client := r.clients.proxmoxFor(ctx, summary, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, passthroughCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// The preflight again, before any write: values unknown at plan are
+	// known now, and a GPU may have been taken since.
+	resp.Diagnostics.Append(preflight(ctx, client, plan.Node.ValueString(), 0, plan.gpuSpecs())...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if plan.VMID.IsUnknown() || plan.VMID.IsNull() {
+		id, err := client.NextVMID(ctx)
+		if err != nil {
+			resp.Diagnostics.AddError(summary, "getting the next free VM ID (/cluster/nextid): "+err.Error())
+			return
+		}
+		plan.VMID = types.Int64Value(int64(id))
+	}
+	spec := plan.toSpec(ctx)
+	start := time.Now()
+	live, err := client.CreateVM(ctx, spec)
+	tflog.Debug(ctx, "created Proxmox VM", map[string]any{"node": spec.Node, "vmid": spec.VMID, "duration": time.Since(start).String()})
+	if err != nil && live.VMID == 0 {
+		// Nothing exists: nothing to keep in the state.
+		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, false))
+		return
+	}
+	// From here on the state is saved even on error, so that a failed
+	// create is tainted and destroyed by the next apply, never orphaned.
+	facts := r.readFacts(ctx, client, spec.Node)
+	prior := plan
+	resp.Diagnostics.Append(plan.setFromLive(live, facts)...)
+	if err != nil {
+		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, true))
+		plan.keepPlanned(&prior)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// keepPlanned keeps what was planned for the attributes a failed create
+// may not have reached, so the saved (tainted) state is consistent.
+func (m *passthroughVMModel) keepPlanned(prior *passthroughVMModel) {
+	if m.Name.ValueString() == "" {
+		m.Name = prior.Name
+	}
+}
+
+func (r *PassthroughVMResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state passthroughVMModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "reading Proxmox VM " + state.describe()
+	client := r.clients.proxmoxFor(ctx, summary, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	node, vmid := state.Node.ValueString(), int(state.VMID.ValueInt64())
+	start := time.Now()
+	live, found, err := client.ReadVM(ctx, node, vmid)
+	tflog.Debug(ctx, "read Proxmox VM", map[string]any{"node": node, "vmid": vmid, "duration": time.Since(start).String()})
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	if !found {
+		resp.Diagnostics.AddWarning(summary, fmt.Sprintf("VM %d on node %s no longer exists (deleted outside Terraform): it is removed "+
+			"from the state, and the next apply creates it again.", vmid, node))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	var facts *passthroughFacts
+	if len(live.HostPCI) > 0 {
+		facts = r.readFacts(ctx, client, node)
+	}
+	resp.Diagnostics.Append(state.setFromLive(live, facts)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, prior passthroughVMModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "updating Proxmox VM " + plan.describe()
+	client := r.clients.proxmoxFor(ctx, summary, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, passthroughUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	if !gpusEqual(prior.GPU, plan.GPU) {
+		resp.Diagnostics.Append(preflight(ctx, client, plan.Node.ValueString(), int(prior.VMID.ValueInt64()), plan.gpuSpecs())...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	priorSpec, spec := prior.toSpec(ctx), plan.toSpec(ctx)
+	start := time.Now()
+	live, err := client.UpdateVM(ctx, priorSpec, spec, plan.AllowRestart.ValueBool())
+	tflog.Debug(ctx, "updated Proxmox VM", map[string]any{"node": spec.Node, "vmid": spec.VMID, "duration": time.Since(start).String()})
+	var restart *proxmox.RestartNeededError
+	if errors.As(err, &restart) {
+		resp.Diagnostics.AddAttributeError(path.Root("allow_restart"), summary, err.Error())
+		return
+	}
+	if err != nil {
+		if live.VMID != 0 {
+			// Part of the change happened: record what Proxmox has now.
+			resp.Diagnostics.Append(prior.setFromLive(live, r.readFacts(ctx, client, spec.Node))...)
+			prior.AllowRestart, prior.Timeouts = plan.AllowRestart, plan.Timeouts
+			resp.Diagnostics.Append(resp.State.Set(ctx, &prior)...)
+		}
+		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, false))
+		return
+	}
+	resp.Diagnostics.Append(plan.setFromLive(live, r.readFacts(ctx, client, spec.Node))...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *PassthroughVMResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state passthroughVMModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "deleting Proxmox VM " + state.describe()
+	client := r.clients.proxmoxFor(ctx, summary, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, passthroughDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	err := client.DeleteVM(ctx, state.Node.ValueString(), int(state.VMID.ValueInt64()))
+	tflog.Debug(ctx, "deleted Proxmox VM", map[string]any{"node": state.Node.ValueString(), "vmid": state.VMID.ValueInt64(), "duration": time.Since(start).String()})
+	if err != nil {
+		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, false))
+	}
+}
+
+// ImportState takes `node/vmid`.
+func (r *PassthroughVMResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	node, vmid, err := parsePassthroughVMID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("importing Proxmox VM", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), node)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vmid"), vmid)...)
+}
+
+// readFacts reads what resolves the gpus attribute, or nil (with a debug
+// line) when Proxmox does not answer: gpus then has no host details.
+func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.Client, node string) *passthroughFacts {
+	facts, err := readPassthroughFacts(ctx, client, node, nil)
+	if err != nil {
+		tflog.Debug(ctx, "could not read the node's PCI devices: gpus has no host details", map[string]any{"error": err.Error()})
+		return nil
+	}
+	return facts
+}
+
+// passthroughFailureDetail is an error's text, with what to do after a
+// Proxmox task failed.
+func passthroughFailureDetail(err error, kept bool) string {
+	text := err.Error()
+	if kept {
+		text += "\n\nThe VM exists and is kept in the state, tainted: fix the cause (the task's log above), then apply again to " +
+			"replace it, or destroy it."
+	}
+	return text
+}
