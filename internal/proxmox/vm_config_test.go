@@ -59,3 +59,14 @@ func TestSizeGiB(t *testing.T) {
 		require.Equal(t, want, sizeGiB(in), in)
 	}
 }
+
+func TestConfigChanges_keepsWhatPVERewrote(t *testing.T) {
+	current := map[string]any{"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0", "agent": "enabled=1", "hostpci0": "mapping=a6000-0,rombar=1,pcie=1"}
+	want := map[string]string{"net0": "virtio,bridge=vmbr0", "agent": "1", "hostpci0": "mapping=a6000-0,pcie=1,rombar=1"}
+	set, del := configChanges(current, want)
+	require.Empty(t, set, "a NIC's generated MAC, agent's long form and option order are no change")
+	require.Empty(t, del)
+
+	set, _ = configChanges(current, map[string]string{"net0": "virtio,bridge=vmbr1"})
+	require.Equal(t, map[string]string{"net0": "virtio,bridge=vmbr1"}, set)
+}

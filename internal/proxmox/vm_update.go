@@ -86,10 +86,7 @@ func needsStop(key string) bool {
 func configChanges(current map[string]any, want map[string]string) (map[string]string, []string) {
 	set := map[string]string{}
 	for k, v := range want {
-		if configString(current[k]) != v || current[k] == nil {
-			if k == "sshkeys" && sameSSHKeys(configString(current[k]), v) {
-				continue
-			}
+		if _, ok := current[k]; !ok || !sameConfigValue(k, configString(current[k]), v) {
 			set[k] = v
 		}
 	}
@@ -115,6 +112,26 @@ func managedKey(k string) bool {
 	switch k {
 	case "ciuser", "sshkeys", "cicustom", "tags", "name":
 		return true
+	}
+	return false
+}
+
+// sameConfigValue compares a current config value with the one we would
+// write, by meaning where PVE rewrites it (a NIC gains its MAC address).
+func sameConfigValue(key, current, want string) bool {
+	switch {
+	case current == want:
+		return true
+	case key == "sshkeys":
+		return sameSSHKeys(current, want)
+	case key == "agent":
+		return agentEnabled(current) == agentEnabled(want)
+	case strings.HasPrefix(key, "net"):
+		return parseNet(current) == parseNet(want)
+	case strings.HasPrefix(key, "hostpci"):
+		a, errA := ParseHostPCI(current)
+		b, errB := ParseHostPCI(want)
+		return errA == nil && errB == nil && a == b
 	}
 	return false
 }
