@@ -23,9 +23,8 @@ var (
 	_ datasource.DataSourceWithValidateConfig = &InventoryDataSource{}
 )
 
-// inventorySources are the places gpu_inventory can look; later backends
-// (Proxmox PCI bus) add theirs here.
-var inventorySources = []string{"kubernetes", "ec2"}
+// inventorySources are the places gpu_inventory can look.
+var inventorySources = []string{"kubernetes", "ec2", "proxmox"}
 
 // InventoryDataSource is `gpu_inventory`: the GPUs that exist, and which are free.
 type InventoryDataSource struct {
@@ -44,6 +43,8 @@ type inventoryModel struct {
 	// SortBy and InstanceTypes are source "ec2"'s (inventory_data_source_ec2.go).
 	SortBy        types.String `tfsdk:"sort_by"`
 	InstanceTypes types.List   `tfsdk:"instance_types"`
+	// PCIDevices is source "proxmox"'s (inventory_data_source_proxmox.go).
+	PCIDevices types.List `tfsdk:"pci_devices"`
 }
 
 type inventoryFilterModel struct {
@@ -58,6 +59,9 @@ type inventoryFilterModel struct {
 	Architectures     types.List  `tfsdk:"architectures"`
 	AvailabilityZones types.List  `tfsdk:"availability_zones"`
 	SpotPrices        types.Bool  `tfsdk:"spot_prices"`
+
+	Nodes    types.List `tfsdk:"nodes"`
+	FreeOnly types.Bool `tfsdk:"free_only"`
 }
 
 func (d *InventoryDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -72,7 +76,10 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"With `source = \"ec2\"` it lists the region's EC2 instance types with NVIDIA GPUs (DescribeInstanceTypes) with the Availability Zones " +
 			"that offer them (DescribeInstanceTypeOfferings) and, with `filter.spot_prices`, the latest Spot price per zone " +
 			"(DescribeSpotPriceHistory), into `instance_types`: which types give 80 GB GPUs in my zones, cheapest first. " +
-			"It uses the provider's `aws` block and AWS credentials.",
+			"It uses the provider's `aws` block and AWS credentials.\n\n" +
+			"With `source = \"proxmox\"` it lists, per Proxmox VE node, each NVIDIA PCI function (`/nodes/{node}/hardware/pci`) with its " +
+			"IDs, product name, IOMMU group, vGPU (mdev) types with free instances, the VM holding it and the cluster PCI mapping covering " +
+			"it, into `pci_devices`: what to put into `gpu_passthrough_vm`'s `gpu` blocks. It uses the provider's `proxmox` block.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
@@ -92,30 +99,37 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			},
 			"instance_types": schema.ListNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "Source `ec2`: the region's instance types with NVIDIA GPUs that pass the filter, in `sort_by` order. Null for source `kubernetes`.",
+				MarkdownDescription: "Source `ec2`: the region's instance types with NVIDIA GPUs that pass the filter, in `sort_by` order. Null for the other sources.",
 				NestedObject:        schema.NestedAttributeObject{Attributes: inventoryInstanceTypeAttributes()},
+			},
+			"pci_devices": schema.ListNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "Source `proxmox`: the NVIDIA PCI functions of the nodes that pass the filter, sorted by node and address " +
+					"(a GPU's audio function too, with `gpu = false`). Null for the other sources.",
+				NestedObject: schema.NestedAttributeObject{Attributes: inventoryPCIDeviceAttributes()},
 			},
 			"nodes": schema.ListNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "Source `kubernetes`: the GPU nodes that pass the filter, sorted by name. Nodes without NVIDIA GPUs are never listed. Null for source `ec2`.",
+				MarkdownDescription: "Source `kubernetes`: the GPU nodes that pass the filter, sorted by name. Nodes without NVIDIA GPUs are never listed. Null for the other sources.",
 				NestedObject:        schema.NestedAttributeObject{Attributes: inventoryNodeAttributes()},
 			},
 			"totals": schema.SingleNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "Source `kubernetes`: sums over `nodes`. Null for source `ec2`.",
+				MarkdownDescription: "Source `kubernetes`: sums over `nodes`. Null for the other sources.",
 				Attributes:          inventoryTotalsAttributes(),
 			},
 		},
 		Blocks: map[string]schema.Block{
 			"filter": schema.SingleNestedBlock{
-				MarkdownDescription: "Select nodes (source `kubernetes`: `product`, `min_gpu_memory_gib`, `min_free_gpus`, `label_selector`) or instance types " +
-					"(source `ec2`: `gpu_products`, `min_gpu_memory_gib`, `min_gpus`, `max_gpus`, `architectures`, `availability_zones`, `spot_prices`). " +
+				MarkdownDescription: "Select nodes (source `kubernetes`: `product`, `min_gpu_memory_gib`, `min_free_gpus`, `label_selector`), instance types " +
+					"(source `ec2`: `gpu_products`, `min_gpu_memory_gib`, `min_gpus`, `max_gpus`, `architectures`, `availability_zones`, `spot_prices`) " +
+					"or PCI devices (source `proxmox`: `nodes`, `product`, `free_only`). " +
 					"Every set criterion must hold; a criterion of the other source is an error.",
 				Attributes: map[string]schema.Attribute{
 					"product": schema.StringAttribute{
 						Optional: true,
-						MarkdownDescription: "Regular expression (RE2) matched against the GPU product name that GPU Feature Discovery reports, " +
-							"e.g. `H100` or `^NVIDIA-A100-SXM4-(40|80)GB$`.",
+						MarkdownDescription: "Regular expression (RE2) matched against the GPU product name: source `kubernetes`, the one GPU Feature " +
+							"Discovery reports, e.g. `H100` or `^NVIDIA-A100-SXM4-(40|80)GB$`; source `proxmox`, the PCI device name, e.g. `RTX A6000`.",
 						Validators: []validator.String{regexValidator{}},
 					},
 					"min_gpu_memory_gib": schema.Float64Attribute{
@@ -170,6 +184,16 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 						Optional:            true,
 						MarkdownDescription: "Source `ec2`: read the latest Spot price of each type in each zone (`spot_prices`, `min_spot_price`). Off by default: one more EC2 call per page of types.",
 					},
+					"nodes": schema.ListAttribute{
+						Optional:            true,
+						ElementType:         types.StringType,
+						MarkdownDescription: "Source `proxmox`: the Proxmox nodes to read, e.g. `[\"pve1\"]`. Unset, every online node of the cluster.",
+						Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+					},
+					"free_only": schema.BoolAttribute{
+						Optional:            true,
+						MarkdownDescription: "Source `proxmox`: list only functions no running VM has passed through whole (`free`).",
+					},
 				},
 			},
 		},
@@ -198,6 +222,14 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 		return
 	}
 	model.ID = model.Source
+	model.PCIDevices = types.ListNull(inventoryPCIDeviceObjectType())
+	if model.Source.ValueString() == "proxmox" {
+		d.readProxmox(ctx, &model, &resp.Diagnostics)
+		if !resp.Diagnostics.HasError() {
+			resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+		}
+		return
+	}
 	if model.Source.ValueString() == "ec2" {
 		d.readEC2(ctx, &model, &resp.Diagnostics)
 		if !resp.Diagnostics.HasError() {

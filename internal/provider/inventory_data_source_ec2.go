@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -21,12 +22,20 @@ import (
 // inventorySortBy are the orders of instance_types, the first the default.
 var inventorySortBy = []string{"instance_type", "spot_price"}
 
-// The filter attributes that apply to one source only, for the error that
-// names the other source's.
-var (
-	inventoryKubernetesFilters = []string{"product", "min_free_gpus", "label_selector"}
-	inventoryEC2Filters        = []string{"gpu_products", "min_gpus", "max_gpus", "architectures", "availability_zones", "spot_prices"}
-)
+// inventorySourceFilters are the filter attributes each source takes, for
+// the error that names another source's.
+var inventorySourceFilters = map[string][]string{
+	"kubernetes": {"product", "min_gpu_memory_gib", "min_free_gpus", "label_selector"},
+	"ec2":        {"gpu_products", "min_gpu_memory_gib", "min_gpus", "max_gpus", "architectures", "availability_zones", "spot_prices"},
+	"proxmox":    {"nodes", "product", "free_only"},
+}
+
+// inventorySourceFilterHint is what to use instead, per source.
+var inventorySourceFilterHint = map[string]string{
+	"kubernetes": "filter.product (a regular expression on GPU Feature Discovery's product name)",
+	"ec2":        "filter.gpu_products (EC2's GPU names, e.g. [\"H100\", \"A100\"])",
+	"proxmox":    "filter.product (a regular expression on the PCI device name), filter.nodes and filter.free_only",
+}
 
 // inventoryInstanceTypeModel is one element of gpu_inventory.instance_types.
 type inventoryInstanceTypeModel struct {
@@ -99,25 +108,44 @@ func (m *inventoryModel) validateSourceFilters() diag.Diagnostics {
 		return diags
 	}
 	set := map[string]bool{
-		"product": !f.Product.IsNull(), "min_free_gpus": !f.MinFreeGPUs.IsNull(), "label_selector": !f.LabelSelector.IsNull(),
-		"gpu_products": !f.GPUProducts.IsNull(), "min_gpus": !f.MinGPUs.IsNull(), "max_gpus": !f.MaxGPUs.IsNull(),
-		"architectures": !f.Architectures.IsNull(), "availability_zones": !f.AvailabilityZones.IsNull(), "spot_prices": !f.SpotPrices.IsNull(),
+		"product": !f.Product.IsNull(), "min_gpu_memory_gib": !f.MinGPUMemoryGiB.IsNull(), "min_free_gpus": !f.MinFreeGPUs.IsNull(),
+		"label_selector": !f.LabelSelector.IsNull(), "gpu_products": !f.GPUProducts.IsNull(), "min_gpus": !f.MinGPUs.IsNull(),
+		"max_gpus": !f.MaxGPUs.IsNull(), "architectures": !f.Architectures.IsNull(), "availability_zones": !f.AvailabilityZones.IsNull(),
+		"spot_prices": !f.SpotPrices.IsNull(), "nodes": !f.Nodes.IsNull(), "free_only": !f.FreeOnly.IsNull(),
 	}
-	other, otherSource, fix := inventoryEC2Filters, "ec2", "filter.product (a regular expression on GPU Feature Discovery's product name)"
-	if source == "ec2" {
-		other, otherSource, fix = inventoryKubernetesFilters, "kubernetes", "filter.gpu_products (EC2's GPU names, e.g. [\"H100\", \"A100\"])"
-	}
-	for _, name := range other {
-		if set[name] {
-			diags.AddAttributeError(path.Root("filter").AtName(name), "Invalid gpu_inventory filter",
-				"filter."+name+" applies with source = \""+otherSource+"\" only; with source = \""+source+"\" remove it (see "+fix+")")
+	for _, name := range inventoryFilterNames() {
+		if !set[name] || slices.Contains(inventorySourceFilters[source], name) {
+			continue
 		}
+		var takers []string
+		for _, s := range inventorySources {
+			if slices.Contains(inventorySourceFilters[s], name) {
+				takers = append(takers, "\""+s+"\"")
+			}
+		}
+		diags.AddAttributeError(path.Root("filter").AtName(name), "Invalid gpu_inventory filter",
+			"filter."+name+" applies with source = "+strings.Join(takers, " or ")+" only; with source = \""+source+"\" remove it (see "+
+				inventorySourceFilterHint[source]+")")
 	}
 	if !f.MinGPUs.IsNull() && !f.MaxGPUs.IsNull() && !f.MinGPUs.IsUnknown() && !f.MaxGPUs.IsUnknown() && f.MinGPUs.ValueInt64() > f.MaxGPUs.ValueInt64() {
 		diags.AddAttributeError(path.Root("filter").AtName("min_gpus"), "Invalid gpu_inventory filter",
 			"filter.min_gpus is more than filter.max_gpus: no instance type could pass; lower min_gpus or raise max_gpus")
 	}
 	return diags
+}
+
+// inventoryFilterNames are every source's filter attributes, sorted.
+func inventoryFilterNames() []string {
+	var out []string
+	for _, names := range inventorySourceFilters {
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // catalogFilter is the filter block as eks takes it.
@@ -157,6 +185,7 @@ func (d *InventoryDataSource) readEC2(ctx context.Context, model *inventoryModel
 	model.InstanceTypes = list
 	model.Nodes = types.ListNull(inventoryNodeObjectType())
 	model.Totals = types.ObjectNull(inventoryTotalsObjectType().AttrTypes)
+	model.PCIDevices = types.ListNull(inventoryPCIDeviceObjectType())
 }
 
 func inventoryInstanceTypes(entries []eks.CatalogEntry) []inventoryInstanceTypeModel {

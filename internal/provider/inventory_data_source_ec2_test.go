@@ -26,7 +26,7 @@ func TestInventorySourcesRefuseTheOtherSourcesFilters(t *testing.T) {
 	}{
 		{"memory applies to both", "ec2", "", func(f *inventoryFilterModel) { f.MinGPUMemoryGiB = types.Float64Value(80) }, ""},
 		{"a product regex with ec2", "ec2", "", func(f *inventoryFilterModel) { f.Product = types.StringValue("H100") },
-			`filter.product applies with source = "kubernetes" only; with source = "ec2" remove it (see filter.gpu_products`},
+			`filter.product applies with source = "kubernetes" or "proxmox" only; with source = "ec2" remove it (see filter.gpu_products`},
 		{"gpu_products with kubernetes", "kubernetes", "", func(f *inventoryFilterModel) {
 			f.GPUProducts = types.ListValueMust(types.StringType, nil)
 		}, `filter.gpu_products applies with source = "ec2" only`},

@@ -219,9 +219,9 @@ func preflightGPUs(vmid int, gpus []proxmox.GPU, facts *passthroughFacts) diag.D
 			if !facts.Identity.IsRootPam() {
 				diags.AddAttributeError(attr, "Raw PCI address needs root@pam", fmt.Sprintf("%s: Proxmox lets only root@pam, logged in with "+
 					"a password, pass a device by its raw address (qemu-server refuses others: \"only root can set 'hostpci%d' config for "+
-					"non-mapped devices\"), and the provider authenticates as %s. Use a mapping, or root@pam credentials: a cluster PCI "+
-					"mapping of the device (gpu.mapping, which an API token with Mapping.Use may set), or a provider with proxmox.username "+
-					"= \"root@pam\" and its password and no API token", name, i, facts.Identity))
+					"non-mapped devices\"), and the provider authenticates as %s: use a mapping, or root@pam credentials (a cluster PCI "+
+					"mapping of the device in gpu.mapping, which an API token with Mapping.Use may set; or a provider with proxmox.username "+
+					"= \"root@pam\" and its password and no API token)", name, i, facts.Identity))
 			}
 			functions = facts.deviceFunctions(g.PCIAddress)
 			if g.AllFunctions {

@@ -158,7 +158,7 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 					"slot": schema.StringAttribute{
-						Required: true,
+						Required:            true,
 						MarkdownDescription: "Bus and index, e.g. `scsi0`, `virtio0`. Valid buses are: " + backtickList(passthroughDiskBuses) + ".",
 						Validators: []validator.String{stringvalidator.RegexMatches(passthroughDiskSlotExpr,
 							"must be a disk slot: scsi0..scsi30, virtio0..virtio15, sata0..sata5 or ide0..ide3")},
@@ -218,7 +218,7 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 						Validators: []validator.List{listvalidator.SizeAtMost(32), listvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, 512))},
 					},
 					"storage": schema.StringAttribute{
-						Optional: true,
+						Optional:            true,
 						MarkdownDescription: "Storage for a new cloud-init drive, e.g. `local-lvm`. Unset, the template's cloud-init drive is used.",
 						Validators:          []validator.String{stringvalidator.RegexMatches(pveStoragePattern, "must be a Proxmox storage ID, e.g. local-lvm")},
 					},

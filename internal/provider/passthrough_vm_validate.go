@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // This file holds gpu_passthrough_vm's checks that the configuration alone
@@ -105,12 +104,4 @@ func gpusKnown(gpus []passthroughGPUModel) bool {
 		}
 	}
 	return true
-}
-
-// nullIfEmpty is a null string for "".
-func nullIfEmpty(s string) types.String {
-	if s == "" {
-		return types.StringNull()
-	}
-	return types.StringValue(s)
 }
