@@ -1,6 +1,7 @@
 package proxmox
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -32,4 +33,13 @@ func TestNextTaskPoll_growsAndCaps(t *testing.T) {
 		require.LessOrEqual(t, waits[i], 2*time.Second)
 	}
 	require.Equal(t, 2*time.Second, waits[len(waits)-1])
+}
+
+func TestWaitTask_endsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := &Client{} // no call is made: the wait ends first
+	err := c.waitTask(ctx, "UPID:pve-a6000:000A1B2C:0123ABCD:65F0A1B2:qmstart:101:root@pam:")
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "qmstart")
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/pveemu"
 )
 
 func TestTestbed_identities(t *testing.T) {
@@ -110,6 +112,7 @@ func TestTestbed_tokenCreatesAndStartsVMWithMappedGPU(t *testing.T) {
 	require.Equal(t, vm.VMSpec, back.VMSpec)
 	require.Equal(t, "ovmf", back.BIOS)
 	require.Equal(t, 16384, back.MemoryMiB)
+	require.Equal(t, []string{pveemu.GuestIPv4(vm.VMID)}, back.IPv4, "eth0's address from the guest agent, lo left out")
 }
 
 func TestTestbed_rootCreatesVMWithRawGPU(t *testing.T) {
@@ -140,6 +143,29 @@ func TestTestbed_tokenRawGPUIsRefusedAndTheVMKept(t *testing.T) {
 	config, ok := emu.VMConfig("pve-a6000", vm.VMID)
 	require.True(t, ok)
 	require.NotContains(t, config, "hostpci0")
+}
+
+func TestTestbed_rootTokenRawGPUIsRefused(t *testing.T) {
+	// root@pam's own token is not root@pam to PVE's hostpci check.
+	s := testbedSettings(t)
+	s.TokenID, s.TokenSecret = pveemu.RootTokenID, pveemu.RootTokenSecret
+	c, err := s.Connect(testCtx(t))
+	require.NoError(t, err)
+	require.False(t, c.Identity().IsRootPam())
+
+	vm, err := c.CreateVM(testCtx(t), gpuVM("root-token-raw", GPU{PCIAddress: "0000:02:00.0", AllFunctions: true, PCIE: true, ROMBar: true}))
+	deleteAtEnd(t, c, vm.Node, vm.VMID)
+	require.ErrorContains(t, err, "only root can set 'hostpci0' config for non-mapped devices")
+}
+
+func TestTestbed_wrongTokenSecretIsRefusedWithoutTheSecret(t *testing.T) {
+	s := testbedSettings(t)
+	s.TokenID, s.TokenSecret = pveemu.TokenID, "00000000-0000-0000-0000-000000000bad"
+	c, err := s.Connect(testCtx(t))
+	require.NoError(t, err, "a token is not checked until the first call")
+	_, err = c.NextVMID(testCtx(t))
+	require.ErrorContains(t, err, "401")
+	require.NotContains(t, err.Error(), s.TokenSecret)
 }
 
 func TestTestbed_gpuChangeNeedsRestart(t *testing.T) {
