@@ -1,0 +1,212 @@
+package pveemu
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestVersionNodesAndResources(t *testing.T) {
+	var version map[string]any
+	ok(t, tokenAuth, "GET", "/version", nil, &version)
+	if version["version"] != Version || version["release"] != Release {
+		t.Fatalf("version: %v", version)
+	}
+
+	var nodes []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes", nil, &nodes)
+	names := map[string]bool{}
+	for _, n := range nodes {
+		names[fmt.Sprint(n["node"])] = true
+		if n["status"] != "online" {
+			t.Errorf("node %v is not online", n["node"])
+		}
+		if _, isNumber := n["maxcpu"].(float64); !isNumber {
+			t.Errorf("node %v: maxcpu is not a JSON number: %#v", n["node"], n["maxcpu"])
+		}
+	}
+	for _, want := range []string{NodeA6000, NodeH100, NodeL40S, NodeCPU} {
+		if !names[want] {
+			t.Errorf("GET /nodes lacks %s: %v", want, nodes)
+		}
+	}
+
+	var resources []map[string]any
+	ok(t, tokenAuth, "GET", "/cluster/resources", url.Values{"type": {"vm"}}, &resources)
+	templates := 0
+	for _, r := range resources {
+		if r["type"] != "qemu" {
+			t.Fatalf("type=vm listed %v", r)
+		}
+		if r["name"] == TemplateName && r["template"] == float64(1) {
+			templates++
+		}
+		if _, isNumber := r["vmid"].(float64); !isNumber {
+			t.Fatalf("vmid is not a JSON number: %#v", r["vmid"])
+		}
+	}
+	if templates != 3 {
+		t.Fatalf("want the template on the 3 GPU nodes, got %d: %v", templates, resources)
+	}
+	fails(t, tokenAuth, "GET", "/cluster/resources", url.Values{"type": {"bogus"}}, http.StatusBadRequest, "Parameter verification failed.")
+
+	var next string
+	ok(t, tokenAuth, "GET", "/cluster/nextid", nil, &next)
+	if next != "100" {
+		t.Fatalf("nextid: want \"100\" (a string, as PVE answers), got %q", next)
+	}
+	ans := fails(t, tokenAuth, "GET", "/cluster/nextid", url.Values{"vmid": {"9000"}}, http.StatusBadRequest, "Parameter verification failed.")
+	var errs map[string]string
+	if err := json.Unmarshal(ans.env["errors"], &errs); err != nil || errs["vmid"] != "VM 9000 already exists" {
+		t.Fatalf("nextid vmid=9000: want errors.vmid, got %s", ans.body)
+	}
+
+	fails(t, tokenAuth, "GET", "/cluster/ha/resources/100", nil, http.StatusInternalServerError, "no such resource 'vm:100'")
+	fails(t, tokenAuth, "GET", "/nodes/nope/qemu", nil, http.StatusInternalServerError, "hostname lookup 'nope' failed")
+	fails(t, tokenAuth, "GET", "/nodes/pve-cpu/lxc", nil, http.StatusNotImplemented, "Method 'GET /nodes/pve-cpu/lxc' not implemented")
+}
+
+func TestAuthentication(t *testing.T) {
+	t.Run("no credentials is 401 No ticket without a body", func(t *testing.T) {
+		ans := fails(t, auth{}, "GET", "/version", nil, http.StatusUnauthorized, "No ticket")
+		if len(ans.body) != 0 {
+			t.Fatalf("want no body, got %s", ans.body)
+		}
+	})
+	t.Run("a wrong token secret is 401", func(t *testing.T) {
+		fails(t, auth{token: TokenID + "=00000000-0000-0000-0000-000000000000"}, "GET", "/version", nil, http.StatusUnauthorized, "invalid token value!")
+	})
+	t.Run("an unknown token is 401", func(t *testing.T) {
+		fails(t, auth{token: "terraform@pve!other=" + TokenSecret}, "GET", "/version", nil, http.StatusUnauthorized, "no such token 'other' for user 'terraform@pve'")
+	})
+	t.Run("the token header may separate with a space", func(t *testing.T) {
+		req, err := http.NewRequest("GET", emu.URL()+"/version", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "PVEAPIToken "+TokenID+"="+TokenSecret)
+		resp, err := httpClient(t).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("want 200, got %s", resp.Status)
+		}
+	})
+	t.Run("a wrong password is 401 authentication failure", func(t *testing.T) {
+		fails(t, auth{}, "POST", "/access/ticket", url.Values{"username": {RootUser}, "password": {"wrong"}}, http.StatusUnauthorized, "authentication failure")
+	})
+	t.Run("a ticket reads without CSRF token and writes only with it", func(t *testing.T) {
+		a := ticketAuth(t)
+		ok(t, auth{ticket: a.ticket}, "GET", "/version", nil, nil)
+		fails(t, auth{ticket: a.ticket}, "POST", "/nodes/pve-cpu/qemu", url.Values{"vmid": {"4242"}}, http.StatusUnauthorized, "Permission denied - invalid csrf token")
+		fails(t, auth{ticket: a.ticket, csrf: "5F00AA00:forged"}, "POST", "/nodes/pve-cpu/qemu", url.Values{"vmid": {"4242"}}, http.StatusUnauthorized, "Permission denied - invalid csrf token")
+		if emu.VMStatus(NodeCPU, 4242) != "" {
+			t.Fatal("a refused create made a VM")
+		}
+		vmid := createVM(t, a, NodeCPU, url.Values{"name": {"ticket-vm"}})
+		if emu.VMStatus(NodeCPU, vmid) != "stopped" {
+			t.Fatal("the ticket's create made no VM")
+		}
+	})
+	t.Run("a forged ticket is 401", func(t *testing.T) {
+		fails(t, auth{ticket: "PVE:root@pam:5F00AA00::forged"}, "GET", "/version", nil, http.StatusUnauthorized, "invalid PVE ticket")
+	})
+}
+
+func TestPermissions(t *testing.T) {
+	var perms map[string]map[string]int
+	ok(t, tokenAuth, "GET", "/access/permissions", url.Values{"path": {"/mapping/pci/a6000-0"}}, &perms)
+	if perms["/mapping/pci/a6000-0"]["Mapping.Use"] != 1 {
+		t.Fatalf("the token lacks Mapping.Use on its mapping: %v", perms)
+	}
+	ok(t, tokenAuth, "GET", "/access/permissions", url.Values{"path": {"/vms/100"}}, &perms)
+	if perms["/vms/100"]["VM.Config.HWType"] != 1 || perms["/vms/100"]["Sys.Modify"] == 1 {
+		t.Fatalf("the token's privileges on /vms/100: %v", perms)
+	}
+	ok(t, ticketAuth(t), "GET", "/access/permissions", nil, &perms)
+	if perms["/"]["Sys.Modify"] != 1 || perms["/"]["Mapping.Use"] != 1 {
+		t.Fatalf("root@pam's privileges on /: %v", perms)
+	}
+}
+
+func TestHardwarePCIAndMappings(t *testing.T) {
+	var pci []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeA6000+"/hardware/pci", nil, &pci)
+	byID := map[string]map[string]any{}
+	for _, f := range pci {
+		byID[fmt.Sprint(f["id"])] = f
+	}
+	gpu := byID["0000:01:00.0"]
+	if gpu == nil || gpu["vendor"] != "0x10de" || gpu["device"] != "0x2230" || gpu["class"] != "0x030000" || gpu["iommugroup"] != float64(14) {
+		t.Fatalf("0000:01:00.0 as listed: %v", gpu)
+	}
+	if audio := byID["0000:01:00.1"]; audio == nil || audio["iommugroup"] != float64(14) {
+		t.Fatalf("the A6000's audio function is not in its IOMMU group: %v", audio)
+	}
+	if byID["0000:00:00.0"] != nil {
+		t.Fatal("the host bridge (class 0x06) is listed despite the default pci-class-blacklist")
+	}
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeA6000+"/hardware/pci", url.Values{"pci-class-blacklist": {""}}, &pci)
+	if len(pci) != len(byID)+1 {
+		t.Fatalf("an empty pci-class-blacklist lists %d functions, want %d", len(pci), len(byID)+1)
+	}
+
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeH100+"/hardware/pci", nil, &pci)
+	groups := map[any]any{}
+	for _, f := range pci {
+		groups[f["id"]] = f["iommugroup"]
+	}
+	if groups["0000:41:00.0"] != float64(30) || groups["0000:42:00.0"] != float64(30) {
+		t.Fatalf("the H100 does not share IOMMU group 30 with the NIC: %v", groups)
+	}
+
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeL40S+"/hardware/pci", nil, &pci)
+	found := false
+	for _, f := range pci {
+		if f["id"] == "0000:c1:00.0" {
+			found = f["mdev"] == float64(1)
+		}
+	}
+	if !found {
+		t.Fatalf("the L40S is not listed as mdev capable: %v", pci)
+	}
+	var types []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeL40S+"/hardware/pci/0000:c1:00.0/mdev", nil, &types)
+	if len(types) != 3 || types[0]["type"] != "nvidia-1155" || types[0]["available"] != float64(4) {
+		t.Fatalf("L40S mdev types: %v", types)
+	}
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeL40S+"/hardware/pci/"+MappingL40SVGPU+"/mdev", nil, &types)
+	if len(types) != 3 {
+		t.Fatalf("mdev types by mapping: %v", types)
+	}
+
+	var mappings []struct {
+		ID  string   `json:"id"`
+		Map []string `json:"map"`
+	}
+	ok(t, tokenAuth, "GET", "/cluster/mapping/pci", nil, &mappings)
+	want := map[string]string{
+		MappingA6000First:  "id=10de:2230,iommugroup=14,node=pve-a6000,path=0000:01:00,subsystem-id=10de:1459",
+		MappingA6000Second: "id=10de:2230,iommugroup=15,node=pve-a6000,path=0000:02:00,subsystem-id=10de:1459",
+		MappingL40SVGPU:    "id=10de:26b9,iommugroup=40,node=pve-l40s,path=0000:c1:00.0,subsystem-id=10de:1851",
+	}
+	for _, m := range mappings {
+		if len(m.Map) != 1 || m.Map[0] != want[m.ID] {
+			t.Errorf("mapping %v: map %v", m.ID, m.Map)
+		}
+		delete(want, m.ID)
+	}
+	if len(want) > 0 {
+		t.Fatalf("mappings missing: %v", want)
+	}
+
+	fails(t, tokenAuth, "GET", "/nodes/"+NodeA6000+"/hardware/pci/0000:01:00.0/mdev/x", nil, http.StatusNotImplemented, "not implemented")
+	if !strings.Contains(emu.URL(), "https://127.0.0.1:") {
+		t.Fatalf("URL %s is not loopback HTTPS", emu.URL())
+	}
+}

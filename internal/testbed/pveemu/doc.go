@@ -1,0 +1,64 @@
+// Package pveemu is the Proxmox VE backend of the testbed: an emulator of
+// PVE 8.4's REST API (/api2/json) on a loopback HTTPS port whose
+// certificate the testbed CA signs, for the provider's gpu_passthrough_vm
+// and gpu_inventory source "proxmox" and for any PVE client (Telmate's
+// proxmox-api-go, proxmoxer, curl). It holds no real VMs: a VM is its
+// config and a run state.
+//
+// It reproduces, from PVE's own sources:
+//   - pve-http-server (PVE/APIServer/AnyEvent.pm, Formatter/Standard.pm):
+//     the {"data": ...} envelope; errors with the message as the HTTP
+//     reason phrase and {"data":null,"message":...} as the body, "errors"
+//     per parameter with 400 "Parameter verification failed."; 501 for an
+//     unknown method or path; authentication failures as a bare 401 with the
+//     reason ("No ticket", "invalid token value!", "Permission denied -
+//     invalid csrf token"); the connection closed after an error.
+//   - pve-manager's auth_handler and pve-access-control: API tokens in
+//     "Authorization: PVEAPIToken=USER@REALM!NAME=SECRET" (or with a
+//     space), tickets from POST /access/ticket (401 "authentication
+//     failure") in the PVEAuthCookie cookie, a CSRFPreventionToken header
+//     on every ticket call but GET; privilege-separated tokens with their
+//     own ACL (TokenID), a token without separation (RootTokenID), and
+//     privilege checks with 403 "Permission check failed (path, privs)".
+//   - qemu-server's PVE/API2/Qemu.pm: create and clone write the config
+//     (locked) in the request and finish in a qmcreate/qmclone task;
+//     config POST is a qmconfig task, PUT is synchronous; check_hostpci_perm
+//     ("only root can set 'hostpciN' config for non-mapped devices" for any
+//     authid but root@pam, root's tokens included; Mapping.Use for a
+//     mapping) runs at create in the request, at a config update in the
+//     update function (so in the task for POST, in the request for PUT);
+//     digest ("checksum mismatch (file change by other user?)"), delete=,
+//     changes to a running VM kept in [PENDING] but for the
+//     $fast_plug_option keys, cloud-init keys, and hotplugged NICs and
+//     disks; "VM 100 is running - destroy failed" in the request; clone
+//     only to the source's node ("VM uses local storage").
+//   - vm_start (PVE/QemuServer.pm, PVE/QemuServer/PCI.pm, PCI/Mdev.pm,
+//     OVMF.pm), all in the qmstart task: "q35 machine model is not
+//     enabled" for pcie=1 without q35; "PCI device mapping not found";
+//     "no PCI device found for"; "PCI device '0000:01:00.0' already in use
+//     by VMID '101'" (reserve_pci_usage, per function, against running
+//     VMs); mdev types without free instances ("could not create mediated
+//     device"); OVMF without efidisk0 starts with "WARN: no efidisk
+//     configured! Using temporary efivars disk." and ends "WARNINGS: 1".
+//     PVE does not check IOMMU groups: a GPU sharing its group with a NIC
+//     starts (the provider's preflight is what refuses it).
+//   - Tasks: UPIDs as PVE formats them, status running then stopped with
+//     exitstatus "OK", "WARNINGS: n" or the error; logs as {n, t} lines
+//     ending "TASK OK" / "TASK ERROR: ...".
+//
+// Host profiles (hosts.go): pve-a6000 (2× RTX A6000, VGA + audio per IOMMU
+// group), pve-h100 (H100 PCIe in IOMMU group 30 with a ConnectX-7), pve-l40s
+// (L40S with vGPU mdev types), pve-cpu (no GPU); PCI mappings a6000-0,
+// a6000-1 and l40s-vgpu; template "ubuntu-2404-cloud" as VMID 9000, 9001
+// and 9002 on the three GPU nodes. Test controls (FailNextTask, out-of-band
+// changes, CallCounts) work in-process and, for a detached testbed, over
+// POST /_testbed/... on the same port.
+//
+// It does not reproduce: real QEMU, storage beyond volume names on
+// local-lvm, disk resize and moves, migration, snapshots, HA, pools,
+// users/ACL editing, the 3-second delay pveproxy adds to 401 answers, ticket
+// expiry, background_delay, proxying between nodes (a call for another
+// node's VM answers as a missing config file), the other endpoints of the
+// API, and the full schema of every property string (hostpci values are
+// parsed, other values are kept as given).
+package pveemu
