@@ -81,6 +81,14 @@ func TestTestbed_inventory(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, perms, "Mapping.Use")
 
+	nodes, err := c.Nodes(ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	require.Subset(t, names, []string{"pve-a6000", "pve-h100", "pve-l40s", "pve-cpu"})
+
 	id, err := c.NextVMID(ctx)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, id, 100)
