@@ -1,8 +1,9 @@
 // Command gpu-testbed builds, starts and stops the local GPU testbed: a real
-// Kubernetes control plane on loopback whose GPU nodes kwok simulates, and
-// an AWS emulator whose EKS cluster is that control plane (see
-// internal/testbed and its backends, internal/testbed/k8s and
-// internal/testbed/awsemu). It is for people and `make demo`; tests use
+// Kubernetes control plane on loopback whose GPU nodes kwok simulates, an
+// AWS emulator whose EKS cluster is that control plane, and a Proxmox VE
+// emulator with GPU hosts (see internal/testbed and its backends,
+// internal/testbed/k8s, internal/testbed/awsemu and
+// internal/testbed/pveemu). It is for people and `make demo`; tests use
 // those packages directly.
 //
 //	gpu-testbed install [--tools-dir tools]   build the binaries into the cache
@@ -12,6 +13,7 @@
 //	gpu-testbed down [--dir DIR]              stop it and remove its files
 //	gpu-testbed simulate --kubeconfig K       simulate device-plugin registration (up starts it)
 //	gpu-testbed serve-aws FLAGS               run the AWS emulator (up starts it)
+//	gpu-testbed serve-proxmox FLAGS           run the Proxmox VE emulator (up starts it)
 package main
 
 import (
@@ -36,6 +38,7 @@ var commands = []command{
 	{"down", "stop the testbed and remove its files", runDown},
 	{"simulate", "simulate the kubelet's device-plugin registration (up runs it)", runSimulate},
 	{"serve-aws", "run the AWS emulator: EKS, EC2, Auto Scaling, STS (up runs it)", runServeAWS},
+	{"serve-proxmox", "run the Proxmox VE emulator (up runs it)", runServeProxmox},
 }
 
 func main() {

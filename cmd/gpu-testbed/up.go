@@ -11,6 +11,7 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/awsemu"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/pveemu"
 )
 
 // upTimeout bounds the start; it takes seconds once the binaries exist.
@@ -46,10 +47,12 @@ func runUp(ctx context.Context, args []string) error {
 		k8s.Options{Nodes: nodes, SimulatorCommand: []string{self, "simulate"}},
 	)
 
+	pve := pveemu.New(pveemu.Options{Command: []string{self, "serve-proxmox"}})
+
 	ctx, cancel := context.WithTimeout(ctx, upTimeout)
 	defer cancel()
 	started := time.Now()
-	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Detached: true, Backends: []testbed.Backend{emu, cluster}})
+	tb, err := testbed.Start(ctx, testbed.Options{Dir: dir, Detached: true, Backends: []testbed.Backend{emu, cluster, pve}})
 	if err != nil {
 		return fmt.Errorf("starting the testbed: %w", err)
 	}
@@ -63,6 +66,8 @@ func runUp(ctx context.Context, args []string) error {
 	fmt.Println("       GPU nodes advertise no nvidia.com/gpu until NVIDIA's device plugin runs on them (gpu_device_plugin)")
 	fmt.Printf("EKS:   cluster %q in %s, emulated at %s (eval \"$(gpu-testbed env%s)\"; aws eks describe-cluster --name %s)\n",
 		emu.ClusterName(), emu.Region(), emu.EKSEndpoint(), dirSuffix(*dirArg), emu.ClusterName())
+	fmt.Printf("PVE:   Proxmox VE %s emulated at %s: nodes %s, %s, %s, %s (eval \"$(gpu-testbed env%s)\"; curl --cacert \"$PM_CA_CERT_FILE\" -H \"Authorization: PVEAPIToken=$PM_API_TOKEN_ID=$PM_API_TOKEN_SECRET\" \"$PM_API_URL/nodes\")\n",
+		pveemu.Version, pve.URL(), pveemu.NodeA6000, pveemu.NodeH100, pveemu.NodeL40S, pveemu.NodeCPU, dirSuffix(*dirArg))
 	fmt.Printf("logs:  %s/logs\n\n", dir)
 	fmt.Println(exports(state.Env))
 	fmt.Println("Stop it with: gpu-testbed down" + dirSuffix(*dirArg))
