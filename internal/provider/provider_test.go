@@ -12,6 +12,7 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/awsemu"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/pveemu"
 )
 
 // testAccProtoV6ProviderFactories serves the provider in-process to the real
@@ -29,6 +30,12 @@ var cluster *k8s.Cluster
 // EKS tokens through the emulator's webhook). Its Env() is in this
 // process's environment, so the provider's AWS SDK clients reach it.
 var emu *awsemu.Emulator
+
+// pve is the testbed's Proxmox VE emulator. Its Env() (PM_API_URL, the
+// privilege-separated token, root@pam's password, PM_CA_CERT_FILE) is in
+// this process's environment, so a provider with no proxmox block reaches
+// it with the token, verifying TLS against the testbed CA.
+var pve *pveemu.Emulator
 
 // testNodes is the fleet every acceptance test in this package sees.
 var testNodes = []struct{ name, instanceType string }{
@@ -66,8 +73,12 @@ func TestMain(m *testing.M) {
 	}
 	c := k8s.New(k8s.Options{Nodes: nodes, TokenWebhook: emuWebhook{}})
 	emu = awsemu.New(awsemu.Options{Cluster: c})
-	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{emu, c}}, func(*testbed.Testbed) {
+	pve = pveemu.New(pveemu.Options{})
+	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{emu, c, pve}}, func(*testbed.Testbed) {
 		for k, v := range emu.Env() {
+			_ = os.Setenv(k, v)
+		}
+		for k, v := range pve.Env() {
 			_ = os.Setenv(k, v)
 		}
 		cluster = c
