@@ -264,6 +264,28 @@ func (m *passthroughVMModel) setFromLive(live proxmox.VM, facts *passthroughFact
 	return diags
 }
 
+// efiDiskDiffers says how the VM's EFI disk differs from efi_disk, or "":
+// a clone keeps its template's.
+func (m *passthroughVMModel) efiDiskDiffers(live proxmox.VM) string {
+	e := live.EFIDisk
+	if e == nil || len(m.EFIDisk) != 1 {
+		return ""
+	}
+	want := m.EFIDisk[0]
+	if want.Storage.ValueString() == e.Storage && want.PreEnrolledKeys.ValueBool() == e.PreEnrolledKeys {
+		return ""
+	}
+	return fmt.Sprintf("the VM's EFI disk is on %s with pre_enrolled_keys = %t (a clone keeps its template's), and efi_disk says %s with %t: "+
+		"write efi_disk as the template has it", e.Storage, e.PreEnrolledKeys, want.Storage.ValueString(), want.PreEnrolledKeys.ValueBool())
+}
+
+// refreshEFIDisk records the VM's EFI disk, so a difference shows in the plan.
+func (m *passthroughVMModel) refreshEFIDisk(live proxmox.VM) {
+	if e := live.EFIDisk; e != nil && len(m.EFIDisk) == 1 {
+		m.EFIDisk[0].Storage, m.EFIDisk[0].PreEnrolledKeys = types.StringValue(e.Storage), types.BoolValue(e.PreEnrolledKeys)
+	}
+}
+
 // importBlocks fills the blocks an import has no configuration for.
 func (m *passthroughVMModel) importBlocks(live proxmox.VM) {
 	if e := live.EFIDisk; e != nil {

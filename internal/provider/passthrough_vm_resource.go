@@ -104,6 +104,9 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 	// create is tainted and destroyed by the next apply, never orphaned.
 	facts := r.readFacts(ctx, client, spec.Node)
 	prior := plan
+	if differs := plan.efiDiskDiffers(live); differs != "" {
+		resp.Diagnostics.AddAttributeWarning(path.Root("efi_disk"), summary, differs+"; the next plan replaces the VM otherwise")
+	}
 	resp.Diagnostics.Append(plan.setFromLive(live, facts)...)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, true))
@@ -150,6 +153,7 @@ func (r *PassthroughVMResource) Read(ctx context.Context, req resource.ReadReque
 		facts = r.readFacts(ctx, client, node)
 	}
 	resp.Diagnostics.Append(state.setFromLive(live, facts)...)
+	state.refreshEFIDisk(live)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

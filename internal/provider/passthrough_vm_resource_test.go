@@ -53,8 +53,9 @@ provider "gpuroot" {
 `, pve.URL(), pveemu.RootUser, pveemu.RootPassword, pve.CAFile())
 }
 
-// pveVM is a gpu_passthrough_vm cloned from the nodes' template, with an
-// EFI disk, and body (gpu blocks and the rest) inside.
+// pveVM is a gpu_passthrough_vm cloned from the nodes' template, whose EFI
+// disk (kept by the clone) has the Secure Boot keys enrolled, and body (gpu
+// blocks and the rest) inside.
 func pveVM(name, provider, node, body string) string {
 	p := ""
 	if provider != "" {
@@ -69,7 +70,8 @@ resource "gpu_passthrough_vm" %[1]q {
     source = %[4]q
   }
   efi_disk {
-    storage = "local-lvm"
+    storage           = "local-lvm"
+    pre_enrolled_keys = true
   }
 %[5]s
 }
@@ -152,7 +154,7 @@ func TestAccPassthroughVM_twoGPUsImportDriftRestartAndOutOfBandDelete(t *testing
     primary_gpu = true
   }
   gpu {
-    pci_address = "0000:02:00.0"
+    pci_address = "0000:02:00"
     pcie        = false
     rombar      = %t
   }
@@ -177,7 +179,7 @@ func TestAccPassthroughVM_twoGPUsImportDriftRestartAndOutOfBandDelete(t *testing
 					statecheck.ExpectKnownValue(address, tfjsonpath.New("status"), knownvalue.StringExact("running")),
 					statecheck.ExpectKnownValue(address, tfjsonpath.New("gpus"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue(address, tfjsonpath.New("gpus").AtSliceIndex(1).AtMapKey("value"), knownvalue.StringExact("0000:02:00,rombar=0")),
-					statecheck.ExpectKnownValue(address, tfjsonpath.New("gpu").AtSliceIndex(1).AtMapKey("pci_address"), knownvalue.StringExact("0000:02:00.0")),
+					statecheck.ExpectKnownValue(address, tfjsonpath.New("gpus").AtSliceIndex(1).AtMapKey("pci_address"), knownvalue.StringExact("0000:02:00.0")),
 				},
 				Check: func(s *terraform.State) error {
 					require.NoError(t, remember(s))
@@ -229,7 +231,7 @@ func TestAccPassthroughVM_twoGPUsImportDriftRestartAndOutOfBandDelete(t *testing
 			// error, and nothing changes.
 			{
 				Config:      vm(false, true),
-				ExpectError: regexp.MustCompile(`(?s)Proxmox changes its GPUs \(hostpci\) only while the VM is stopped.*allow_restart = true`),
+				ExpectError: regexp.MustCompile(`(?s)Change needs a restart.*only while the VM is stopped\s+\(changed: gpu\).*allow_restart`),
 			},
 			// With it: stop, change, start.
 			{
