@@ -20,19 +20,29 @@ type identity struct {
 	authid string
 	user   string
 	token  string // the token name, "" for a ticket
-	// privsep: the token has only its own ACLs, not its user's.
+	// privsep: the token has only its own ACL, not its user's privileges.
 	privsep bool
+	acl     map[string][]string
 }
 
-// apiToken is one API token the emulator knows.
+// apiToken is one API token the emulator knows: a privilege-separated
+// one has acl, the other its user's privileges.
 type apiToken struct {
 	secret  string
 	privsep bool
+	acl     map[string][]string
 }
 
 var tokens = map[string]apiToken{
-	TokenID:     {secret: TokenSecret, privsep: true},
-	RootTokenID: {secret: RootTokenSecret, privsep: false},
+	TokenID:          {secret: TokenSecret, privsep: true, acl: tokenACL},
+	RootTokenID:      {secret: RootTokenSecret, privsep: false},
+	NoMappingTokenID: {secret: NoMappingTokenSecret, privsep: true, acl: withoutMapping(tokenACL)},
+}
+
+func withoutMapping(acl map[string][]string) map[string][]string {
+	out := maps.Clone(acl)
+	delete(out, "/mapping/pci")
+	return out
 }
 
 // allPrivileges are PVE 8's privileges: what root@pam has everywhere.
@@ -70,10 +80,7 @@ func (id identity) privileges(path string) map[string]bool {
 		}
 		return out
 	}
-	if id.token == "" {
-		return out
-	}
-	for aclPath, privs := range tokenACL {
+	for aclPath, privs := range id.acl {
 		if aclPath == "/" || path == aclPath || strings.HasPrefix(path, aclPath+"/") {
 			for _, p := range privs {
 				out[p] = true
@@ -172,7 +179,7 @@ func verifyToken(value string) (identity, *apiError) {
 	if subtle.ConstantTimeCompare([]byte(secret), []byte(t.secret)) != 1 {
 		return identity{}, authErr("invalid token value!")
 	}
-	return identity{authid: tokenid, user: user, token: name, privsep: t.privsep}, nil
+	return identity{authid: tokenid, user: user, token: name, privsep: t.privsep, acl: t.acl}, nil
 }
 
 // createTicket is POST /access/ticket: a ticket and a CSRF prevention
@@ -214,7 +221,7 @@ func (e *Emulator) permissions(r *request) (any, error) {
 		}
 		if t, ok := tokens[userid]; ok {
 			user, name, _ := strings.Cut(userid, "!")
-			id = identity{authid: userid, user: user, token: name, privsep: t.privsep}
+			id = identity{authid: userid, user: user, token: name, privsep: t.privsep, acl: t.acl}
 		} else if userid == RootUser {
 			id = identity{authid: RootUser, user: RootUser}
 		} else {
@@ -227,7 +234,7 @@ func (e *Emulator) permissions(r *request) (any, error) {
 	} else if id.user == RootUser && !id.privsep {
 		paths = []string{"/"}
 	} else {
-		paths = slices.Sorted(maps.Keys(tokenACL))
+		paths = slices.Sorted(maps.Keys(id.acl))
 	}
 	out := map[string]map[string]int{}
 	for _, path := range paths {

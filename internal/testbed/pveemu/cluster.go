@@ -12,7 +12,7 @@ import (
 func (e *Emulator) routes() []route {
 	ticket := newRoute("POST", "/access/ticket", e.createTicket)
 	ticket.open = true
-	return []route{
+	return append([]route{
 		ticket,
 		newRoute("GET", "/access/permissions", e.permissions),
 		newRoute("GET", "/version", e.version),
@@ -39,7 +39,7 @@ func (e *Emulator) routes() []route {
 		newRoute("GET", "/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces", e.agentInterfaces),
 		newRoute("GET", "/nodes/{node}/tasks/{upid}/status", e.taskStatus),
 		newRoute("GET", "/nodes/{node}/tasks/{upid}/log", e.taskLogLines),
-	}
+	}, e.extraRoutes()...)
 }
 
 // version is GET /version.

@@ -18,8 +18,9 @@
 //     space), tickets from POST /access/ticket (401 "authentication
 //     failure") in the PVEAuthCookie cookie, a CSRFPreventionToken header
 //     on every ticket call but GET; privilege-separated tokens with their
-//     own ACL (TokenID), a token without separation (RootTokenID), and
-//     privilege checks with 403 "Permission check failed (path, privs)".
+//     own ACL (TokenID; NoMappingTokenID, the same without /mapping), a
+//     token without separation (RootTokenID), and privilege checks with 403
+//     "Permission check failed (path, privs)".
 //   - qemu-server's PVE/API2/Qemu.pm: create and clone write the config
 //     (locked) in the request and finish in a qmcreate/qmclone task;
 //     config POST is a qmconfig task, PUT is synchronous; check_hostpci_perm
@@ -44,7 +45,10 @@
 //     starts (the provider's preflight is what refuses it).
 //   - Tasks: UPIDs as PVE formats them, status running then stopped with
 //     exitstatus "OK", "WARNINGS: n" or the error; logs as {n, t} lines
-//     ending "TASK OK" / "TASK ERROR: ...".
+//     ending "TASK OK" / "TASK ERROR: ..."; the node's task list.
+//   - Around the lifecycle, for other clients: reboot (applies pending
+//     changes) and reset, directory indexes, node and cluster status,
+//     local-lvm storage status, empty pools and HA lists.
 //
 // Host profiles (hosts.go): pve-a6000 (2× RTX A6000, VGA + audio per IOMMU
 // group), pve-h100 (H100 PCIe in IOMMU group 30 with a ConnectX-7), pve-l40s

@@ -35,6 +35,10 @@ const (
 	// still refuses it raw hostpci devices.
 	RootTokenID     = "root@pam!gpu"
 	RootTokenSecret = "0e9d6c4b-3a21-4f58-b7e6-91c0d2a4f8e5"
+	// NoMappingTokenID is privilege-separated like TokenID but has no
+	// privileges on /mapping: PVE refuses it mapped GPUs (Mapping.Use).
+	NoMappingTokenID     = "terraform@pve!no-mapping"
+	NoMappingTokenSecret = "c3f1a7d2-6b84-4e09-a5d3-7e2b9c0f4a61"
 )
 
 // Version is the Proxmox VE release the emulator answers as.

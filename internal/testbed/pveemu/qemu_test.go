@@ -355,3 +355,101 @@ func TestOutOfBandChanges(t *testing.T) {
 	}
 	fails(t, tokenAuth, "GET", vmPath(node, vmid)+"/status/current", nil, http.StatusInternalServerError, "does not exist")
 }
+
+func TestMappingNeedsMappingUse(t *testing.T) {
+	noMapping := auth{token: NoMappingTokenID + "=" + NoMappingTokenSecret}
+	node := NodeA6000
+	vmid := freeVMID(t)
+	params := gpuVM("no-mapping-use", "mapping="+MappingA6000First+",pcie=1,rombar=1")
+	params.Set("vmid", fmt.Sprint(vmid))
+	fails(t, noMapping, "POST", "/nodes/"+node+"/qemu", params, http.StatusForbidden, "Permission check failed (/mapping/pci/a6000-0, Mapping.Use)")
+	if emu.VMStatus(node, vmid) != "" {
+		t.Fatal("the refused create left a VM")
+	}
+	params.Del("hostpci0")
+	vmid = createVM(t, noMapping, node, params)
+	fails(t, noMapping, "PUT", vmPath(node, vmid)+"/config", url.Values{"hostpci0": {"mapping=a6000-0"}}, http.StatusForbidden, "Permission check failed (/mapping/pci/a6000-0, Mapping.Use)")
+	st, _ := runTask(t, noMapping, node, "POST", vmPath(node, vmid)+"/config", url.Values{"hostpci0": {"mapping=a6000-0"}})
+	if st.ExitStatus != "Permission check failed (/mapping/pci/a6000-0, Mapping.Use)" {
+		t.Fatalf("config task: %s", st.ExitStatus)
+	}
+	var mappings []any
+	ok(t, noMapping, "GET", "/cluster/mapping/pci", nil, &mappings)
+	if len(mappings) != 0 {
+		t.Fatalf("a token without Mapping privileges sees mappings: %v", mappings)
+	}
+}
+
+func TestRebootAppliesPendingAndTaskList(t *testing.T) {
+	node := NodeA6000
+	// VMIDs are reused between tests, and PVE keeps the tasks of a
+	// destroyed VM: this test's tasks are those that were not there before.
+	var before []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes/"+node+"/tasks", url.Values{"limit": {"10000"}}, &before)
+	old := map[any]bool{}
+	for _, task := range before {
+		old[task["upid"]] = true
+	}
+	vmid := createVM(t, tokenAuth, node, gpuVM("reboot", "mapping="+MappingA6000Second+",pcie=1,rombar=1"))
+	fails(t, tokenAuth, "POST", vmPath(node, vmid)+"/status/reboot", nil, http.StatusInternalServerError, fmt.Sprintf("VM %d not running", vmid))
+	mustRun(t, tokenAuth, node, "POST", vmPath(node, vmid)+"/status/start", nil)
+	mustRun(t, tokenAuth, node, "POST", vmPath(node, vmid)+"/config", url.Values{"cores": {"6"}})
+	if conf, _ := emu.VMConfig(node, vmid); conf["cores"] != "4" {
+		t.Fatalf("cores changed on a running VM: %v", conf)
+	}
+	mustRun(t, tokenAuth, node, "POST", vmPath(node, vmid)+"/status/reset", nil)
+	if conf, _ := emu.VMConfig(node, vmid); conf["cores"] != "4" {
+		t.Fatalf("a reset applied pending changes: %v", conf)
+	}
+	mustRun(t, tokenAuth, node, "POST", vmPath(node, vmid)+"/status/reboot", nil)
+	if conf, _ := emu.VMConfig(node, vmid); conf["cores"] != "6" || emu.VMStatus(node, vmid) != "running" {
+		t.Fatalf("the reboot did not apply pending changes or left the VM stopped: %v", conf)
+	}
+	var tasks []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes/"+node+"/tasks", url.Values{"vmid": {fmt.Sprint(vmid)}}, &tasks)
+	var types []string
+	for _, task := range tasks {
+		if !old[task["upid"]] {
+			types = append(types, fmt.Sprint(task["type"], "=", task["status"]))
+		}
+	}
+	want := []string{"qmreboot=OK", "qmreset=OK", "qmconfig=OK", "qmstart=OK", "qmcreate=OK"}
+	if !slices.Equal(types, want) {
+		t.Fatalf("tasks of VM %d: %v, want %v", vmid, types, want)
+	}
+	_ = emu.StopVMOutOfBand(node, vmid)
+}
+
+func TestNodeClusterAndStorageStatus(t *testing.T) {
+	var status map[string]any
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeH100+"/status", nil, &status)
+	if cpu, _ := status["cpuinfo"].(map[string]any); cpu == nil || cpu["cpus"] != float64(96) {
+		t.Fatalf("node status: %v", status)
+	}
+	var cluster []map[string]any
+	ok(t, tokenAuth, "GET", "/cluster/status", nil, &cluster)
+	if len(cluster) != 5 || cluster[0]["type"] != "cluster" || cluster[0]["quorate"] != float64(1) {
+		t.Fatalf("cluster status: %v", cluster)
+	}
+	var storage []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeL40S+"/storage", nil, &storage)
+	if len(storage) != 1 || storage[0]["storage"] != Storage || storage[0]["active"] != float64(1) {
+		t.Fatalf("storage: %v", storage)
+	}
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeL40S+"/storage/"+Storage+"/status", nil, &status)
+	if status["type"] != "lvmthin" {
+		t.Fatalf("storage status: %v", status)
+	}
+	fails(t, tokenAuth, "GET", "/nodes/"+NodeL40S+"/storage/nfs/status", nil, http.StatusInternalServerError, "storage 'nfs' does not exist")
+	var index []map[string]string
+	ok(t, tokenAuth, "GET", vmPath(NodeA6000, Templates[NodeA6000]), nil, &index)
+	if !slices.ContainsFunc(index, func(d map[string]string) bool { return d["subdir"] == "config" }) {
+		t.Fatalf("VM index: %v", index)
+	}
+	var empty []any
+	ok(t, tokenAuth, "GET", "/cluster/ha/resources", nil, &empty)
+	ok(t, tokenAuth, "GET", "/pools", nil, &empty)
+	if len(empty) != 0 {
+		t.Fatalf("pools: %v", empty)
+	}
+}
