@@ -165,34 +165,52 @@ func (e *Emulator) handler() http.Handler {
 			}
 			break
 		}
+		// The access log: method, path and answer; never parameters or
+		// headers, which carry passwords, tickets and token secrets.
+		fail := func(err error) {
+			status := http.StatusInternalServerError
+			if ae, ok := err.(*apiError); ok {
+				status = ae.status
+			}
+			e.logf("%s %s %d %s", hr.Method, path, status, strings.SplitN(err.Error(), "\n", 2)[0])
+			writeError(w, err)
+		}
 		params, perr := readParams(hr)
 		req := &request{method: hr.Method, path: path, vars: vars, params: params}
 		if matched == nil || !matched.open {
 			id, err := e.authenticate(hr)
 			if err != nil {
-				writeError(w, err)
+				fail(err)
 				return
 			}
 			req.auth = id
 		}
 		if matched == nil {
 			// PVE::APIServer: no handler for the method and path
-			writeError(w, &apiError{status: http.StatusNotImplemented, msg: fmt.Sprintf("Method '%s %s' not implemented", hr.Method, path)})
+			fail(&apiError{status: http.StatusNotImplemented, msg: fmt.Sprintf("Method '%s %s' not implemented", hr.Method, path)})
 			return
 		}
 		req.pattern = matched.pattern
 		e.countCall(hr.Method + " " + matched.pattern)
 		if perr != nil {
-			writeError(w, perr)
+			fail(perr)
 			return
 		}
 		data, err := matched.handle(req)
 		if err != nil {
-			writeError(w, err)
+			fail(err)
 			return
 		}
+		e.logf("%s %s 200 (%s)", hr.Method, path, req.auth.authid)
 		writeData(w, data)
 	})
+}
+
+func (e *Emulator) logf(format string, args ...any) {
+	e.mu.Lock()
+	l := e.log
+	e.mu.Unlock()
+	l.Printf(format, args...)
 }
 
 func (e *Emulator) countCall(key string) {

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 func TestVersionNodesAndResources(t *testing.T) {
@@ -208,5 +212,41 @@ func TestHardwarePCIAndMappings(t *testing.T) {
 	fails(t, tokenAuth, "GET", "/nodes/"+NodeA6000+"/hardware/pci/0000:01:00.0/mdev/x", nil, http.StatusNotImplemented, "not implemented")
 	if !strings.Contains(emu.URL(), "https://127.0.0.1:") {
 		t.Fatalf("URL %s is not loopback HTTPS", emu.URL())
+	}
+}
+
+// TestSecretsStayOutOfTheLog makes calls with every credential, right and
+// wrong, and reads the emulator's log: it names the calls, never a
+// password, token secret, ticket or CSRF token.
+func TestSecretsStayOutOfTheLog(t *testing.T) {
+	// A testbed of its own, whose log is a file whatever
+	// GPU_TESTBED_VERBOSE says.
+	own := New(Options{})
+	ownTB := testbed.StartForTest(t, testbed.Options{Backends: []testbed.Backend{own}})
+	local := emu
+	emu = own
+	t.Cleanup(func() { emu = local })
+	a := ticketAuth(t)
+	ok(t, a, "GET", "/version", nil, nil)
+	ok(t, tokenAuth, "GET", "/nodes", nil, nil)
+	ok(t, rootTokenAuth, "GET", "/cluster/resources", nil, nil)
+	fails(t, auth{token: TokenID + "=not-the-secret-1234"}, "GET", "/version", nil, http.StatusUnauthorized, "invalid token value!")
+	fails(t, auth{}, "POST", "/access/ticket", url.Values{"username": {RootUser}, "password": {"not-the-password-1234"}}, http.StatusUnauthorized, "authentication failure")
+	logFile := filepath.Join(ownTB.Dir(), "logs", "proxmox-emulator.log")
+	raw, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatalf("reading the emulator's log: %v", err)
+	}
+	log := string(raw)
+	for _, want := range []string{"GET /version 200 (root@pam)", "GET /nodes 200 (terraform@pve!gpu)", "GET /version 401 invalid token value!", "POST /access/ticket 401 authentication failure"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	for name, secret := range map[string]string{"the password": RootPassword, "the token secret": TokenSecret, "root's token secret": RootTokenSecret,
+		"a wrong password": "not-the-password-1234", "a wrong secret": "not-the-secret-1234", "the ticket": a.ticket, "the CSRF token": a.csrf} {
+		if strings.Contains(log, secret) {
+			t.Errorf("the log holds %s", name)
+		}
 	}
 }

@@ -204,8 +204,8 @@ func TestEmulatorProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	remote := New(Options{TaskDuration: 20 * time.Millisecond, Command: []string{"/bin/sh", "-c", serveEnv + `=1 exec "$0" "$@"`, self}})
-	tb := testbed.StartForTest(t, testbed.Options{Backends: []testbed.Backend{remote}})
-	if env := tb.State().Env; env["PM_API_URL"] != remote.URL() || env["PM_CA_CERT_FILE"] == "" || env["PM_API_TOKEN_ID"] != TokenID {
+	remoteTB := testbed.StartForTest(t, testbed.Options{Backends: []testbed.Backend{remote}})
+	if env := remoteTB.State().Env; env["PM_API_URL"] != remote.URL() || env["PM_CA_CERT_FILE"] == "" || env["PM_API_TOKEN_ID"] != TokenID {
 		t.Fatalf("the testbed's env: PM_API_URL %q PM_CA_CERT_FILE %q", env["PM_API_URL"], env["PM_CA_CERT_FILE"])
 	}
 	local := emu

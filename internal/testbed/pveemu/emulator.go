@@ -3,6 +3,7 @@ package pveemu
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -157,7 +158,7 @@ func (e *Emulator) Start(ctx context.Context, host *testbed.Host) error {
 			return err
 		}
 	}
-	return e.waitServing(ctx)
+	return e.waitServing(ctx, host.CA().CertPEM())
 }
 
 // listen opens the API port with TLS, HTTP/1.1 only (as pveproxy).
@@ -191,12 +192,19 @@ func (e *Emulator) serve(ctx context.Context, logw io.Writer, l net.Listener) er
 	return nil
 }
 
-// waitServing polls the port until it accepts connections.
-func (e *Emulator) waitServing(ctx context.Context) error {
+// waitServing polls the port until it completes a TLS handshake with a
+// certificate the testbed CA signed (a bare connection would only log a
+// failed handshake).
+func (e *Emulator) waitServing(ctx context.Context, caPEM []byte) error {
 	addr := "127.0.0.1:" + strconv.Itoa(e.port)
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return errors.New("waiting for the Proxmox emulator: the testbed CA certificate does not parse")
+	}
+	dialer := &tls.Dialer{NetDialer: &net.Dialer{Timeout: time.Second}, Config: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	delay := 10 * time.Millisecond
 	for {
-		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
+		conn, err := dialer.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			_ = conn.Close()
 			return nil
