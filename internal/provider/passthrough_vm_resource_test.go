@@ -2,10 +2,11 @@ package provider
 
 import (
 	"fmt"
-	"regexp"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -86,6 +87,16 @@ func vmidOf(t *testing.T, s *terraform.State, address string) int {
 	id, err := strconv.Atoi(rs.Primary.Attributes["vmid"])
 	require.NoError(t, err)
 	return id
+}
+
+// errorText matches an error holding each part in order, wherever
+// Terraform wraps its lines.
+func errorText(parts ...string) *regexp.Regexp {
+	quoted := make([]string, len(parts))
+	for i, p := range parts {
+		quoted[i] = strings.Join(strings.Fields(regexp.QuoteMeta(p)), `\s+`)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(quoted, ".*"))
 }
 
 // vmCreates counts the VM creations (create and clone) the emulator saw.
@@ -231,7 +242,7 @@ func TestAccPassthroughVM_twoGPUsImportDriftRestartAndOutOfBandDelete(t *testing
 			// error, and nothing changes.
 			{
 				Config:      vm(false, true),
-				ExpectError: regexp.MustCompile(`(?s)Change needs a restart.*only while the VM is stopped\s+\(changed: gpu\).*allow_restart`),
+				ExpectError: errorText("Change needs a restart", "only while the VM is stopped (changed: gpu)", "allow_restart = true"),
 			},
 			// With it: stop, change, start.
 			{
@@ -279,11 +290,11 @@ provider "gpuroottoken" {
   }
 }
 `, pveemu.RootTokenID, pveemu.RootTokenSecret)
-	refused := func(description, config, want string) resource.TestStep {
+	refused := func(description, config string, want ...string) resource.TestStep {
 		return resource.TestStep{
 			PreConfig:   func() { t.Log(description); pve.ResetCallCounts() },
 			Config:      pveProviders() + rootTokenProvider + config,
-			ExpectError: regexp.MustCompile(want),
+			ExpectError: errorText(want...),
 		}
 	}
 	noVMCreated := func() { require.Zero(t, vmCreates(), "no VM was created: %v", pve.CallCounts()) }
@@ -292,34 +303,34 @@ provider "gpuroottoken" {
 	for _, s := range []resource.TestStep{
 		refused("a raw address with a privilege-separated token",
 			pveVM("vm", "", pveemu.NodeA6000, gpu(`pci_address = "0000:01:00"`)),
-			`(?s)gpu\[0\].pci_address.*authenticates as terraform@pve!gpu: use a mapping, or root@pam credentials`),
+			`gpu[0].pci_address`, "authenticates as terraform@pve!gpu: use a mapping, or root@pam credentials"),
 		refused("a raw address with root@pam's own token",
 			pveVM("vm", "gpuroottoken", pveemu.NodeA6000, gpu(`pci_address = "0000:01:00"`)),
-			`(?s)authenticates as root@pam!gpu: use a mapping, or root@pam credentials`),
+			"authenticates as root@pam!gpu: use a mapping, or root@pam credentials"),
 		refused("an address the node does not have",
 			pveVM("vm", "gpuroot", pveemu.NodeA6000, gpu(`pci_address = "0000:09:00"`)),
-			`(?s)gpu\[0\].pci_address.*no PCI device at that address`),
+			`gpu[0].pci_address "0000:09:00": node pve-a6000 has no PCI device at that address`),
 		refused("a device that is not an NVIDIA GPU",
 			pveVM("vm", "gpuroot", pveemu.NodeA6000, gpu(`pci_address = "0000:00:14.0"`)),
-			`(?s)not an NVIDIA display or 3D controller`),
+			"0000:00:14.0", "not an NVIDIA display or 3D controller"),
 		refused("an H100 whose IOMMU group holds a NIC",
 			pveVM("vm", "gpuroot", pveemu.NodeH100, gpu(`pci_address = "0000:41:00"`)),
-			`(?s)IOMMU group 30 of node pve-h100 holds 0000:41:00.0.*and also 0000:42:00.0`),
+			"IOMMU group 30 of node pve-h100 holds 0000:41:00.0", "and also 0000:42:00.0"),
 		refused("the GPU without its audio function",
 			pveVM("vm", "gpuroot", pveemu.NodeA6000, gpu("pci_address = \"0000:01:00.0\"\n    all_functions = false")),
-			`(?s)IOMMU group 14 of node pve-a6000 .*0000:01:00.1`),
+			"IOMMU group 14 of node pve-a6000 holds 0000:01:00.0", "and also 0000:01:00.1"),
 		refused("a mapping that does not exist",
 			pveVM("vm", "", pveemu.NodeA6000, gpu(`mapping = "a100-0"`)),
-			`(?s)gpu\[0\].mapping "a100-0": the cluster has no PCI resource mapping`),
+			`gpu[0].mapping "a100-0": the cluster has no PCI resource mapping`),
 		refused("a mapping of another node",
 			pveVM("vm", "", pveemu.NodeL40S, gpu(`mapping = "a6000-0"`)),
-			`(?s)maps devices on pve-a6000 \(0000:01:00\), not on node pve-l40s`),
+			"maps devices on pve-a6000 (0000:01:00), not on node pve-l40s"),
 		refused("a vGPU type the GPU does not offer",
 			pveVM("vm", "", pveemu.NodeL40S, gpu("mapping = \"l40s-vgpu\"\n    mdev = \"nvidia-9999\"")),
-			`(?s)gpu\[0\].mdev "nvidia-9999".*it offers nvidia-1155`),
+			`gpu[0].mdev "nvidia-9999"`, "it offers nvidia-1155"),
 		refused("pcie on an i440fx machine",
 			pveVM("vm", "", pveemu.NodeA6000, "  machine = \"pc\"\n"+gpu(`mapping = "a6000-0"`)),
-			`(?s)gpu\[0\].pcie is true and machine = "pc"`),
+			`gpu[0].pcie is true and machine = "pc"`),
 		refused("OVMF without an EFI disk", `
 resource "gpu_passthrough_vm" "vm" {
   node = "pve-a6000"
@@ -328,7 +339,7 @@ resource "gpu_passthrough_vm" "vm" {
     mapping = "a6000-0"
   }
 }
-`, `(?s)bios = "ovmf" \(the default\) needs an efi_disk block`),
+`, `bios = "ovmf" (the default) needs an efi_disk block`),
 		// Known only at apply (the node comes from another resource): the
 		// preflight runs in the create, still before any write.
 		refused("a raw address with a token, the node known only at apply", `
@@ -345,7 +356,7 @@ resource "gpu_passthrough_vm" "vm" {
     pci_address = "0000:01:00"
   }
 }
-`, `(?s)use a mapping, or root@pam credentials`),
+`, "use a mapping, or root@pam credentials"),
 	} {
 		previous := s.PreConfig
 		if len(steps) > 0 {
@@ -396,7 +407,7 @@ func TestAccPassthroughVM_gpuInUseAndVGPUExhaustedRefused(t *testing.T) {
     pci_address = "0000:01:00"
   }
 `),
-				ExpectError: regexp.MustCompile(`(?s)gpu\[0\].pci_address "0000:01:00": 0000:01:00 is passed through to VM [0-9]+ \(holder\) on node\s+pve-a6000`),
+				ExpectError: errorText(`gpu[0].pci_address "0000:01:00": 0000:01:00 is passed through to VM`, "(holder) on node pve-a6000", "which is running"),
 			},
 			{
 				PreConfig: func() {
@@ -409,7 +420,7 @@ func TestAccPassthroughVM_gpuInUseAndVGPUExhaustedRefused(t *testing.T) {
     mdev    = "nvidia-1159"
   }
 `),
-				ExpectError: regexp.MustCompile(`(?s)gpu\[0\].mdev "nvidia-1159": 0000:c1:00.0 has no instance of it left`),
+				ExpectError: errorText(`gpu[0].mdev "nvidia-1159": 0000:c1:00.0 has no instance of it left`),
 			},
 			{
 				PreConfig: func() { require.Zero(t, vmCreates(), "%v", pve.CallCounts()); require.NotZero(t, holder) },
@@ -424,33 +435,38 @@ func TestAccPassthroughVM_secretsNeverInDebugLogs(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "terraform.log")
 	t.Setenv("TF_LOG", "DEBUG")
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: pveProviderFactories,
-		Steps: []resource.TestStep{
-			// root@pam's password (a ticket login) and the token's secret
-			// (from PM_API_TOKEN_SECRET) both in use.
-			{
-				Config: pveProviders() + pveVM("logged", "gpuroot", pveemu.NodeA6000, `
+	// The secrets come from the environment, as in a CI job: the
+	// configuration (which the test harness logs) holds none.
+	run := func(env map[string]string, config string) {
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+			Steps:                    []resource.TestStep{{Config: `provider "gpu" {}` + "\n" + config}},
+		})
+	}
+	// root@pam's password: a ticket login, a VM with a raw GPU.
+	run(map[string]string{"PM_API_TOKEN_ID": "", "PM_API_TOKEN_SECRET": "", "PM_USER": pveemu.RootUser, "PM_PASS": pveemu.RootPassword},
+		pveVM("logged", "", pveemu.NodeA6000, `
   gpu {
     pci_address = "0000:02:00"
   }
-`) + `
+`))
+	// The token's secret: the inventory.
+	run(map[string]string{"PM_API_TOKEN_ID": pveemu.TokenID, "PM_API_TOKEN_SECRET": pveemu.TokenSecret, "PM_USER": "", "PM_PASS": ""}, `
 data "gpu_inventory" "pve" {
   source = "proxmox"
-  filter {
-    nodes = ["pve-a6000"]
-  }
 }
-`,
-			},
-		},
-	})
+`)
 	raw, err := os.ReadFile(logFile)
 	require.NoError(t, err)
 	logs := string(raw)
 	require.Contains(t, logs, "connected to Proxmox VE", "the provider's debug lines are in this log")
+	require.Contains(t, logs, "created Proxmox VM")
+	require.Contains(t, logs, "read the Proxmox GPU inventory")
 	for name, secret := range map[string]string{"root@pam's password": pveemu.RootPassword, "the token secret": pveemu.TokenSecret} {
 		require.NotContains(t, logs, secret, name)
 	}
-	require.NotContains(t, logs, "PVEAuthCookie=PVE:", "no ticket")
+	require.NotContains(t, logs, "PVE:root@pam:", "no ticket")
 }
