@@ -128,7 +128,8 @@ func (e *Emulator) powerOff(r *request, typ string, mustRun bool) (any, error) {
 		return nil, errf("VM %d not running", v.vmid)
 	}
 	return e.startTask(v.node, typ, strconv.Itoa(v.vmid), r.auth, taskWork{run: func(taskLog) error {
-		if lock := v.conf["lock"]; lock != "" && typ == "qmshutdown" {
+		// vm_stop and vm_shutdown: PVE::QemuConfig->check_lock
+		if lock := v.conf["lock"]; lock != "" {
 			return fmt.Errorf("VM is locked (%s)", lock)
 		}
 		v.stop()
@@ -156,8 +157,12 @@ func (e *Emulator) deleteVM(r *request) (any, error) {
 		return nil, errf("VM %d is running - destroy failed", v.vmid)
 	}
 	return e.startTask(v.node, "qmdestroy", strconv.Itoa(v.vmid), r.auth, taskWork{run: func(l taskLog) error {
+		// the early checks again, then destroy_vm's check_lock
 		if v.status == "running" {
 			return fmt.Errorf("VM %d is running - destroy failed", v.vmid)
+		}
+		if lock := v.conf["lock"]; lock != "" {
+			return fmt.Errorf("VM is locked (%s)", lock)
 		}
 		for k, val := range v.conf {
 			if configPrivilege(k) == "VM.Config.Disk" && strings.Contains(val, ":vm-") {

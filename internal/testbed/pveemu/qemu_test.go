@@ -37,7 +37,7 @@ func TestVMLifecycleWithTokenAndMapping(t *testing.T) {
 	}
 	st, log := waitTask(t, tokenAuth, node, u)
 	mustSucceed(t, st, log)
-	if st.Type != "qmcreate" || st.User != "terraform@pve" || log[len(log)-1] != "TASK OK" {
+	if st.Type != "qmcreate" || st.User != TokenID || log[len(log)-1] != "TASK OK" {
 		t.Fatalf("create task: %+v %q", st, log)
 	}
 
@@ -451,5 +451,27 @@ func TestNodeClusterAndStorageStatus(t *testing.T) {
 	ok(t, tokenAuth, "GET", "/pools", nil, &empty)
 	if len(empty) != 0 {
 		t.Fatalf("pools: %v", empty)
+	}
+}
+
+func TestLockedVMRefusesStopAndDestroy(t *testing.T) {
+	node := NodeCPU
+	vmid := createVM(t, tokenAuth, node, url.Values{"name": {"locked"}})
+	if err := emu.SetVMConfigOutOfBand(node, vmid, "lock", "backup"); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct{ method, path string }{
+		{"POST", vmPath(node, vmid) + "/status/start"},
+		{"POST", vmPath(node, vmid) + "/status/stop"},
+		{"DELETE", vmPath(node, vmid)},
+	} {
+		st, _ := runTask(t, tokenAuth, node, call.method, call.path, nil)
+		if st.ExitStatus != "VM is locked (backup)" {
+			t.Errorf("%s %s: %s", call.method, call.path, st.ExitStatus)
+		}
+	}
+	fails(t, tokenAuth, "PUT", vmPath(node, vmid)+"/config", url.Values{"cores": {"2"}}, http.StatusInternalServerError, "VM is locked (backup)")
+	if emu.VMStatus(node, vmid) != "stopped" {
+		t.Fatal("the locked VM is gone or running")
 	}
 }

@@ -120,10 +120,7 @@ func (e *Emulator) taskStatus(r *request) (any, error) {
 	}
 	out := map[string]any{
 		"upid": t.upid, "node": t.node, "pid": t.pid, "pstart": t.pstart, "starttime": t.starttime,
-		"type": t.typ, "id": t.id, "user": t.auth.user, "status": "running",
-	}
-	if t.auth.token != "" {
-		out["tokenid"] = t.auth.token
+		"type": t.typ, "id": t.id, "user": t.auth.authid, "status": "running",
 	}
 	if t.done {
 		out["status"] = "stopped"
