@@ -161,13 +161,15 @@ func (e *Emulator) authenticate(hr *http.Request) (identity, *apiError) {
 
 // verifyToken is PVE::AccessControl::verify_token.
 func verifyToken(value string) (identity, *apiError) {
-	tokenid, secret, ok := strings.Cut(value, "=")
-	if !ok {
+	// /^(.*)=(.*)$/: the token ID is everything before the last "="
+	eq := strings.LastIndex(value, "=")
+	if eq < 0 {
 		return identity{}, authErr("no tokenid specified")
 	}
+	tokenid, secret := value[:eq], value[eq+1:]
 	user, name, ok := strings.Cut(tokenid, "!")
-	if !ok {
-		return identity{}, authErr(fmt.Sprintf("unable to parse token ID '%s'", tokenid))
+	if !ok || !strings.Contains(user, "@") || name == "" {
+		return identity{}, authErr(fmt.Sprintf("'%s' is not a valid token ID - not able to split into user and token parts", tokenid))
 	}
 	if user != RootUser && user != "terraform@pve" {
 		return identity{}, authErr(fmt.Sprintf("no such user ('%s')", user))

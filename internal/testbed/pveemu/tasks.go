@@ -72,7 +72,8 @@ func (e *Emulator) startTask(node, typ, id string, auth identity, work taskWork)
 		}
 		switch {
 		case err != nil:
-			msg := strings.TrimRight(err.Error(), "\n")
+			// RESTEnvironment's fork_worker: chomp, newlines to spaces
+			msg := strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", " ")
 			t.log = append(t.log, "TASK ERROR: "+msg)
 			t.exit = msg
 			if work.undo != nil {
