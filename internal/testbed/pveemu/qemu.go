@@ -431,6 +431,14 @@ func (e *Emulator) cloneVM(r *request) (any, error) {
 	if src.conf["lock"] != "" {
 		return nil, errf("VM is locked (%s)", src.conf["lock"])
 	}
+	if !full && !src.isTemplate() {
+		// lvmthin clones only base volumes: a template's
+		for _, k := range slices.Sorted(maps.Keys(src.conf)) {
+			if configPrivilege(k) == "VM.Config.Disk" && strings.Contains(src.conf[k], ":vm-") && !strings.Contains(src.conf[k], "-cloudinit") {
+				return nil, errf("Linked clone feature is not supported for drive '%s'", k)
+			}
+		}
+	}
 	for k, val := range src.conf {
 		if strings.HasPrefix(k, "hostpci") {
 			if h, _ := parseHostPCI(val); h.mapping != "" {

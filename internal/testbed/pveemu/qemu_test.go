@@ -304,6 +304,13 @@ func TestCloneTemplate(t *testing.T) {
 	}
 	fails(t, tokenAuth, "POST", vmPath(node, Templates[node])+"/clone", url.Values{"newid": {fmt.Sprint(newid)}}, http.StatusInternalServerError, "config file already exists")
 	fails(t, tokenAuth, "POST", vmPath(node, Templates[node])+"/clone", url.Values{"newid": {fmt.Sprint(newid + 1)}, "target": {NodeH100}}, http.StatusInternalServerError, "(VM uses local storage)")
+	fails(t, tokenAuth, "POST", vmPath(node, newid)+"/clone", url.Values{"newid": {fmt.Sprint(newid + 1)}, "full": {"0"}}, http.StatusInternalServerError, "Linked clone feature is not supported for drive 'efidisk0'")
+	linked := newid + 1
+	mustRun(t, tokenAuth, node, "POST", vmPath(node, Templates[node])+"/clone", url.Values{"newid": {fmt.Sprint(linked)}})
+	t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(node, linked) })
+	if conf, _ := emu.VMConfig(node, linked); !strings.HasPrefix(conf["scsi0"], fmt.Sprintf("%s:base-%d-disk-1/vm-%d-disk-", Storage, Templates[node], linked)) || conf["name"] != "Copy-of-VM-"+TemplateName {
+		t.Fatalf("a template's clone is linked by default: %v", conf)
+	}
 	st, _ = runTask(t, tokenAuth, node, "POST", vmPath(node, Templates[node])+"/status/start", nil)
 	if st.ExitStatus != "you can't start a vm if it's a template" {
 		t.Fatalf("starting the template: %s", st.ExitStatus)
