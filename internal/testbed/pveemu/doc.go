@@ -32,7 +32,9 @@
 //     changes to a running VM kept in [PENDING] but for the
 //     $fast_plug_option keys, cloud-init keys, and hotplugged NICs and
 //     disks; "VM 100 is running - destroy failed" in the request; clone
-//     only to the source's node ("VM uses local storage").
+//     only to the source's node ("VM uses local storage"), linked (the
+//     default) only from a template; config locks refuse start, stop,
+//     destroy and updates ("VM is locked (create)").
 //   - vm_start (PVE/QemuServer.pm, PVE/QemuServer/PCI.pm, PCI/Mdev.pm,
 //     OVMF.pm), all in the qmstart task: "q35 machine model is not
 //     enabled" for pcie=1 without q35; "PCI device mapping not found";
@@ -63,6 +65,7 @@
 // users/ACL editing, the 3-second delay pveproxy adds to 401 answers, ticket
 // expiry, background_delay, proxying between nodes (a call for another
 // node's VM answers as a missing config file), the other endpoints of the
-// API, and the full schema of every property string (hostpci values are
-// parsed, other values are kept as given).
+// API, cloud-init snippets (a cicustom volume is not checked at start), and
+// the full schema of every property string (hostpci values are parsed,
+// other values are kept as given).
 package pveemu
