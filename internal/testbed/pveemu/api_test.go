@@ -250,3 +250,48 @@ func TestSecretsStayOutOfTheLog(t *testing.T) {
 		}
 	}
 }
+
+func TestListsAndIndexes(t *testing.T) {
+	var vms []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeH100+"/qemu", nil, &vms)
+	if len(vms) != 1 || vms[0]["vmid"] != float64(Templates[NodeH100]) || vms[0]["template"] != float64(1) || vms[0]["status"] != "stopped" {
+		t.Fatalf("VMs on %s: %v", NodeH100, vms)
+	}
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeCPU+"/qemu", nil, &vms)
+	if len(vms) != 0 {
+		t.Fatalf("VMs on %s: %v", NodeCPU, vms)
+	}
+
+	var m map[string]any
+	ok(t, tokenAuth, "GET", "/cluster/mapping/pci/"+MappingL40SVGPU, nil, &m)
+	if m["mdev"] != float64(1) || m["digest"] == nil {
+		t.Fatalf("mapping %s: %v", MappingL40SVGPU, m)
+	}
+	fails(t, tokenAuth, "GET", "/cluster/mapping/pci/nope", nil, http.StatusInternalServerError, "PCI mapping 'nope' not found")
+	var checked []struct {
+		ID     string           `json:"id"`
+		Checks []map[string]any `json:"checks"`
+	}
+	ok(t, tokenAuth, "GET", "/cluster/mapping/pci", url.Values{"check-node": {NodeH100}}, &checked)
+	for _, c := range checked {
+		if len(c.Checks) != 1 || c.Checks[0]["severity"] != "warning" {
+			t.Errorf("mapping %s checked on %s (which it does not cover): %v", c.ID, NodeH100, c.Checks)
+		}
+	}
+
+	var index []map[string]string
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeH100+"/qemu/"+fmt.Sprint(Templates[NodeH100])+"/status", nil, &index)
+	if len(index) == 0 || index[0]["subdir"] != "current" {
+		t.Fatalf("status index: %v", index)
+	}
+	vmid := freeVMID(t)
+	u := upid(t, tokenAuth, "POST", "/nodes/"+NodeCPU+"/qemu", url.Values{"vmid": {fmt.Sprint(vmid)}})
+	t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(NodeCPU, vmid) })
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeCPU+"/tasks/"+url.PathEscape(u), nil, &index)
+	if len(index) != 2 || index[0]["name"] != "log" {
+		t.Fatalf("task index: %v", index)
+	}
+	st, log := waitTask(t, tokenAuth, NodeCPU, u)
+	mustSucceed(t, st, log)
+	fails(t, tokenAuth, "GET", "/nodes/"+NodeCPU+"/tasks/UPID:bogus/status", nil, http.StatusBadRequest, "Parameter verification failed.")
+}
