@@ -2,7 +2,8 @@
 # make demo: build the provider, start the local GPU testbed, run
 # `terraform init` + `apply` on examples/quickstart through a dev_overrides CLI
 # config, print the GPU inventory, then the same for examples/eks (a GPU node
-# group through the AWS emulator), then destroy and stop the testbed.
+# group through the AWS emulator) and examples/proxmox (a VM with a GPU passed
+# through, on the Proxmox VE emulator), then destroy and stop the testbed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ testbed=("$work/gpu-testbed")
 
 cleanup() {
   status=$?
-  for dir in quickstart eks; do
+  for dir in quickstart eks proxmox; do
     if [[ -n "${tf:-}" && -d "$work/$dir/.terraform" ]]; then
       "$tf" -chdir="$work/$dir" destroy -auto-approve -no-color -var cluster_name="${GPU_TESTBED_EKS_CLUSTER:-}" >/dev/null 2>&1 || true
     fi
@@ -93,6 +94,25 @@ if command -v aws >/dev/null; then
 fi
 echo "==> terraform destroy (EKS)"
 KUBECONFIG=/dev/null "$tf" -chdir="$work/eks" destroy -input=false -auto-approve -no-color -var cluster_name="$GPU_TESTBED_EKS_CLUSTER" >/dev/null
+
+# Proxmox VE through the testbed's emulator: a VM cloned from a template with
+# an RTX A6000 passed through by cluster PCI mapping (the API token from
+# PM_API_TOKEN_ID, TLS verified against PM_CA_CERT_FILE), started, then the
+# node's GPUs as gpu_inventory (source "proxmox") lists them.
+echo
+echo "==> Proxmox VE: terraform apply examples/proxmox (the testbed's Proxmox VE emulator at $PM_API_URL)"
+cp -r examples/proxmox "$work/proxmox"
+"$tf" -chdir="$work/proxmox" init -input=false -no-color >/dev/null
+if ! "$tf" -chdir="$work/proxmox" apply -input=false -auto-approve -no-color >"$work/proxmox-apply.log" 2>&1; then
+  cat "$work/proxmox-apply.log"
+  exit 1
+fi
+grep -E '^gpu_passthrough_vm.gpu: Creation complete|^Apply complete' "$work/proxmox-apply.log"
+echo
+echo "==> the passthrough VM and the Proxmox GPU inventory"
+"$tf" -chdir="$work/proxmox" output -no-color
+echo "==> terraform destroy (Proxmox)"
+"$tf" -chdir="$work/proxmox" destroy -input=false -auto-approve -no-color >/dev/null
 
 # The node side: gpu-bootstrap on this machine (which has no NVIDIA driver),
 # configuring a scratch root so nothing of this machine's changes.

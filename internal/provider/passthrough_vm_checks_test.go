@@ -157,6 +157,8 @@ var (
 	rootPam   = proxmox.Identity{User: "root@pam"}
 	rootToken = proxmox.Identity{User: "root@pam", TokenID: "gpu", IsToken: true}
 	userToken = proxmox.Identity{User: "terraform@pve", TokenID: "gpu", IsToken: true}
+	// noMappingUse is a token without Mapping.Use on the mappings.
+	noMappingUse = proxmox.Identity{User: "terraform@pve", TokenID: "no-mapping", IsToken: true}
 )
 
 func TestPassthroughVMPreflightRefusesWhatWouldBreak(t *testing.T) {
@@ -204,11 +206,17 @@ func TestPassthroughVMPreflightRefusesWhatWouldBreak(t *testing.T) {
 			"gpu[0].mdev", "it offers nvidia-1155 (NVIDIA L40S-4Q, 12 left), nvidia-1160 (NVIDIA L40S-48Q, 0 left)"},
 		{"a vGPU type through a mapping not marked for mdev is refused", userToken, 0, []proxmox.GPU{{Mapping: "a6000-0", Mdev: "nvidia-1155", PCIE: true, ROMBar: true}},
 			"gpu[0].mapping", "not marked for mediated devices"},
+		{"a mapping without Mapping.Use on it is refused", noMappingUse, 0, []proxmox.GPU{{Mapping: "a6000-0", PCIE: true, ROMBar: true}},
+			"gpu[0].mapping", "lacks Mapping.Use on /mapping/pci/a6000-0"},
 		{"a mapping and an address of one device are refused", rootPam, 0, []proxmox.GPU{{Mapping: "a6000-0", PCIE: true, ROMBar: true}, raw("0000:01:00")},
 			"gpu[1].pci_address", "which gpu[0] passes already"},
 	} {
 		t.Run(tc.description, func(t *testing.T) {
-			diags := preflightGPUs(tc.vmid, tc.gpus, testFacts(tc.identity))
+			facts := testFacts(tc.identity)
+			if tc.identity == noMappingUse {
+				facts.MappingUse = map[string]bool{"a6000-0": false}
+			}
+			diags := preflightGPUs(tc.vmid, tc.gpus, facts)
 			if tc.wantPath == "" {
 				require.False(t, diags.HasError(), errorDetails(diags))
 				return

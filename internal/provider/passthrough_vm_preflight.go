@@ -39,6 +39,9 @@ type passthroughFacts struct {
 	Guests    []proxmox.Guest
 	// Mdev is the mdev types per function address, read for GPUs with mdev.
 	Mdev map[string][]proxmox.MdevType
+	// MappingUse says, per mapping a GPU names, whether the provider's
+	// identity has Mapping.Use on it; read unless it is root@pam.
+	MappingUse map[string]bool
 }
 
 // readPassthroughFacts reads the facts the preflight of gpus on node needs.
@@ -54,6 +57,19 @@ func readPassthroughFacts(ctx context.Context, client *proxmox.Client, node stri
 	}
 	if facts.Guests, err = client.Guests(ctx); err != nil {
 		return nil, fmt.Errorf("reading the cluster's VMs (/cluster/resources): %w", err)
+	}
+	for _, g := range gpus {
+		if g.Mapping == "" || facts.Identity.IsRootPam() {
+			continue
+		}
+		if facts.MappingUse == nil {
+			facts.MappingUse = map[string]bool{}
+		}
+		perms, err := client.Permissions(ctx, "/mapping/pci/"+g.Mapping)
+		if err != nil {
+			return nil, fmt.Errorf("reading the provider's permissions on /mapping/pci/%s: %w", g.Mapping, err)
+		}
+		_, facts.MappingUse[g.Mapping] = perms["Mapping.Use"]
 	}
 	for _, g := range gpus {
 		if g.Mdev == "" {
@@ -191,6 +207,13 @@ func preflightGPUs(vmid int, gpus []proxmox.GPU, facts *passthroughFacts) diag.D
 		switch {
 		case g.Mapping != "":
 			attr, name = at.AtName("mapping"), fmt.Sprintf("gpu[%d].mapping %q", i, g.Mapping)
+			if use, checked := facts.MappingUse[g.Mapping]; checked && !use {
+				diags.AddAttributeError(attr, "No permission to use the PCI mapping", fmt.Sprintf("%s: the provider authenticates as %s, "+
+					"which lacks Mapping.Use on /mapping/pci/%s, so Proxmox would refuse the VM's configuration. Grant it, e.g. "+
+					"pveum acl modify /mapping/pci/%s --tokens '%s' --roles PVEMappingUser (or --users for a user)",
+					name, facts.Identity, g.Mapping, g.Mapping, facts.Identity))
+				continue
+			}
 			m, ok := facts.mapping(g.Mapping)
 			if !ok {
 				diags.AddAttributeError(attr, "PCI mapping not found", fmt.Sprintf("%s: the cluster has no PCI resource mapping of that ID (%s). "+

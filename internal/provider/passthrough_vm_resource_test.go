@@ -32,6 +32,8 @@ var pveProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"gpuroot": providerserver.NewProtocol6WithError(New("test")()),
 	// gpuroottoken is root@pam's API token, which PVE refuses raw devices too.
 	"gpuroottoken": providerserver.NewProtocol6WithError(New("test")()),
+	// gpunomapping is a token without Mapping.Use.
+	"gpunomapping": providerserver.NewProtocol6WithError(New("test")()),
 }
 
 // pveProviders is the default provider, which reaches the emulator with
@@ -289,7 +291,14 @@ provider "gpuroottoken" {
     api_token_secret = %q
   }
 }
-`, pveemu.RootTokenID, pveemu.RootTokenSecret)
+
+provider "gpunomapping" {
+  proxmox {
+    api_token_id     = %q
+    api_token_secret = %q
+  }
+}
+`, pveemu.RootTokenID, pveemu.RootTokenSecret, pveemu.NoMappingTokenID, pveemu.NoMappingTokenSecret)
 	refused := func(description, config string, want ...string) resource.TestStep {
 		return resource.TestStep{
 			PreConfig:   func() { t.Log(description); pve.ResetCallCounts() },
@@ -319,6 +328,9 @@ provider "gpuroottoken" {
 		refused("the GPU without its audio function",
 			pveVM("vm", "gpuroot", pveemu.NodeA6000, gpu("pci_address = \"0000:01:00.0\"\n    all_functions = false")),
 			"IOMMU group 14 of node pve-a6000 holds 0000:01:00.0", "and also 0000:01:00.1"),
+		refused("a mapping the token may not use",
+			pveVM("vm", "gpunomapping", pveemu.NodeA6000, gpu(`mapping = "a6000-0"`)),
+			`gpu[0].mapping "a6000-0"`, "authenticates as terraform@pve!no-mapping, which lacks Mapping.Use on /mapping/pci/a6000-0"),
 		refused("a mapping that does not exist",
 			pveVM("vm", "", pveemu.NodeA6000, gpu(`mapping = "a100-0"`)),
 			`gpu[0].mapping "a100-0": the cluster has no PCI resource mapping`),
