@@ -168,7 +168,8 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 						Validators: []validator.String{stringvalidator.RegexMatches(pveStoragePattern, "must be a Proxmox storage ID, e.g. local-lvm")},
 					},
 					"size_gib": schema.Int64Attribute{
-						Required: true, MarkdownDescription: "Size in GiB.",
+						CustomType: wholeNumberType{},
+						Required:   true, MarkdownDescription: "Size in GiB.",
 						Validators: []validator.Int64{int64validator.Between(1, 131072)},
 					},
 				}},
@@ -188,7 +189,8 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 						Validators:          []validator.String{stringvalidator.OneOf(passthroughNICModels...)},
 					},
 					"vlan": schema.Int64Attribute{
-						Optional: true, MarkdownDescription: "VLAN tag, 1 to 4094.",
+						CustomType: wholeNumberType{},
+						Optional:   true, MarkdownDescription: "VLAN tag, 1 to 4094.",
 						Validators: []validator.Int64{int64validator.Between(1, 4094)},
 					},
 					"firewall": schema.BoolAttribute{
@@ -251,7 +253,8 @@ func passthroughVMAttributes() map[string]schema.Attribute {
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		},
 		"vmid": schema.Int64Attribute{
-			Optional: true, Computed: true,
+			CustomType: wholeNumberType{},
+			Optional:   true, Computed: true,
 			MarkdownDescription: "VM ID, 100 to 999999999. Unset, the cluster's next free ID (`/cluster/nextid`). Changing it replaces the VM.",
 			Validators:          []validator.Int64{int64validator.Between(pveMinVMID, pveMaxVMID)},
 			PlanModifiers:       []planmodifier.Int64{int64planmodifier.UseStateForUnknown(), int64planmodifier.RequiresReplaceIfConfigured()},
@@ -262,12 +265,14 @@ func passthroughVMAttributes() map[string]schema.Attribute {
 				stringvalidator.RegexMatches(pveNamePattern, "must be a DNS name: letters, digits and '-', dot-separated")},
 		},
 		"cores": schema.Int64Attribute{
-			Optional: true, Computed: true, Default: int64default.StaticInt64(4),
+			CustomType: wholeNumberType{},
+			Optional:   true, Computed: true, Default: int64default.StaticInt64(4),
 			MarkdownDescription: "CPU cores per socket. Defaults to `4`. Changes in place (from the next start when the VM runs).",
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 		},
 		"sockets": schema.Int64Attribute{
-			Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+			CustomType: wholeNumberType{},
+			Optional:   true, Computed: true, Default: int64default.StaticInt64(1),
 			MarkdownDescription: "CPU sockets. Defaults to `1`. Changes in place (from the next start when the VM runs).",
 			Validators:          []validator.Int64{int64validator.Between(1, 16)},
 		},
@@ -277,7 +282,8 @@ func passthroughVMAttributes() map[string]schema.Attribute {
 			Validators:          []validator.String{stringvalidator.LengthBetween(1, 64)},
 		},
 		"memory_mib": schema.Int64Attribute{
-			Optional: true, Computed: true, Default: int64default.StaticInt64(8192),
+			CustomType: wholeNumberType{},
+			Optional:   true, Computed: true, Default: int64default.StaticInt64(8192),
 			MarkdownDescription: "Memory in MiB, at least 1024. Ballooning is always off (`balloon=0`): a VM with a passed-through " +
 				"device has all its memory pinned, so the balloon driver cannot give any back. Defaults to `8192`. Changes in place.",
 			Validators: []validator.Int64{int64validator.Between(1024, 4194304)},
