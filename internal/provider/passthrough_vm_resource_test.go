@@ -482,3 +482,52 @@ data "gpu_inventory" "pve" {
 	}
 	require.NotContains(t, logs, "PVE:root@pam:", "no ticket")
 }
+
+func TestAccPassthroughVM_failedStartTaskKeepsTheVMTaintedThenReplaced(t *testing.T) {
+	testAccPreCheck(t)
+	const address = "gpu_passthrough_vm.failing"
+	config := pveProviders() + pveVM("failing", "", pveemu.NodeA6000, `
+  gpu {
+    mapping = "a6000-1"
+  }
+`)
+	var first int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: pveProviderFactories,
+		Steps: []resource.TestStep{
+			// The start task fails after the VM exists: the apply fails with
+			// the task's exit status and log, and the VM stays in the state.
+			{
+				PreConfig: func() {
+					pve.FailNextTask("qmstart", "start failed: QEMU exited with code 1",
+						"kvm: -device vfio-pci,host=0000:02:00.0: vfio 0000:02:00.0: failed to setup container for group 15")
+				},
+				Config:      config,
+				ExpectError: errorText("Proxmox task qmstart", "start failed: QEMU exited with code 1", "failed to setup container for group 15", "kept in the state, tainted"),
+			},
+			// The next apply replaces the tainted VM.
+			{
+				PreConfig: func() {
+					vms := 0
+					for id := 100; id < 200; id++ {
+						if pve.VMStatus(pveemu.NodeA6000, id) == "stopped" {
+							first, vms = id, vms+1
+						}
+					}
+					require.Equal(t, 1, vms, "the failed VM exists, stopped")
+					pve.ResetCallCounts()
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionReplace),
+				}},
+				Check: func(s *terraform.State) error {
+					id := vmidOf(t, s, address)
+					require.Equal(t, "running", pve.VMStatus(pveemu.NodeA6000, id))
+					require.Equal(t, 1, pve.CallCounts()["DELETE /nodes/{node}/qemu/{vmid}"], "the tainted VM %d was destroyed", first)
+					return nil
+				},
+			},
+		},
+	})
+}
