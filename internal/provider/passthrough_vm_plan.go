@@ -48,6 +48,8 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 	plan.IPv4 = types.ListUnknown(types.StringType)
 	if gpusChange {
 		plan.GPUs = types.ListUnknown(passthroughGPUStatusObjectType)
+	} else {
+		plan.GPUs = state.GPUs // the same hostpci lines resolve to the same devices
 	}
 	if state != nil {
 		resp.Diagnostics.Append(restartNeeded(state, &plan)...)
@@ -96,7 +98,8 @@ func passthroughChanged(state, plan *passthroughVMModel) bool {
 	}
 	return !gpusEqual(state.GPU, plan.GPU) || fmt.Sprint(state.Clone) != fmt.Sprint(plan.Clone) ||
 		fmt.Sprint(state.EFIDisk) != fmt.Sprint(plan.EFIDisk) || fmt.Sprint(state.Disk) != fmt.Sprint(plan.Disk) ||
-		fmt.Sprint(state.Network) != fmt.Sprint(plan.Network) || fmt.Sprint(state.CloudInit) != fmt.Sprint(plan.CloudInit)
+		fmt.Sprint(state.Network) != fmt.Sprint(plan.Network) || fmt.Sprint(state.CloudInit) != fmt.Sprint(plan.CloudInit) ||
+		state.Timeouts.String() != plan.Timeouts.String()
 }
 
 // restartNeeded is the plan error for a change Proxmox applies only to a

@@ -234,6 +234,9 @@ func TestAccPassthroughVM_twoGPUsImportDriftRestartAndOutOfBandDelete(t *testing
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(address, tfjsonpath.New("started"), knownvalue.Bool(true)),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("status"), knownvalue.StringExact("running")),
+					// The GPUs do not change: their resolved devices stay known.
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("gpus"), knownvalue.ListSizeExact(2)),
 				}},
 				Check: func(*terraform.State) error {
 					require.Equal(t, "running", pve.VMStatus(pveemu.NodeA6000, vmid))
