@@ -81,6 +81,11 @@ func TestPassthroughVMConfigChecksNameTheAttribute(t *testing.T) {
 		{"the same device twice is refused", "", "", true, []passthroughGPUModel{
 			testGPUModel(byAddress("0000:01:00")), testGPUModel(byAddress("0000:01:00.0")),
 		}, "gpu[1].pci_address", "pass the same device (0000:01:00)"},
+		{"a mapping and an address in one block are refused", "", "", true, []passthroughGPUModel{
+			testGPUModel(func(g *passthroughGPUModel) { byAddress("0000:01:00")(g); g.Mapping = types.StringValue("a6000-0") }),
+		}, "gpu[0].pci_address", "keep one"},
+		{"a block with neither is refused", "", "", true, []passthroughGPUModel{testGPUModel(func(*passthroughGPUModel) {})},
+			"gpu[0]", "sets neither mapping nor pci_address"},
 		{"the same mapping twice is refused", "", "", true, []passthroughGPUModel{
 			testGPUModel(func(g *passthroughGPUModel) { g.Mapping = types.StringValue("a6000-0") }),
 			testGPUModel(func(g *passthroughGPUModel) { g.Mapping = types.StringValue("a6000-0") }),
@@ -328,4 +333,30 @@ func TestInventoryPCIDeviceShowsHolderAndMapping(t *testing.T) {
 	require.Nil(t, h100.Mapping)
 	require.Nil(t, h100.VMID)
 	require.True(t, h100.Free)
+}
+
+func TestPassthroughVMPatternsMatchWhatProxmoxTakes(t *testing.T) {
+	for _, tc := range []struct {
+		pattern interface{ MatchString(string) bool }
+		value   string
+		ok      bool
+	}{
+		{pciAddressPattern, "0000:01:00", true},
+		{pciAddressPattern, "0000:01:00.1", true},
+		{pciAddressPattern, "0000:c1:1f.7", true},
+		{pciAddressPattern, "01:00.0", false},      // the domain is written
+		{pciAddressPattern, "0000:01:00.8", false}, // functions are 0-7
+		{pciAddressPattern, "0000:01:20.0", false}, // devices are 00-1f
+		{pciAddressPattern, "0000:C1:00.0", false}, // lowercase, as PVE lists them
+		{pveMachinePattern, "q35", true},
+		{pveMachinePattern, "pc-q35-8.1", true},
+		{pveMachinePattern, "pc-i440fx-9.0+pve1", true},
+		{pveMachinePattern, "pc", true},
+		{pveMachinePattern, "virt", false}, // aarch64 only
+		{pveMachinePattern, "q35,viommu=intel", false},
+		{q35MachinePattern, "pc-q35-8.1", true},
+		{q35MachinePattern, "pc-i440fx-8.1", false},
+	} {
+		require.Equal(t, tc.ok, tc.pattern.MatchString(tc.value), tc.value)
+	}
 }

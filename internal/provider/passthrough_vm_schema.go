@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
@@ -81,7 +80,6 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 							"e.g. `a6000-0`. The mapping's path decides which functions go along. Works with API tokens that have `Mapping.Use` on it.",
 						Validators: []validator.String{
 							stringvalidator.RegexMatches(pveMappingPattern, "must be a mapping ID: a letter, then letters, digits, '-' and '_'"),
-							stringvalidator.ExactlyOneOf(path.MatchRelative().AtParent().AtName("pci_address")),
 						},
 					},
 					"pci_address": schema.StringAttribute{

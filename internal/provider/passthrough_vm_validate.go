@@ -38,6 +38,16 @@ func (m *passthroughVMModel) validate() diag.Diagnostics {
 					"configuration and then fails the VM's start (\"q35 machine model is not enabled\"). Set machine = \"q35\" (the "+
 					"default), or pcie = false", i, machine))
 		}
+		switch {
+		case !g.Mapping.IsNull() && !g.PCIAddress.IsNull():
+			diags.AddAttributeError(at.AtName("pci_address"), "Both mapping and pci_address",
+				fmt.Sprintf("gpu[%d] sets both mapping and pci_address: keep one, mapping (a cluster PCI mapping, which API tokens may "+
+					"pass) or pci_address (a raw address, which only root@pam with a password may pass)", i))
+		case g.Mapping.IsNull() && g.PCIAddress.IsNull():
+			diags.AddAttributeError(at, "GPU not named",
+				fmt.Sprintf("gpu[%d] sets neither mapping nor pci_address: name the GPU by a cluster PCI mapping (mapping = \"a6000-0\") "+
+					"or by its address (pci_address = \"0000:01:00\"); gpu_inventory with source = \"proxmox\" lists both", i))
+		}
 		address := g.PCIAddress.ValueString()
 		if !g.AllFunctions.IsNull() && !g.AllFunctions.IsUnknown() && !g.Mapping.IsNull() {
 			diags.AddAttributeError(at.AtName("all_functions"), "all_functions applies to pci_address",
