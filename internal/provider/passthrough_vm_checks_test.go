@@ -116,6 +116,8 @@ func TestPassthroughVMConfigChecksNameTheAttribute(t *testing.T) {
 func TestPassthroughVMConfigChecksSkipUnknowns(t *testing.T) {
 	m := passthroughVMModel{Machine: types.StringUnknown(), BIOS: types.StringUnknown(), GPU: []passthroughGPUModel{
 		testGPUModel(func(g *passthroughGPUModel) { g.PCIAddress = types.StringUnknown() }),
+		// From a data source: one of them null at apply.
+		testGPUModel(func(g *passthroughGPUModel) { g.PCIAddress, g.Mapping = types.StringUnknown(), types.StringUnknown() }),
 	}}
 	require.False(t, m.validate().HasError(), "nothing known, nothing refused")
 }

@@ -238,15 +238,19 @@ func (r *PassthroughVMResource) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vmid"), vmid)...)
 }
 
-// readFacts reads what resolves the gpus attribute, or nil (with a debug
-// line) when Proxmox does not answer: gpus then has no host details.
+// readFacts reads what resolves the gpus attribute (the node's PCI
+// functions and the cluster's mappings, not the guests), or nil (with a
+// debug line) when Proxmox does not answer: gpus then has no host details.
 func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.Client, node string) *passthroughFacts {
-	facts, err := readPassthroughFacts(ctx, client, node, nil)
-	if err != nil {
-		tflog.Debug(ctx, "could not read the node's PCI devices: gpus has no host details", map[string]any{"error": err.Error()})
-		return nil
+	functions, err := client.PCIFunctions(ctx, node)
+	if err == nil {
+		var mappings []proxmox.PCIMapping
+		if mappings, err = client.PCIMappings(ctx); err == nil {
+			return &passthroughFacts{Node: node, Identity: client.Identity(), Functions: functions, Mappings: mappings}
+		}
 	}
-	return facts
+	tflog.Debug(ctx, "could not read the node's PCI devices: gpus has no host details", map[string]any{"error": err.Error()})
+	return nil
 }
 
 // passthroughFailureDetail is an error's text, with what to do after a

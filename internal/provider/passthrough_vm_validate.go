@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // This file holds gpu_passthrough_vm's checks that the configuration alone
@@ -39,7 +40,7 @@ func (m *passthroughVMModel) validate() diag.Diagnostics {
 					"default), or pcie = false", i, machine))
 		}
 		switch {
-		case !g.Mapping.IsNull() && !g.PCIAddress.IsNull():
+		case known(g.Mapping) && known(g.PCIAddress):
 			diags.AddAttributeError(at.AtName("pci_address"), "Both mapping and pci_address",
 				fmt.Sprintf("gpu[%d] sets both mapping and pci_address: keep one, mapping (a cluster PCI mapping, which API tokens may "+
 					"pass) or pci_address (a raw address, which only root@pam with a password may pass)", i))
@@ -91,6 +92,9 @@ func (m *passthroughVMModel) validate() diag.Diagnostics {
 	}
 	return diags
 }
+
+// known says whether s is set and known.
+func known(s types.String) bool { return !s.IsNull() && !s.IsUnknown() }
 
 // gpuDeviceKey names the device a gpu block passes, for duplicates: its
 // mapping, or its address's device; "" when unknown.
