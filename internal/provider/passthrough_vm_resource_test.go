@@ -212,6 +212,7 @@ func TestAccPassthroughVM_twoGPUsImportDriftRestartAndOutOfBandDelete(t *testing
 				},
 				ImportStateVerifyIgnore: []string{"timeouts", "clone", "allow_restart", "network", "disk", "cloud_init", "ipv4"},
 			},
+
 			// Drift: hostpci1 removed outside Terraform shows in the plan,
 			// and apply (allow_restart) puts it back and the VM runs.
 			{
@@ -537,6 +538,62 @@ func TestAccPassthroughVM_failedStartTaskKeepsTheVMTaintedThenReplaced(t *testin
 					id := vmidOf(t, s, address)
 					require.Equal(t, "running", pve.VMStatus(pveemu.NodeA6000, id))
 					require.Equal(t, 1, pve.CallCounts()["DELETE /nodes/{node}/qemu/{vmid}"], "the tainted VM %d was destroyed", first)
+					return nil
+				},
+			},
+		},
+	})
+}
+
+func TestAccPassthroughVM_importedVMTakesTheConfigurationInPlace(t *testing.T) {
+	testAccPreCheck(t)
+	body := `
+  gpu {
+    mapping = "a6000-0"
+  }
+`
+	made := pveProviders() + pveVM("made", "", pveemu.NodeA6000, body)
+	// The same VM under a second address, as a user writes the
+	// configuration of a VM they import.
+	// An import step writes the configuration as given: it names the
+	// providers itself.
+	both := `
+terraform {
+  required_providers {
+    gpu = {
+      source = "registry.terraform.io/gpuinfra/gpu"
+    }
+    gpuroot = {
+      source = "registry.terraform.io/gpuinfra/gpuroot"
+    }
+  }
+}
+` + made + strings.Replace(pveVM("made", "", pveemu.NodeA6000, body), `resource "gpu_passthrough_vm" "made"`, `resource "gpu_passthrough_vm" "imported"`, 1)
+	var vmid int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: pveProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: made,
+				Check:  func(s *terraform.State) error { vmid = vmidOf(t, s, "gpu_passthrough_vm.made"); return nil },
+			},
+			{
+				Config:             both,
+				ResourceName:       "gpu_passthrough_vm.imported",
+				ImportState:        true,
+				ImportStatePersist: true,
+				ImportStateIdFunc:  func(*terraform.State) (string, error) { return pveemu.NodeA6000 + "/" + strconv.Itoa(vmid), nil },
+			},
+			// clone and disk, which an import does not read, are taken in
+			// place: no replacement of the imported VM.
+			{
+				Config: both,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpu_passthrough_vm.imported", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("gpu_passthrough_vm.made", plancheck.ResourceActionNoop),
+				}},
+				Check: func(*terraform.State) error {
+					require.Equal(t, "running", pve.VMStatus(pveemu.NodeA6000, vmid))
 					return nil
 				},
 			},

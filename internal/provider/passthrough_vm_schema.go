@@ -118,9 +118,9 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 				}},
 			},
 			"clone": schema.ListNestedBlock{
-				MarkdownDescription: "Clone a template (or VM) instead of creating an empty VM. Changing it replaces the VM.",
+				MarkdownDescription: "Clone a template (or VM) instead of creating an empty VM. Changing it replaces the VM (adding it to an imported VM does not).",
 				Validators:          []validator.List{listvalidator.SizeAtMost(1)},
-				PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
+				PlanModifiers:       []planmodifier.List{requiresReplaceUnlessImported()},
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 					"source": schema.StringAttribute{
 						Required:            true,
@@ -152,8 +152,8 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 			},
 			"disk": schema.ListNestedBlock{
 				MarkdownDescription: "Disks of the VM. A cloned VM keeps the template's disks; a `disk` naming one of its slots " +
-					"(e.g. `scsi0`) sets its size. Changing one replaces the VM.",
-				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
+					"(e.g. `scsi0`) sets its size. Changing one replaces the VM (adding them to an imported VM does not).",
+				PlanModifiers: []planmodifier.List{requiresReplaceUnlessImported()},
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 					"slot": schema.StringAttribute{
 						Required:            true,
@@ -237,6 +237,16 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 					"Positive durations as Go writes them, e.g. `90s`, `15m`."),
 		},
 	}
+}
+
+// requiresReplaceUnlessImported replaces the VM when a block that Proxmox
+// cannot change in place changes, but not when the state has none of it
+// because the VM was imported (an import does not read clone or disk).
+func requiresReplaceUnlessImported() planmodifier.List {
+	return listplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.StateValue.IsNull() && len(req.StateValue.Elements()) > 0
+	}, "Changing it replaces the VM, unless the state has none (an imported VM).",
+		"Changing it replaces the VM, unless the state has none (an imported VM).")
 }
 
 func passthroughVMAttributes() map[string]schema.Attribute {
