@@ -367,3 +367,13 @@ func TestPassthroughVMPatternsMatchWhatProxmoxTakes(t *testing.T) {
 		require.Equal(t, tc.ok, tc.pattern.MatchString(tc.value), tc.value)
 	}
 }
+
+func TestPassthroughVMNewVMIDInUseIsRefused(t *testing.T) {
+	facts := testFacts(rootPam)
+	diags := checkNewVMID(preflightVM{node: "pve", newVMID: 101}, facts)
+	require.Equal(t, []string{"vmid"}, errorPaths(diags))
+	require.Contains(t, errorDetails(diags), `vmid 101 is VM "train" on node pve already`)
+	require.Contains(t, errorDetails(diags), "terraform import <address> pve/101")
+	require.False(t, checkNewVMID(preflightVM{node: "pve", newVMID: 200}, facts).HasError())
+	require.False(t, checkNewVMID(preflightVM{node: "pve", vmid: 101}, facts).HasError(), "the VM itself, on update")
+}

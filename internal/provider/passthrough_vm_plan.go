@@ -56,11 +56,13 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 	if !resp.Diagnostics.HasError() && gpusChange && len(plan.GPU) > 0 && !plan.Node.IsUnknown() && gpusKnown(plan.GPU) {
 		if client, ok := r.clients.proxmoxAtPlan(ctx, &resp.Diagnostics); ok {
-			vmid := 0
+			vm := preflightVM{node: plan.Node.ValueString()}
 			if state != nil {
-				vmid = int(state.VMID.ValueInt64())
+				vm.vmid = int(state.VMID.ValueInt64())
+			} else if !plan.VMID.IsUnknown() {
+				vm.newVMID = int(plan.VMID.ValueInt64())
 			}
-			resp.Diagnostics.Append(preflight(ctx, client, plan.Node.ValueString(), vmid, plan.gpuSpecs())...)
+			resp.Diagnostics.Append(preflight(ctx, client, vm, plan.gpuSpecs())...)
 		}
 	}
 	if resp.Diagnostics.HasError() {
@@ -69,18 +71,44 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
-// preflight reads the facts of node and checks gpus against them.
-func preflight(ctx context.Context, client *proxmox.Client, node string, vmid int, gpus []proxmox.GPU) diag.Diagnostics {
+// preflightVM is the VM a preflight is for: on node, existing as vmid, or
+// to be created (vmid 0) as newVMID (0: the next free one).
+type preflightVM struct {
+	node          string
+	vmid, newVMID int
+}
+
+// preflight reads the facts of the VM's node and checks gpus against
+// them, and that a VM to be created with a given vmid does not exist.
+func preflight(ctx context.Context, client *proxmox.Client, vm preflightVM, gpus []proxmox.GPU) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if len(gpus) == 0 {
 		return diags
 	}
-	facts, err := readPassthroughFacts(ctx, client, node, gpus)
+	facts, err := readPassthroughFacts(ctx, client, vm.node, gpus)
 	if err != nil {
 		diags.AddAttributeError(path.Root("node"), "checking the GPUs against Proxmox VE", err.Error())
 		return diags
 	}
-	return preflightGPUs(vmid, gpus, facts)
+	diags.Append(checkNewVMID(vm, facts)...)
+	diags.Append(preflightGPUs(vm.vmid, gpus, facts)...)
+	return diags
+}
+
+// checkNewVMID refuses to create a VM whose vmid another VM has.
+func checkNewVMID(vm preflightVM, facts *passthroughFacts) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if vm.vmid != 0 || vm.newVMID == 0 {
+		return diags
+	}
+	for _, g := range facts.Guests {
+		if g.VMID == vm.newVMID {
+			diags.AddAttributeError(path.Root("vmid"), "VM ID in use", fmt.Sprintf("vmid %d is VM %q on node %s already: to manage "+
+				"it, import it (terraform import <address> %s/%d); else pick a free vmid, or leave vmid unset for the next free one",
+				vm.newVMID, g.Name, g.Node, g.Node, g.VMID))
+		}
+	}
+	return diags
 }
 
 // passthroughChanged says whether the plan changes anything the user sets.

@@ -79,7 +79,11 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 
 	// The preflight again, before any write: values unknown at plan are
 	// known now, and a GPU may have been taken since.
-	resp.Diagnostics.Append(preflight(ctx, client, plan.Node.ValueString(), 0, plan.gpuSpecs())...)
+	vm := preflightVM{node: plan.Node.ValueString()}
+	if !plan.VMID.IsUnknown() && !plan.VMID.IsNull() {
+		vm.newVMID = int(plan.VMID.ValueInt64())
+	}
+	resp.Diagnostics.Append(preflight(ctx, client, vm, plan.gpuSpecs())...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -175,7 +179,7 @@ func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateR
 	defer cancel()
 
 	if !gpusEqual(prior.GPU, plan.GPU) {
-		resp.Diagnostics.Append(preflight(ctx, client, plan.Node.ValueString(), int(prior.VMID.ValueInt64()), plan.gpuSpecs())...)
+		resp.Diagnostics.Append(preflight(ctx, client, preflightVM{node: plan.Node.ValueString(), vmid: int(prior.VMID.ValueInt64())}, plan.gpuSpecs())...)
 		if resp.Diagnostics.HasError() {
 			return
 		}

@@ -448,6 +448,16 @@ func TestAccPassthroughVM_gpuInUseAndVGPUExhaustedRefused(t *testing.T) {
 				ExpectError: errorText(`gpu[0].mdev "nvidia-1159": 0000:c1:00.0 has no instance of it left`),
 			},
 			{
+				PreConfig: func() { require.Zero(t, vmCreates(), "%v", pve.CallCounts()) },
+				Config: holders + pveVM("dup", "", pveemu.NodeA6000, `
+  vmid = gpu_passthrough_vm.holder.vmid
+  gpu {
+    mapping = "a6000-1"
+  }
+`),
+				ExpectError: errorText("VM ID in use", `is VM "holder" on node pve-a6000 already`),
+			},
+			{
 				PreConfig: func() { require.Zero(t, vmCreates(), "%v", pve.CallCounts()); require.NotZero(t, holder) },
 				Config:    holders,
 			},
