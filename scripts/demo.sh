@@ -109,7 +109,7 @@ if ! "$tf" -chdir="$work/proxmox" apply -input=false -auto-approve -no-color >"$
 fi
 grep -E '^gpu_passthrough_vm.gpu: Creation complete|^Apply complete' "$work/proxmox-apply.log"
 echo
-echo "==> the passthrough VM and the Proxmox GPU inventory"
+echo "==> the passthrough VM and the Proxmox GPU inventory (every node)"
 "$tf" -chdir="$work/proxmox" output -no-color
 echo "==> terraform destroy (Proxmox)"
 "$tf" -chdir="$work/proxmox" destroy -input=false -auto-approve -no-color >/dev/null

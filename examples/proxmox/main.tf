@@ -5,8 +5,8 @@
 #   1. gpu_passthrough_vm: a clone of a cloud-image template with the GPU
 #      passed through by mapping (which an API token may do), q35 + PCIe,
 #      OVMF with an EFI disk, ballooning off, started.
-#   2. data "gpu_inventory" (source "proxmox"), read after it: the node's
-#      NVIDIA GPUs, the cluster PCI mapping that covers each and the VM
+#   2. data "gpu_inventory" (source "proxmox"), read after it: the
+#      cluster's NVIDIA GPUs, the PCI mapping that covers each and the VM
 #      holding it (this one's now).
 #
 # Credentials come from the environment (PM_API_URL, PM_API_TOKEN_ID,
@@ -102,17 +102,15 @@ output "vm" {
   }
 }
 
-data "gpu_inventory" "node" {
-  source = "proxmox"
-  filter {
-    nodes = [var.node]
-  }
+data "gpu_inventory" "cluster" {
+  source     = "proxmox"
   depends_on = [gpu_passthrough_vm.gpu]
 }
 
-output "node_gpus" {
-  description = "The node's NVIDIA GPUs: address, product, mapping and the VM holding each."
-  value = [for d in data.gpu_inventory.node.pci_devices :
-    "${d.pci_address} ${d.product} mapping=${coalesce(d.mapping, "-")} ${d.free ? "free" : "in VM ${d.vm_id}"}" if d.gpu
+output "cluster_gpus" {
+  description = "The cluster's NVIDIA GPUs: node, address, product, IOMMU group, mapping, vGPU types and the VM holding each."
+  value = [for d in data.gpu_inventory.cluster.pci_devices :
+    format("%s %s %s (IOMMU group %d) mapping=%s vgpu_types=%d %s", d.node, d.pci_address, d.product, d.iommu_group,
+    coalesce(d.mapping, "-"), length(d.mdev_types), d.free ? "free" : "in VM ${d.vm_id}") if d.gpu
   ]
 }
