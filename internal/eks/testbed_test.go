@@ -20,20 +20,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	kubeCluster = k8s.New(k8s.Options{TokenWebhook: webhook{}})
-	emu = awsemu.New(awsemu.Options{Cluster: kubeCluster})
+	emu, kubeCluster = awsemu.NewWithCluster(awsemu.Options{}, k8s.Options{})
 	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{emu, kubeCluster}}, func(*testbed.Testbed) {
 		for k, v := range emu.Env() {
 			_ = os.Setenv(k, v)
 		}
 	}))
 }
-
-// webhook hands kube-apiserver the emulator's token webhook, which only
-// exists once emu does.
-type webhook struct{}
-
-func (webhook) TokenWebhookKubeconfig() string { return emu.TokenWebhookKubeconfig() }
 
 // testbedClient connects to the emulator as the provider would: endpoints,
 // region and credentials from the environment Env gives.

@@ -71,8 +71,10 @@ func TestMain(m *testing.M) {
 		}
 		nodes = append(nodes, k8s.NodeSpec{Name: n.name, InstanceType: profile})
 	}
-	c := k8s.New(k8s.Options{Nodes: nodes, TokenWebhook: emuWebhook{}})
-	emu = awsemu.New(awsemu.Options{Cluster: c})
+	// The AWS emulator starts first: kube-apiserver is configured with its
+	// EKS token webhook.
+	var c *k8s.Cluster
+	emu, c = awsemu.NewWithCluster(awsemu.Options{}, k8s.Options{Nodes: nodes})
 	pve = pveemu.New(pveemu.Options{})
 	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{emu, c, pve}}, func(*testbed.Testbed) {
 		for k, v := range emu.Env() {
@@ -84,12 +86,6 @@ func TestMain(m *testing.M) {
 		cluster = c
 	}))
 }
-
-// emuWebhook hands kube-apiserver the emulator's token webhook, which
-// exists only once emu does.
-type emuWebhook struct{}
-
-func (emuWebhook) TokenWebhookKubeconfig() string { return emu.TokenWebhookKubeconfig() }
 
 // providerConfig points the provider at this package's testbed.
 func providerConfig() string {
