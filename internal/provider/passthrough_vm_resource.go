@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
@@ -87,14 +86,9 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if plan.VMID.IsUnknown() || plan.VMID.IsNull() {
-		id, err := client.NextVMID(ctx)
-		if err != nil {
-			resp.Diagnostics.AddError(summary, "getting the next free VM ID (/cluster/nextid): "+err.Error())
-			return
-		}
-		plan.VMID = types.Int64Value(int64(id))
-	}
+	// Without vmid the backend picks a free one (/cluster/nextid) and
+	// holds it until its create request is answered, so that resources
+	// created in parallel never pick the same one.
 	spec := plan.toSpec(ctx)
 	start := time.Now()
 	live, err := client.CreateVM(ctx, spec)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	pxapi "github.com/Telmate/proxmox-api-go/proxmox"
@@ -40,6 +41,9 @@ type Client struct {
 	// authorize adds the credentials to a request the library cannot make
 	// for us (a DELETE whose task we follow).
 	authorize func(req *http.Request)
+	// vmidMu is held from choosing a free VM ID until the request that
+	// takes it is answered (vm_id.go).
+	vmidMu sync.Mutex
 }
 
 // requestTimeout bounds one HTTP request; tasks are bounded by the caller's

@@ -17,16 +17,9 @@ func (c *Client) CreateVM(ctx context.Context, spec VMSpec) (VM, error) {
 	if err := ValidateGPUs(spec.GPUs); err != nil {
 		return VM{}, err
 	}
-	if spec.VMID == 0 {
-		id, err := c.NextVMID(ctx)
-		if err != nil {
-			return VM{}, err
-		}
-		spec.VMID = id
-	}
 	var existing map[string]any
 	if spec.Clone != nil {
-		if err := c.cloneVM(ctx, spec); err != nil {
+		if err := c.cloneVM(ctx, &spec); err != nil {
 			return VM{}, err
 		}
 		config, err := c.vmConfig(ctx, spec.Node, spec.VMID)
@@ -35,7 +28,9 @@ func (c *Client) CreateVM(ctx context.Context, spec VMSpec) (VM, error) {
 		}
 		existing = config
 	} else {
-		upid, err := c.post(ctx, "/nodes/"+spec.Node+"/qemu", map[string]any{"vmid": spec.VMID, "name": spec.Name})
+		upid, err := c.reserveVM(ctx, &spec, func(vmid int) (string, error) {
+			return c.post(ctx, "/nodes/"+spec.Node+"/qemu", map[string]any{"vmid": vmid, "name": spec.Name})
+		})
 		if err == nil {
 			err = c.waitTask(ctx, upid)
 		}
@@ -79,20 +74,23 @@ func (c *Client) partial(ctx context.Context, spec VMSpec, err error) (VM, error
 }
 
 // cloneVM clones spec.Clone.Source (a template's VMID or name) to
-// spec.VMID on spec.Node and follows the qmclone task.
-func (c *Client) cloneVM(ctx context.Context, spec VMSpec) error {
+// spec.VMID on spec.Node (a free ID when zero, set in spec) and follows
+// the qmclone task.
+func (c *Client) cloneVM(ctx context.Context, spec *VMSpec) error {
 	srcNode, srcID, err := c.resolveTemplate(ctx, spec.Clone.Source, spec.Node)
 	if err != nil {
 		return err
 	}
-	params := map[string]any{"newid": spec.VMID, "full": spec.Clone.Full}
-	if spec.Name != "" {
-		params["name"] = spec.Name
-	}
-	if srcNode != spec.Node {
-		params["target"] = spec.Node
-	}
-	upid, err := c.post(ctx, vmPath(srcNode, srcID)+"/clone", params)
+	upid, err := c.reserveVM(ctx, spec, func(vmid int) (string, error) {
+		params := map[string]any{"newid": vmid, "full": spec.Clone.Full}
+		if spec.Name != "" {
+			params["name"] = spec.Name
+		}
+		if srcNode != spec.Node {
+			params["target"] = spec.Node
+		}
+		return c.post(ctx, vmPath(srcNode, srcID)+"/clone", params)
+	})
 	if err == nil {
 		err = c.waitTask(ctx, upid)
 	}
