@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 // signed verifies every request's SigV4 signature, counts throttled
@@ -155,7 +157,7 @@ func (e *Emulator) ResetCallCounts() {
 
 // controlPrefix is where the EKS port serves the test controls over HTTP
 // (JSON in, JSON out), for a testbed whose emulator is a process of its own.
-const controlPrefix = "/_testbed/"
+const controlPrefix = testbed.ControlPrefix
 
 // controlHandler serves POST /_testbed/<control> on the EKS port.
 func (e *Emulator) controlHandler() http.Handler {

@@ -1,14 +1,11 @@
 package awsemu
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,9 +147,6 @@ func (l *lazyKubeconfig) client() kubernetes.Interface {
 // that the test controls go over HTTP.
 func (e *Emulator) remote() bool { return len(e.opts.Command) > 0 }
 
-// controlTimeout bounds one test control call.
-const controlTimeout = 10 * time.Second
-
 // mustControl is control for the controls whose signature has no error:
 // a test control that fails means the testbed is broken, so it panics.
 func (e *Emulator) mustControl(name string, in, out any) {
@@ -161,31 +155,8 @@ func (e *Emulator) mustControl(name string, in, out any) {
 	}
 }
 
-// control calls POST /_testbed/<name> on the emulator process and decodes
-// its answer into out (if not nil).
+// control calls the test control name on the emulator process (see
+// testbed.CallControl).
 func (e *Emulator) control(name string, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), controlTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.EKSEndpoint()+controlPrefix+name, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("test control %s: %w", name, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("test control %s: %s: %s", name, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	if out != nil {
-		return json.NewDecoder(resp.Body).Decode(out)
-	}
-	return nil
+	return testbed.CallControl(nil, e.EKSEndpoint(), name, in, out)
 }

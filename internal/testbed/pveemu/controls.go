@@ -1,8 +1,6 @@
 package pveemu
 
 import (
-	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -13,16 +11,14 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 // controlPrefix is where the test controls answer, for an emulator that
 // runs as a process of its own. They are not PVE calls and need no
 // credentials: the port is on loopback, for the testbed's own tests.
-const controlPrefix = "/_testbed/"
-
-// controlTimeout bounds one test control call.
-const controlTimeout = 10 * time.Second
+const controlPrefix = testbed.ControlPrefix
 
 // FailNextTask makes the next task of that type ("qmcreate", "qmclone",
 // "qmconfig", "qmstart", "qmstop", "qmshutdown", "qmdestroy") end with
@@ -227,38 +223,14 @@ func (e *Emulator) mustControl(name string, in, out any) {
 	}
 }
 
-// control calls POST /_testbed/<name> on the emulator process, trusting
-// the testbed CA, and decodes its answer into out (if not nil).
+// control calls the test control name on the emulator process, trusting
+// the testbed CA (see testbed.CallControl).
 func (e *Emulator) control(name string, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
 	client, err := e.controlClient()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), controlTimeout)
-	defer cancel()
-	url := "https://127.0.0.1:" + fmt.Sprint(e.port) + controlPrefix + name
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("test control %s: %w", name, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("test control %s: %s: %s", name, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	if out != nil {
-		return json.NewDecoder(resp.Body).Decode(out)
-	}
-	return nil
+	return testbed.CallControl(client, "https://127.0.0.1:"+fmt.Sprint(e.port), name, in, out)
 }
 
 func (e *Emulator) controlClient() (*http.Client, error) {
