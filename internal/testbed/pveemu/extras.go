@@ -72,11 +72,8 @@ func (e *Emulator) resetVMRequest(r *request) (any, error) {
 func (e *Emulator) runningVMTask(r *request, typ string, work func(*vm, taskLog) error) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmOn(r)
+	v, err := e.allowedVM(r, "VM.PowerMgmt")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, "VM.PowerMgmt"); err != nil {
 		return nil, err
 	}
 	if v.status != "running" {

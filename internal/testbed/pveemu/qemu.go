@@ -107,6 +107,25 @@ func (s *state) vmOn(r *request) (*vm, *apiError) {
 	return v, nil
 }
 
+// allowedVM is the VM the request's path names (vmOn), once the caller
+// holds priv on /vms/<vmid>. The caller holds e.mu.
+func (e *Emulator) allowedVM(r *request, priv string) (*vm, error) {
+	v, err := e.st.vmOn(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, priv); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// agentEnabled reads the agent option ("1", "enabled=1,fstrim_cloned_disks=1", ...).
+func agentEnabled(conf map[string]string) bool {
+	enabled, _ := parseBool(strings.Split(strings.TrimPrefix(conf["agent"], "enabled="), ",")[0])
+	return enabled
+}
+
 // checkModifyConfigPerm is check_vm_modify_config_perm plus the hostpci
 // and bridge checks create runs in the request.
 func checkModifyConfigPerm(id identity, vmid int, keys []string) *apiError {
@@ -524,11 +543,8 @@ func (e *Emulator) vmConfig(r *request) (any, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmOn(r)
+	v, err := e.allowedVM(r, "VM.Audit")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, "VM.Audit"); err != nil {
 		return nil, err
 	}
 	conf := maps.Clone(v.conf)
@@ -564,11 +580,8 @@ func typedValue(key, value string) any {
 func (e *Emulator) vmPending(r *request) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmOn(r)
+	v, err := e.allowedVM(r, "VM.Audit")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, "VM.Audit"); err != nil {
 		return nil, err
 	}
 	keys := map[string]bool{}

@@ -11,17 +11,14 @@ import (
 func (e *Emulator) vmStatus(r *request) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmOn(r)
+	v, err := e.allowedVM(r, "VM.Audit")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, "VM.Audit"); err != nil {
 		return nil, err
 	}
 	out := e.vmSummary(v)
 	out["qmpstatus"] = v.status
 	out["ha"] = map[string]any{"managed": 0}
-	if b, _ := parseBool(strings.Split(strings.TrimPrefix(v.conf["agent"], "enabled="), ",")[0]); b {
+	if agentEnabled(v.conf) {
 		out["agent"] = 1
 	}
 	if strings.HasPrefix(v.conf["serial0"], "socket") {
@@ -43,11 +40,8 @@ func (e *Emulator) vmStatus(r *request) (any, error) {
 func (e *Emulator) startVMRequest(r *request) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmOn(r)
+	v, err := e.allowedVM(r, "VM.PowerMgmt")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, "VM.PowerMgmt"); err != nil {
 		return nil, err
 	}
 	return e.startTask(v.node, "qmstart", strconv.Itoa(v.vmid), r.auth, taskWork{run: func(l taskLog) error {
@@ -117,11 +111,8 @@ func (e *Emulator) shutdownVMRequest(r *request) (any, error) {
 func (e *Emulator) powerOff(r *request, typ string, mustRun bool) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmOn(r)
+	v, err := e.allowedVM(r, "VM.PowerMgmt")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, "VM.PowerMgmt"); err != nil {
 		return nil, err
 	}
 	if mustRun && v.status != "running" {
@@ -143,11 +134,8 @@ func (e *Emulator) powerOff(r *request, typ string, mustRun bool) (any, error) {
 func (e *Emulator) deleteVM(r *request) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmOn(r)
+	v, err := e.allowedVM(r, "VM.Allocate")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, "VM.Allocate"); err != nil {
 		return nil, err
 	}
 	if v.conf["protection"] == "1" {
@@ -181,17 +169,14 @@ func (e *Emulator) deleteVM(r *request) (any, error) {
 func (e *Emulator) agentInterfaces(r *request) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmOn(r)
+	v, err := e.allowedVM(r, "VM.Monitor")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), false, "VM.Monitor"); err != nil {
 		return nil, err
 	}
 	if v.status != "running" {
 		return nil, errf("VM %d is not running", v.vmid)
 	}
-	if b, _ := parseBool(strings.Split(strings.TrimPrefix(v.conf["agent"], "enabled="), ",")[0]); !b {
+	if !agentEnabled(v.conf) {
 		return nil, errf("No QEMU guest agent configured")
 	}
 	mac := strings.ToLower(macFor(v.vmid, "net0"))
