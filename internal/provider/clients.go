@@ -96,13 +96,20 @@ func (c *Clients) refusePlaintextCredentials(block *kubernetesBlockModel) diag.D
 // adding an error titled summary to diags. A nil Clients means the
 // provider was never configured, which is a bug in the provider.
 func (c *Clients) kubernetesFor(summary string, diags *diag.Diagnostics) *kube.Cluster {
+	return backendFor(c, summary, "the Kubernetes client", func() (*kube.Cluster, error) { return c.Kubernetes() }, diags)
+}
+
+// backendFor is what kubernetesFor, awsFor and proxmoxFor share: the
+// client build returns for a resource operation, or nil after adding an
+// error titled summary to diags that says what failed to configure.
+func backendFor[T any](c *Clients, summary, what string, build func() (*T, error), diags *diag.Diagnostics) *T {
 	if c == nil {
 		diags.AddError(summary, "the provider is not configured: this is a bug in the provider, please report it")
 		return nil
 	}
-	client, err := c.Kubernetes()
+	client, err := build()
 	if err != nil {
-		diags.AddError(summary, "configuring the Kubernetes client: "+err.Error())
+		diags.AddError(summary, "configuring "+what+": "+err.Error())
 		return nil
 	}
 	return client

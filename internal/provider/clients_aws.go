@@ -64,16 +64,7 @@ func (c *Clients) awsIn(ctx context.Context, region string) (*eks.Client, error)
 // awsFor returns the AWS client for a resource operation, or nil after
 // adding an error titled summary to diags.
 func (c *Clients) awsFor(ctx context.Context, summary string, diags *diag.Diagnostics) *eks.Client {
-	if c == nil {
-		diags.AddError(summary, "the provider is not configured: this is a bug in the provider, please report it")
-		return nil
-	}
-	client, err := c.AWS(ctx)
-	if err != nil {
-		diags.AddError(summary, "configuring the AWS client (provider block aws, or the AWS_* environment variables): "+err.Error())
-		return nil
-	}
-	return client
+	return backendFor(c, summary, "the AWS client (provider block aws, or the AWS_* environment variables)", func() (*eks.Client, error) { return c.AWS(ctx) }, diags)
 }
 
 // eksCluster returns a connection to the API server of EKS cluster name in

@@ -53,16 +53,7 @@ func (c *Clients) Proxmox(ctx context.Context) (*proxmox.Client, error) {
 // proxmoxFor returns the Proxmox client for a resource operation, or nil
 // after adding an error titled summary to diags.
 func (c *Clients) proxmoxFor(ctx context.Context, summary string, diags *diag.Diagnostics) *proxmox.Client {
-	if c == nil {
-		diags.AddError(summary, "the provider is not configured: this is a bug in the provider, please report it")
-		return nil
-	}
-	client, err := c.Proxmox(ctx)
-	if err != nil {
-		diags.AddError(summary, "configuring the Proxmox VE client (provider block proxmox, or the PM_* environment variables): "+err.Error())
-		return nil
-	}
-	return client
+	return backendFor(c, summary, "the Proxmox VE client (provider block proxmox, or the PM_* environment variables)", func() (*proxmox.Client, error) { return c.Proxmox(ctx) }, diags)
 }
 
 // proxmoxAtPlan returns the client for plan-time checks, or false when the
