@@ -1,0 +1,98 @@
+package debroot
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSpecRejectsBadFields(t *testing.T) {
+	for _, tc := range []struct {
+		description string
+		spec        Spec
+		want        string
+	}{
+		{"an empty suite is refused", Spec{}, "Spec.Suite"},
+		{"an architecture other than amd64 or arm64 is refused", Spec{Suite: "bookworm", Arch: "i386"}, "Spec.Arch"},
+		{"an include that is no package name is refused", Spec{Suite: "bookworm", Include: []string{"curl;rm"}}, "Spec.Include"},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			_, err := tc.spec.normalized()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("normalized() = %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSpecKeyIgnoresIncludeOrderAndDuplicates(t *testing.T) {
+	a, _ := Spec{Suite: "bookworm", Include: []string{"curl", "gnupg", "curl"}}.normalized()
+	b, _ := Spec{Suite: "bookworm", Include: []string{"gnupg", "curl"}}.normalized()
+	c, _ := Spec{Suite: "bookworm", Include: []string{"gnupg"}}.normalized()
+	if a.key() != b.key() {
+		t.Errorf("keys differ for the same includes: %s, %s", a.key(), b.key())
+	}
+	if a.key() == c.key() {
+		t.Errorf("keys equal for different includes: %s", a.key())
+	}
+	if !strings.HasPrefix(a.key(), "bookworm-amd64-minbase-") {
+		t.Errorf("key %s does not start with suite-arch-variant", a.key())
+	}
+}
+
+// TestBookwormRootsAreIndependentCopies builds (or takes from the cache) a
+// bookworm root, extracts two copies, and checks that dpkg works in each,
+// that apt has no sources left, and that a change to one copy does not
+// reach the other.
+func TestBookwormRootsAreIndependentCopies(t *testing.T) {
+	spec := Spec{Suite: "bookworm", Include: []string{"ca-certificates", "curl", "gnupg"}}
+	started := time.Now()
+	a := New(t, spec)
+	t.Logf("first copy (building the cache if it was empty) in %s", time.Since(started).Round(time.Millisecond))
+	started = time.Now()
+	b := New(t, spec)
+	t.Logf("second copy (extract only) in %s", time.Since(started).Round(time.Millisecond))
+
+	for _, root := range []string{a, b} {
+		out, err := exec.Command("chroot", root, "dpkg", "-s", "apt").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Status: install ok installed") {
+			t.Fatalf("chroot %s dpkg -s apt: %v\n%s", root, err, out)
+		}
+		for _, pkg := range spec.Include {
+			if out, err := exec.Command("chroot", root, "dpkg", "-s", pkg).CombinedOutput(); err != nil {
+				t.Errorf("included package %s is not installed: %v\n%s", pkg, err, out)
+			}
+		}
+		sources, err := os.ReadFile(filepath.Join(root, "etc/apt/sources.list"))
+		if err != nil || len(sources) != 0 {
+			t.Errorf("sources.list of %s: %q, %v; want it empty", root, sources, err)
+		}
+		lists, _ := filepath.Glob(filepath.Join(root, "var/lib/apt/lists/*_Packages"))
+		if len(lists) != 0 {
+			t.Errorf("package lists left in %s: %v", root, lists)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(a, "etc/marker"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(b, "etc/marker")); !os.IsNotExist(err) {
+		t.Errorf("a file written into one copy appeared in the other (stat: %v)", err)
+	}
+	// Owners and modes survive the tarball: /etc/shadow belongs to group
+	// shadow, and chage keeps its setgid bit.
+	out, err := exec.Command("chroot", a, "stat", "-c", "%G %A", "/etc/shadow", "/usr/bin/chage").CombinedOutput()
+	if err != nil || string(out) != "shadow -rw-r-----\nshadow -rwxr-sr-x\n" {
+		t.Errorf("group and mode of /etc/shadow and /usr/bin/chage = %q, %v; want shadow -rw-r----- and shadow -rwxr-sr-x", out, err)
+	}
+}
+
+func TestExtractRefusesABadSpec(t *testing.T) {
+	err := Extract(context.Background(), Spec{Suite: "Bookworm!"}, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "Spec.Suite") {
+		t.Fatalf("Extract with a bad suite: %v, want an error naming Spec.Suite", err)
+	}
+}
