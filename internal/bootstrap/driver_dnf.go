@@ -1,34 +1,98 @@
 package bootstrap
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"path"
 	"strings"
 )
 
 // This file is the driver's dnf packaging for Amazon Linux 2023 and RHEL 8/9
 // (Rocky Linux, AlmaLinux, CentOS Stream), from NVIDIA's CUDA repository.
-// NVIDIA publishes each branch there as module streams of the nvidia-driver
-// module: <branch>-open for the open kernel modules, <branch>-dkms for the
-// proprietary ones. The enabled stream is the pin: dnf only upgrades within
-// it.
+//
+// The lock. NVIDIA's Driver Installation Guide gives, for "Red Hat
+// Enterprise Linux 8/9, AlmaLinux 8/9, Oracle Linux 8/9, Amazon Linux 2023,
+// Rocky Linux 8/9", one way to install a specific branch: enable its module
+// stream, then install the driver
+//
+//	# dnf module enable nvidia-driver:580-open
+//	# dnf install nvidia-open
+//
+// (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html,
+// tables "Open GPU kernel module installation" and "Proprietary GPU kernel
+// module installation"; -dkms streams are the proprietary flavour). Its
+// "Version locking" page keeps `dnf versionlock` for "distributions without
+// mechanisms to clearly segregate branches inside the same repository" —
+// RHEL 10 and Fedora, where the same table says `dnf versionlock
+// \*nvidia\*580\*` — so on RHEL 8/9 and AL2023 the enabled stream is the
+// lock, and this step does not add a versionlock (a user's versionlock that
+// holds another branch is refused at plan time: driver_dnf_versionlock.go).
+// NVIDIA's packaging guide says what a stream locks: "the XXX and XXX-dkms
+// streams lock driver updates to the specified driver branch"
+// (NVIDIA/yum-packaging-nvidia-driver docs/guide-rhel8.md), and its
+// repository generator lists every package of the branch as the stream's
+// artifacts (NVIDIA/cuda-repo-management genmodules.py, BRANCH_PKGS), so
+// the metapackages' unbounded ">=" dependencies resolve only inside the
+// branch: with 580-open enabled, `dnf upgrade` never brings 590.
+//
+// Moving branches or flavours. The guide switches flavours with `dnf -y
+// module switch-to nvidia-driver:<stream> --allowerasing`
+// (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/advanced-options.html,
+// "Switching between Driver Module Flavors"). switch-to enables the new
+// stream and, in the same transaction, moves every installed package of the
+// module to the new stream's versions — up or down — and removes what the
+// new stream does not carry (dnf-module(8), "switch-to"), so the whole stack
+// moves together and the stream is written only if that transaction
+// succeeds. This step uses it for every move: branch up, branch down,
+// flavour, and a stack that does not match the enabled stream.
+//
+// chroot, not --installroot. An image root is driven by running the root's
+// own dnf and rpm under chroot(8) (runner.go), not by the build host's `dnf
+// --installroot`:
+//   - the rpm database belongs to the root's rpm: RHEL 8 keeps it in
+//     BerkeleyDB, RHEL 9 and AL2023 in sqlite, and a host rpm of the other
+//     kind cannot write it (RHEL 9's rpm reads BerkeleyDB only read-only;
+//     Debian's rpm even defaults to ~/.rpmdb);
+//   - the root's dnf plugins and their configuration apply, not the
+//     host's: config-manager, versionlock, NVIDIA's dnf-plugin-nvidia (a
+//     stream artifact, genmodules.py LATEST_PKGS), and no host plugin such
+//     as Debian's "local" plugin, which --installroot would run;
+//   - $releasever and the module platform come from the root (its
+//     system-release package, PLATFORM_ID in its os-release), not from the
+//     host's dnf.conf and vars;
+//   - a Packer build host need not have dnf at all (an Ubuntu runner
+//     building an AL2023 AMI); the image always has it;
+//   - the live case (Host.Root "/") runs the same commands without chroot,
+//     so image builds and live hosts take one code path.
+// The cost: an image root needs /proc and /dev mounted while it is built,
+// as Packer's chroot builders do.
 
 const (
-	// dnfModuleStatePath is where dnf keeps the nvidia-driver module's
-	// enabled stream.
-	dnfModuleStatePath = "/etc/dnf/modules.d/nvidia-driver.module"
 	// lastModuleInstallBranch is the last branch installed with `dnf module
 	// install nvidia-driver:<stream>`; NVIDIA's guide installs later ones by
-	// enabling the stream and installing nvidia-open or cuda-drivers ("all
+	// enabling the stream and installing nvidia-open or cuda-drivers ("All
 	// releases beyond driver version 570 will use these packaging
-	// conventions").
+	// conventions", kernel-modules.html).
 	lastModuleInstallBranch = 570
 	epelRepoPath            = "/etc/yum.repos.d/epel.repo"
 )
+
+// dnfFlavor is what differs between the two kernel module flavours in
+// NVIDIA's rpm repositories: the stream suffix, the kernel module package
+// and the metapackage (kernel-modules.html; NVIDIA/yum-packaging-dkms-nvidia
+// README: streams "XXX-dkms" with kmod-nvidia-latest-dkms and "XXX-open"
+// with kmod-nvidia-open-dkms).
+type dnfFlavor struct {
+	streamSuffix string // "-open", "-dkms"
+	kmod         string // "kmod-nvidia-open-dkms", "kmod-nvidia-latest-dkms"
+	meta         string // "nvidia-open", "cuda-drivers"
+}
+
+func dnfFlavorOf(cfg DriverConfig) dnfFlavor {
+	if cfg.open() {
+		return dnfFlavor{"-open", "kmod-nvidia-open-dkms", "nvidia-open"}
+	}
+	return dnfFlavor{"-dkms", "kmod-nvidia-latest-dkms", "cuda-drivers"}
+}
 
 // dnfPackaging installs the branch from NVIDIA's CUDA repository:
 //
@@ -37,24 +101,40 @@ const (
 //  3. the kernel headers and development files of the target kernel
 //     (kernel-devel-$(uname -r) and kernel-headers-$(uname -r); on Amazon
 //     Linux 2023 also kernel-modules-extra, as NVIDIA's and AWS's
-//     instructions install), so DKMS can build the module;
-//  4. the stream: dnf module enable nvidia-driver:<branch>-open|-dkms, or
-//     switch-to from another stream (NVIDIA's guide switches flavors so);
+//     instructions install), so DKMS can build the module; a transaction
+//     of its own, before the stream changes;
+//  4. the stream: dnf module enable nvidia-driver:<branch>-open|-dkms on a
+//     root without the driver, switch-to (which moves the installed stack
+//     with it) otherwise;
 //  5. the driver: dnf module install for branches up to 570, dnf install
 //     nvidia-open / cuda-drivers after that.
+//
+// What is installed is judged by the whole stack (driver_dnf_stack.go), not
+// one package: the branch counts as installed only when the driver, its
+// NVML library, the kernel module of the configured flavour and the
+// metapackage are all on it. The stream counts as the pin only when it is
+// the configured one and no installed stack contradicts it.
 func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kernel, goarch string) (driverPackaging, error) {
 	arch, err := cudaRepoArch(goarch)
 	if err != nil {
 		return driverPackaging{}, err
 	}
 	b := cfg.Branch
-	stream := b + "-dkms"
-	kmod, meta := "kmod-nvidia-latest-dkms", "cuda-drivers"
-	if cfg.open() {
-		stream = b + "-open"
-		kmod, meta = "kmod-nvidia-open-dkms", "nvidia-open"
-	}
+	flavor := dnfFlavorOf(cfg)
+	stream := b + flavor.streamSuffix
 	module := "nvidia-driver:" + stream
+
+	if err := checkDNFVersionlock(h, cfg); err != nil {
+		return driverPackaging{}, err
+	}
+	current, err := readDNFModuleStream(h)
+	if err != nil {
+		return driverPackaging{}, err
+	}
+	stack, err := readRPMDriverStack(ctx, h)
+	if err != nil {
+		return driverPackaging{}, err
+	}
 
 	p := driverPackaging{source: "NVIDIA's CUDA repository", pinFirst: true}
 	p.setup = append(p.setup, dnfAddRepo(h, cudaRepoBase(d.CUDARepo, arch)+"cuda-"+d.CUDARepo+".repo",
@@ -71,35 +151,34 @@ func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kern
 			Commands: []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "install", epel}}},
 		})
 	}
-
-	current, err := readDNFModuleStream(h)
-	if err != nil {
-		return driverPackaging{}, err
-	}
-	p.pinned = current.enabled() && current.Stream == stream
-	switch {
-	case current.enabled() && current.Stream != stream:
-		p.pin = []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "module", "switch-to", module, "--allowerasing"}}}
-	default:
-		p.pin = []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "module", "enable", module}}}
-	}
-
 	kernelPkgs := dnfKernelPackages(d, kernel)
-	p.install = []Command{{Root: h.Root, Name: "dnf", Args: append([]string{"-y", "install"}, kernelPkgs...)}}
-	if cfg.branchNumber() <= lastModuleInstallBranch {
-		p.packages = []string{"@" + module}
-		p.install = append(p.install, Command{Root: h.Root, Name: "dnf", Args: []string{"-y", "module", "install", module}})
+	p.setup = append(p.setup, Change{
+		Summary:  "install the kernel development packages DKMS builds the NVIDIA module against: " + strings.Join(kernelPkgs, ", "),
+		Commands: []Command{{Root: h.Root, Name: "dnf", Args: append([]string{"-y", "install"}, kernelPkgs...)}},
+	})
+
+	viaMeta := cfg.branchNumber() > lastModuleInstallBranch
+	p.installed = stack.on(b, flavor, viaMeta)
+	if p.installed {
+		p.installedVersion = stack.driver[0].version
+	}
+	// The stream pins the branch only when nothing installed contradicts
+	// it: a stack of another branch or flavour under the right stream (a
+	// `dnf module enable` without a sync, an earlier failure) needs the
+	// switch-to that moves it.
+	p.pinned = current.enabled() && current.Stream == stream && (stack.empty() || p.installed)
+	if stack.empty() && !current.enabled() {
+		p.pin = []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "module", "enable", module}}}
 	} else {
-		p.packages = []string{meta + " (stream " + module + ")"}
-		p.install = append(p.install, Command{Root: h.Root, Name: "dnf", Args: []string{"-y", "install", "--allowerasing", meta}})
+		p.pin = []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "module", "switch-to", module, "--allowerasing"}}}
 	}
 
-	version, err := rpmVersion(ctx, h, kmod)
-	if err != nil {
-		return driverPackaging{}, err
-	}
-	if version != "" && branchOf(version) == b {
-		p.installed, p.installedVersion = true, version
+	if !viaMeta {
+		p.packages = []string{"@" + module}
+		p.install = []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "module", "install", module}}}
+	} else {
+		p.packages = []string{flavor.meta + " (stream " + module + ")"}
+		p.install = []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "install", "--allowerasing", flavor.meta}}}
 	}
 	return p, nil
 }
@@ -135,47 +214,6 @@ func kernelSeries(kernel string) string {
 	return parts[0] + "." + parts[1]
 }
 
-// dnfModuleStream is the nvidia-driver module's state in dnf's modules.d.
-type dnfModuleStream struct {
-	Stream string // "580-open"
-	State  string // "enabled", "disabled", ""
-}
-
-func (s dnfModuleStream) enabled() bool { return s.State == "enabled" }
-
-// readDNFModuleStream reads /etc/dnf/modules.d/nvidia-driver.module, the INI
-// file dnf writes when a stream is enabled, reset or switched.
-func readDNFModuleStream(h *Host) (dnfModuleStream, error) {
-	data, exists, err := h.ReadFile(dnfModuleStatePath)
-	if err != nil {
-		return dnfModuleStream{}, fmt.Errorf("reading %s: %w", dnfModuleStatePath, err)
-	}
-	var s dnfModuleStream
-	if !exists {
-		return s, nil
-	}
-	scanner := bufio.NewScanner(bytes.NewReader(data))
-	line := 0
-	for scanner.Scan() {
-		line++
-		text := strings.TrimSpace(scanner.Text())
-		if text == "" || strings.HasPrefix(text, "#") || strings.HasPrefix(text, ";") || strings.HasPrefix(text, "[") {
-			continue
-		}
-		key, value, found := strings.Cut(text, "=")
-		if !found {
-			return dnfModuleStream{}, &ParseError{Path: dnfModuleStatePath, Line: line, Err: fmt.Errorf("%q is not key=value", text)}
-		}
-		switch strings.TrimSpace(key) {
-		case "stream":
-			s.Stream = strings.TrimSpace(value)
-		case "state":
-			s.State = strings.TrimSpace(value)
-		}
-	}
-	return s, scanner.Err()
-}
-
 // dnfAddRepo adds a repository from its .repo file's URL with dnf
 // config-manager, which saves the file as /etc/yum.repos.d/<its name>; no
 // change when that file exists already (set up earlier, or by hand).
@@ -188,25 +226,4 @@ func dnfAddRepo(h *Host, url, summary string) []Change {
 		Summary:  summary + " (" + repoFile + ")",
 		Commands: []Command{{Root: h.Root, Name: "dnf", Args: []string{"config-manager", "--add-repo", url}}},
 	}}
-}
-
-// rpmVersion is the installed version of a package, "" when it is not
-// installed. rpm runs on the target (chroot for an image), which is where
-// its database is.
-func rpmVersion(ctx context.Context, h *Host, pkg string) (string, error) {
-	return rpmQuery(ctx, h, pkg, "%{VERSION}")
-}
-
-// rpmQuery is `rpm -q --queryformat format pkg`: the installed package's
-// tags as format spells them, "" when it is not installed.
-func rpmQuery(ctx context.Context, h *Host, pkg, format string) (string, error) {
-	out, err := h.Run(ctx, "rpm", "-q", "--queryformat", format, pkg)
-	var cmdErr *CommandError
-	if errors.As(err, &cmdErr) && cmdErr.Output.ExitCode == 1 {
-		return "", nil // "package … is not installed"
-	}
-	if err != nil {
-		return "", fmt.Errorf("asking rpm whether %s is installed: %w", pkg, err)
-	}
-	return strings.TrimSpace(string(out.Stdout)), nil
 }

@@ -226,64 +226,6 @@ func TestDriverPlanCommands(t *testing.T) {
 				},
 			},
 		},
-		{
-			description: "Amazon Linux 2023, open modules: the CUDA repository, the 580-open stream, nvidia-open",
-			osRelease:   "amzn-2023", kernel: "6.1.115-126.197.amzn2023.x86_64",
-			cfg:      DriverConfig{Branch: "580"},
-			planTime: []string{`rpm -q --queryformat "%{VERSION}" kmod-nvidia-open-dkms`},
-			changes: [][]string{
-				{"dnf config-manager --add-repo " + nvidiaRepos + "amzn2023/x86_64/cuda-amzn2023.repo"},
-				{
-					"dnf -y module enable nvidia-driver:580-open",
-					"dnf -y install kernel-devel-6.1.115-126.197.amzn2023.x86_64 kernel-headers-6.1.115-126.197.amzn2023.x86_64 kernel-modules-extra-6.1.115-126.197.amzn2023.x86_64 kernel-modules-extra-common-6.1.115-126.197.amzn2023.x86_64",
-					"dnf -y install --allowerasing nvidia-open",
-				},
-			},
-		},
-		{
-			description: "Amazon Linux 2023 on the 6.12 kernel, proprietary 570: kernel6.12 packages and dnf module install",
-			osRelease:   "amzn-2023", kernel: "6.12.40-63.114.amzn2023.x86_64",
-			cfg:      DriverConfig{Branch: "570", KernelModules: "proprietary"},
-			planTime: []string{`rpm -q --queryformat "%{VERSION}" kmod-nvidia-latest-dkms`},
-			changes: [][]string{
-				{"dnf config-manager --add-repo " + nvidiaRepos + "amzn2023/x86_64/cuda-amzn2023.repo"},
-				{
-					"dnf -y module enable nvidia-driver:570-dkms",
-					"dnf -y install kernel6.12-devel-6.12.40-63.114.amzn2023.x86_64 kernel6.12-headers-6.12.40-63.114.amzn2023.x86_64 kernel6.12-modules-extra-6.12.40-63.114.amzn2023.x86_64 kernel6.12-modules-extra-common-6.12.40-63.114.amzn2023.x86_64",
-					"dnf -y module install nvidia-driver:570-dkms",
-				},
-			},
-		},
-		{
-			description: "RHEL 9, open modules: CUDA repository, EPEL from Fedora's servers, the 580-open stream",
-			osRelease:   "rhel-9", kernel: "5.14.0-427.13.1.el9_4.x86_64",
-			cfg:      DriverConfig{Branch: "580"},
-			planTime: []string{`rpm -q --queryformat "%{VERSION}" kmod-nvidia-open-dkms`},
-			changes: [][]string{
-				{"dnf config-manager --add-repo " + nvidiaRepos + "rhel9/x86_64/cuda-rhel9.repo"},
-				{"dnf -y install https://dl.fedoraproject.org/pub/epel/epel-release-latest-9.noarch.rpm"},
-				{
-					"dnf -y module enable nvidia-driver:580-open",
-					"dnf -y install kernel-devel-5.14.0-427.13.1.el9_4.x86_64 kernel-headers-5.14.0-427.13.1.el9_4.x86_64",
-					"dnf -y install --allowerasing nvidia-open",
-				},
-			},
-		},
-		{
-			description: "Rocky Linux 9, proprietary 550: epel-release from the distribution, dnf module install",
-			osRelease:   "rocky-9", kernel: "5.14.0-427.13.1.el9_4.x86_64",
-			cfg:      DriverConfig{Branch: "550", KernelModules: "proprietary"},
-			planTime: []string{`rpm -q --queryformat "%{VERSION}" kmod-nvidia-latest-dkms`},
-			changes: [][]string{
-				{"dnf config-manager --add-repo " + nvidiaRepos + "rhel9/x86_64/cuda-rhel9.repo"},
-				{"dnf -y install epel-release"},
-				{
-					"dnf -y module enable nvidia-driver:550-dkms",
-					"dnf -y install kernel-devel-5.14.0-427.13.1.el9_4.x86_64 kernel-headers-5.14.0-427.13.1.el9_4.x86_64",
-					"dnf -y module install nvidia-driver:550-dkms",
-				},
-			},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {
@@ -418,34 +360,6 @@ func TestDriverPlanInstalledImageIsUpToDate(t *testing.T) {
 			t.Errorf("plan = %v, %v; want no changes", changeCommands(changes), err)
 		}
 	})
-	t.Run("Amazon Linux 2023: kmod at the branch, stream enabled", func(t *testing.T) {
-		h, runner := osReleaseHost(t, "amzn-2023")
-		h.GPUs = driverlessGPUs(t)
-		writeTarget(t, h, "/etc/yum.repos.d/cuda-amzn2023.repo", "[cuda-amzn2023-x86_64]\n", 0o644)
-		writeTarget(t, h, dnfModuleStatePath, "[nvidia-driver]\nname=nvidia-driver\nstream=580-open\nprofiles=\nstate=enabled\n", 0o644)
-		runner.Reply("rpm -q", Output{Stdout: []byte("580.95.05")})
-		changes, err := driverStep{cfg: DriverConfig{Branch: "580"}, arch: "amd64"}.Plan(context.Background(), h)
-		if err != nil || len(changes) != 0 {
-			t.Errorf("plan = %v, %v; want no changes", changeCommands(changes), err)
-		}
-	})
-}
-
-func TestDriverPlanSwitchesDNFStream(t *testing.T) {
-	h, runner := osReleaseHost(t, "amzn-2023")
-	h.GPUs = driverlessGPUs(t)
-	writeTarget(t, h, "/etc/yum.repos.d/cuda-amzn2023.repo", "[cuda-amzn2023-x86_64]\n", 0o644)
-	writeTarget(t, h, dnfModuleStatePath, "[nvidia-driver]\nname=nvidia-driver\nstream=550-dkms\nprofiles=default\nstate=enabled\n", 0o644)
-	runner.Reply("rpm -q", Output{ExitCode: 1, Stdout: []byte("package kmod-nvidia-open-dkms is not installed")})
-	changes, err := driverStep{cfg: DriverConfig{Branch: "580"}, arch: "amd64"}.Plan(context.Background(), h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	equalLines(t, "changes", changeCommands(changes), [][]string{{
-		"dnf -y module switch-to nvidia-driver:580-open --allowerasing",
-		"dnf -y install kernel-devel kernel-headers kernel-modules-extra kernel-modules-extra-common",
-		"dnf -y install --allowerasing nvidia-open",
-	}})
 }
 
 func TestDriverPlanRejectsUbuntuTransitionalPackage(t *testing.T) {
