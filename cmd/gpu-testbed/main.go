@@ -14,6 +14,7 @@
 //	gpu-testbed simulate --kubeconfig K       simulate device-plugin registration (up starts it)
 //	gpu-testbed serve-aws FLAGS               run the AWS emulator (up starts it)
 //	gpu-testbed serve-proxmox FLAGS           run the Proxmox VE emulator (up starts it)
+//	gpu-testbed rootfs --suite S --dir DIR    extract a fresh Debian root (see internal/testbed/debroot)
 package main
 
 import (
@@ -39,6 +40,7 @@ var commands = []command{
 	{"simulate", "simulate the kubelet's device-plugin registration (up runs it)", runSimulate},
 	{"serve-aws", "run the AWS emulator: EKS, EC2, Auto Scaling, STS (up runs it)", runServeAWS},
 	{"serve-proxmox", "run the Proxmox VE emulator (up runs it)", runServeProxmox},
+	{"rootfs", "extract a fresh Debian root made once with debootstrap (tests, CI scripts)", runRootfs},
 }
 
 func main() {
