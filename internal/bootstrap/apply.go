@@ -13,6 +13,12 @@ type Report struct {
 	Backups  []string // target paths of the backups of replaced files
 	Restarts []string // services that need a restart (restarted with RestartRuntime)
 	Notes    []string // what the operator should know: "MIG mode is pending a GPU reset"
+	// Warnings are what commands printed as warnings while succeeding
+	// ("W: …" of apt-get), shown as they happen and again at the end.
+	Warnings []string
+	// Steps counts the commands run, files written and removed: a change
+	// is several of them.
+	Steps int
 	// RebootRequired is set when an applied change takes effect only after
 	// a reboot (see Change.Reboot).
 	RebootRequired bool
@@ -40,7 +46,7 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 		changes, err := h.planStep(ctx, step)
 		if err != nil {
 			if len(applied) > 0 {
-				return report, partialApply(err, applied, restarts, steps, stepIndex, nil, 0)
+				return report, partialApply(err, applied, restarts, steps, stepIndex, nil, 0, changeProgress{})
 			}
 			return report, err
 		}
@@ -55,15 +61,20 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 				writeDryRunDetail(out, change)
 			} else {
 				fmt.Fprintf(out, "%s: %s\n", step.Name(), change.Summary)
-				backup, err := applyChange(ctx, h, change, backupRoot)
+				progress, err := runChange(ctx, h, change, backupRoot)
+				report.Steps += len(progress.done)
+				for _, w := range progress.warnings {
+					fmt.Fprintf(out, "  warning: %s\n", w)
+					report.Warnings = append(report.Warnings, step.Name()+": "+w)
+				}
 				if err != nil {
 					report.Changes--
-					return report, partialApply(err, applied, restarts, steps, stepIndex, changes, i)
+					return report, partialApply(err, applied, restarts, steps, stepIndex, changes, i, progress)
 				}
 				applied = append(applied, step.Name()+": "+change.Summary)
-				if backup != "" {
-					report.Backups = append(report.Backups, backup)
-					fmt.Fprintf(out, "  backup of the old file: %s\n", backup)
+				if progress.backup != "" {
+					report.Backups = append(report.Backups, progress.backup)
+					fmt.Fprintf(out, "  backup of the old file: %s\n", progress.backup)
 				}
 			}
 			if change.Restart != "" {
@@ -84,23 +95,6 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 	}
 	writeApplySummary(out, report, opts.DryRun)
 	return report, nil
-}
-
-func applyChange(ctx context.Context, h *Host, change Change, backupRoot string) (string, error) {
-	switch {
-	case change.File != nil:
-		return h.writeFile(change.File, backupRoot)
-	case len(change.Commands) > 0:
-		for _, cmd := range change.Commands {
-			if _, err := h.Runner.Run(ctx, cmd); err != nil {
-				return "", err
-			}
-		}
-		return "", nil
-	case change.Action != nil:
-		return "", change.Action(ctx, h)
-	}
-	return "", fmt.Errorf("change %q has nothing to do", change.Summary)
 }
 
 func restartServices(ctx context.Context, h *Host, report *Report, opts ApplyOptions, out io.Writer) error {
@@ -126,13 +120,16 @@ func writeApplySummary(out io.Writer, report Report, dryRun bool) {
 	for _, note := range report.Notes {
 		fmt.Fprintf(out, "note: %s\n", note)
 	}
+	for _, w := range report.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", w)
+	}
 	switch {
 	case report.Changes == 0:
 		fmt.Fprintln(out, "No changes: the host already matches the desired state.")
 	case dryRun:
 		fmt.Fprintf(out, "Dry run: %d change(s) would be made; nothing was changed.\n", report.Changes)
 	default:
-		fmt.Fprintf(out, "Applied %d change(s).\n", report.Changes)
+		fmt.Fprintf(out, "Applied %d change(s) (%d command(s) run and file(s) written).\n", report.Changes, report.Steps)
 	}
 	if report.RebootRequired {
 		fmt.Fprintln(out, "Reboot required: some changes take effect only after the machine reboots; run `gpu-bootstrap check` after the reboot.")

@@ -19,6 +19,14 @@ type PartialApplyError struct {
 	Err error
 	// Applied are the changes made before the failure, "step: summary".
 	Applied []string
+	// PartlyApplied is what the failed change itself did before it failed,
+	// one entry per command run or file written or removed ("ran chroot
+	// /img apt-get purge -y nvidia-driver-pinning-580"): a change is
+	// several commands, and the first of them may have changed the host.
+	PartlyApplied []string
+	// Undone is what the failed change's Undo put back after the failure
+	// (the previous driver lock), and NotUndone what it could not, with why.
+	Undone, NotUndone []string
 	// NotApplied are the change that failed and the rest of its step.
 	NotApplied []string
 	// NotPlanned are the later steps, not planned or applied.
@@ -42,6 +50,15 @@ func (e *PartialApplyError) Error() string {
 		}
 	}
 	list("changed before the failure", e.Applied)
+	if len(e.NotApplied) > 0 {
+		list("done by the failed change ("+e.NotApplied[0]+") before it failed", e.PartlyApplied)
+	}
+	if len(e.Undone) > 0 {
+		list("put back after the failure", e.Undone)
+	}
+	if len(e.NotUndone) > 0 {
+		list("could NOT be put back (the host keeps these until fixed by hand)", e.NotUndone)
+	}
 	list("not changed (the failed change and the rest of its step)", e.NotApplied)
 	if len(e.NotPlanned) > 0 {
 		fmt.Fprintf(&b, "\n  steps not run: %s", strings.Join(e.NotPlanned, ", "))
@@ -57,13 +74,13 @@ func (e *PartialApplyError) Unwrap() error { return e.Err }
 
 // partialApply builds the error of a run that stopped at changes[failed]
 // of steps[stepIndex].
-func partialApply(err error, applied []string, restarts map[string]bool, steps []Step, stepIndex int, changes []Change, failed int) error {
+func partialApply(err error, applied []string, restarts map[string]bool, steps []Step, stepIndex int, changes []Change, failed int, progress changeProgress) error {
 	step := steps[stepIndex].Name()
 	var stepErr *StepError
 	if errors.As(err, &stepErr) && stepErr.Step == step {
 		err = stepErr.Err // a planning failure, already named by its step
 	}
-	e := &PartialApplyError{Err: err, Applied: applied}
+	e := &PartialApplyError{Err: err, Applied: applied, PartlyApplied: progress.done, Undone: progress.undone, NotUndone: progress.notUndone}
 	for _, c := range changes[failed:] {
 		e.NotApplied = append(e.NotApplied, step+": "+c.Summary)
 	}

@@ -150,17 +150,36 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		return nil, err
 	}
 
-	if branchRuns {
+	var changes []Change
+	switch {
+	case pkg.own && branchRuns && pkg.noStack:
+		// A driver this step did not install (an AMI's, a runfile's) is
+		// left alone.
+		return nil, nil
+	case pkg.own:
+		// The packaging judged the installed stack and planned the lock
+		// and the move itself; a running driver of another branch stays
+		// loaded until a reboot.
+		changes = append(changes, pkg.planned...)
+		if n := len(changes); n > 0 && !pkg.installed {
+			install := &changes[n-1]
+			if running && !branchRuns {
+				install.Note = fmt.Sprintf("driver %s is running: reboot to load branch %s (a loaded kernel module cannot be swapped underneath its users)", snap.Driver.Version, s.cfg.Branch)
+				install.Reboot = true
+			} else if !live {
+				install.Note = fmt.Sprintf("the NVIDIA %s driver (branch %s) loads when the image boots", s.cfg.flavor(), s.cfg.Branch)
+			}
+		}
+		if branchRuns {
+			return changes, nil
+		}
+	case branchRuns:
 		// A driver this step did not install (an AMI's, a runfile's) is
 		// left alone; its own packages get their pin.
 		if !pkg.installed || pkg.pinned {
 			return nil, nil
 		}
 		return []Change{pkg.pinChange(s.cfg)}, nil
-	}
-
-	var changes []Change
-	switch {
 	case !pkg.installed:
 		changes = append(changes, pkg.setup...)
 		if len(pkg.release) > 0 {

@@ -73,71 +73,7 @@ const (
 	firstPinningPackageBranch = 570
 )
 
-// debianCUDAPackaging installs the branch from NVIDIA's CUDA apt repository,
-// as NVIDIA's Driver Installation Guide describes for Debian: the
-// cuda-keyring package adds the repository, nvidia-driver-pinning-<branch>
-// pins the branch (before the driver is installed, as the guide suggests),
-// then nvidia-open (open modules) or cuda-drivers (proprietary) installs
-// the driver. Branches before 570 have no pinning package: their
-// branch-named metapackages (nvidia-driver-<branch>-open,
-// cuda-drivers-<branch>) are installed and held with apt-mark instead.
-func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch string) (driverPackaging, error) {
-	arch, err := cudaRepoArch(goarch)
-	if err != nil {
-		return driverPackaging{}, err
-	}
-	status, err := readDpkgStatus(h)
-	if err != nil {
-		return driverPackaging{}, err
-	}
-	b := cfg.Branch
-	p := driverPackaging{
-		source:  "NVIDIA's CUDA repository",
-		prepare: []Command{aptGetNoninteractive(h, "update")},
-	}
-	if !h.Exists(cudaKeyringPath) {
-		deb := "/tmp/" + cudaKeyringPackage
-		p.setup = append(p.setup, Change{
-			Summary: fmt.Sprintf("add NVIDIA's CUDA apt repository for %s (%s)", d.CUDARepo, cudaKeyringPackage),
-			Commands: []Command{
-				aptGetNoninteractive(h, "update"),
-				aptGetNoninteractive(h, "install", "-y", "ca-certificates", "curl"),
-				{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", deb, cudaRepoBase(d.CUDARepo, arch) + cudaKeyringPackage}},
-				{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}},
-			},
-		})
-	}
-
-	var main string
-	if cfg.branchNumber() >= firstPinningPackageBranch {
-		main = "cuda-drivers"
-		if cfg.open() {
-			main = "nvidia-open"
-		}
-		pinning := "nvidia-driver-pinning-" + b
-		p.packages = []string{pinning, main}
-		p.pinFirst = true
-		p.pin = []Command{aptGetNoninteractive(h, "install", "-y", pinning)}
-		p.pinned = status[pinning].Installed()
-	} else {
-		main = "cuda-drivers-" + b
-		if cfg.open() {
-			main = "nvidia-driver-" + b + "-open"
-		}
-		p.packages = []string{main}
-		p.pin = []Command{{Root: h.Root, Name: "apt-mark", Args: []string{"hold", main}}}
-		p.pinned = status[main].Held()
-	}
-	p.install = []Command{aptGetNoninteractive(h, append(append([]string{"install", "-y"}, kernelHeadersDeb(kernel)...), main)...)}
-	if pkg := status[main]; pkg.Installed() && branchOf(pkg.Version) == b {
-		p.installed, p.installedVersion = true, pkg.Version
-	}
-	p.releasePackages = status.heldExcept(ubuntuDriverPackagePrefixes, p.packages)
-	if len(p.releasePackages) > 0 {
-		p.release = []Command{{Root: h.Root, Name: "apt-mark", Args: append([]string{"unhold"}, p.releasePackages...)}}
-	}
-	return p, nil
-}
+// debianCUDAPackaging: see driver_debian_plan.go.
 
 // kernelHeadersDeb is the headers package DKMS builds the module against,
 // as NVIDIA's guide installs it (linux-headers-$(uname -r)); none when the

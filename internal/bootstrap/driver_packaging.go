@@ -25,6 +25,15 @@ type driverPackaging struct {
 	pinFirst bool
 	install  []Command
 
+	// planned, when own is set, are the changes the packaging planned
+	// itself (the Debian repository's branch lock and stack move, which
+	// do not fit setup/pin/install); nothing left to do when empty.
+	own     bool
+	planned []Change
+	// noStack: no driver package of this packaging is installed (a
+	// running driver then came from elsewhere: a runfile, an AMI).
+	noStack bool
+
 	installed        bool   // the branch's packages, in the configured flavor
 	installedVersion string // their version, "580.95.05-0ubuntu1"
 	pinned           bool

@@ -67,6 +67,23 @@ func commandLines(cmds []Command) []string {
 	return lines
 }
 
+// opLines spells ops without the chroot prefix of their commands; a check
+// is "check".
+func opLines(ops []Op) []string {
+	lines := make([]string, len(ops))
+	for i, op := range ops {
+		switch {
+		case op.Command != nil:
+			lines[i] = commandLines([]Command{*op.Command})[0]
+		case op.Check != nil:
+			lines[i] = "check"
+		default:
+			lines[i] = op.String()
+		}
+	}
+	return lines
+}
+
 // changeCommands is every change's command lines, one slice per change
 // ("action" for an Action, "file <path>" for a file).
 func changeCommands(changes []Change) [][]string {
@@ -77,6 +94,8 @@ func changeCommands(changes []Change) [][]string {
 			out[i] = []string{"file " + c.File.Path}
 		case c.Action != nil:
 			out[i] = []string{"action"}
+		case len(c.Ops) > 0:
+			out[i] = opLines(c.Ops)
 		default:
 			out[i] = commandLines(c.Commands)
 		}
@@ -185,8 +204,10 @@ func TestDriverPlanCommands(t *testing.T) {
 				},
 				{
 					"env DEBIAN_FRONTEND=noninteractive apt-get update",
+					"check",
 					"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-pinning-580",
-					"env DEBIAN_FRONTEND=noninteractive apt-get install -y linux-headers-6.1.0-28-amd64 nvidia-open",
+					"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades linux-headers-6.1.0-28-amd64 nvidia-open nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1",
+					"check",
 				},
 			},
 		},
@@ -203,13 +224,15 @@ func TestDriverPlanCommands(t *testing.T) {
 				},
 				{
 					"env DEBIAN_FRONTEND=noninteractive apt-get update",
+					"check",
 					"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-pinning-575",
-					"env DEBIAN_FRONTEND=noninteractive apt-get install -y linux-headers-6.1.0-28-amd64 cuda-drivers",
+					"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades linux-headers-6.1.0-28-amd64 cuda-drivers nvidia-kernel-dkms nvidia-driver libnvidia-ml1",
+					"check",
 				},
 			},
 		},
 		{
-			description: "Debian 12, a branch before the pinning packages: the branch's metapackage, held",
+			description: "Debian 12, a branch before the pinning packages: the stack locked by the step's apt preferences file",
 			osRelease:   "debian-12", kernel: "6.1.0-28-amd64",
 			cfg: DriverConfig{Branch: "550", KernelModules: "proprietary"},
 			changes: [][]string{
@@ -221,8 +244,10 @@ func TestDriverPlanCommands(t *testing.T) {
 				},
 				{
 					"env DEBIAN_FRONTEND=noninteractive apt-get update",
-					"env DEBIAN_FRONTEND=noninteractive apt-get install -y linux-headers-6.1.0-28-amd64 cuda-drivers-550",
-					"apt-mark hold cuda-drivers-550",
+					"check",
+					"write " + aptLockPath,
+					"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades linux-headers-6.1.0-28-amd64 nvidia-kernel-dkms cuda-drivers nvidia-driver libnvidia-ml1",
+					"check",
 				},
 			},
 		},
@@ -354,6 +379,9 @@ func TestDriverPlanInstalledImageIsUpToDate(t *testing.T) {
 		writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
 			[3]string{"nvidia-driver-pinning-580", "install", "580-1"},
 			[3]string{"nvidia-open", "install", "580.95.05-1"},
+			[3]string{"nvidia-kernel-open-dkms", "install", "580.95.05-1"},
+			[3]string{"nvidia-driver", "install", "580.95.05-1"},
+			[3]string{"libnvidia-ml1", "install", "580.95.05-1"},
 		), 0o644)
 		changes, err := driverStep{cfg: DriverConfig{Branch: "580"}, arch: "amd64"}.Plan(context.Background(), h)
 		if err != nil || len(changes) != 0 {
@@ -488,8 +516,10 @@ func TestDriverPlanSkipsTheRepositoryWhenPresent(t *testing.T) {
 	}
 	equalLines(t, "changes", changeCommands(changes), [][]string{{
 		"env DEBIAN_FRONTEND=noninteractive apt-get update",
+		"check",
 		"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-pinning-580",
-		"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-open",
+		"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades nvidia-open nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1",
+		"check",
 	}})
 }
 

@@ -38,12 +38,35 @@ func writeChangeDetail(out io.Writer, change Change) {
 		for _, cmd := range change.Commands {
 			fmt.Fprintf(out, "    $ %s\n", cmd)
 		}
+	case len(change.Ops) > 0:
+		for _, op := range change.Ops {
+			writeOp(out, "    ", op)
+		}
+		if len(change.Undo) > 0 {
+			fmt.Fprintln(out, "    if it fails part way, put back:")
+			for _, op := range change.Undo {
+				writeOp(out, "      ", op)
+			}
+		}
 	}
 	if change.Restart != "" {
 		fmt.Fprintf(out, "    (%s must restart to pick this up)\n", change.Restart)
 	}
 	if change.Note != "" {
 		fmt.Fprintf(out, "    note: %s\n", change.Note)
+	}
+}
+
+// writeOp shows one op of an Ops change: a command line, a file's diff, a
+// removal or a check.
+func writeOp(out io.Writer, prefix string, op Op) {
+	switch {
+	case op.Command != nil:
+		fmt.Fprintf(out, "%s$ %s\n", prefix, op.Command)
+	case op.File != nil:
+		fmt.Fprint(out, indent(FileDiff(op.File), prefix))
+	default:
+		fmt.Fprintf(out, "%s%s\n", prefix, op)
 	}
 }
 

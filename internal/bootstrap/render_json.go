@@ -38,6 +38,7 @@ func (p Plan) JSON() PlanJSON {
 			for _, cmd := range change.Commands {
 				c.Commands = append(c.Commands, cmd.String())
 			}
+			c.Commands = append(c.Commands, opsLines(change.Ops)...)
 			sp.Changes = append(sp.Changes, c)
 		}
 		out.Steps = append(out.Steps, sp)

@@ -13,8 +13,8 @@ type Step interface {
 	Plan(ctx context.Context, h *Host) ([]Change, error)
 }
 
-// Change is one thing apply does. Exactly one of File, Commands and Action is
-// set.
+// Change is one thing apply does. Exactly one of File, Commands, Ops and
+// Action is set.
 type Change struct {
 	// Summary says what changes and why, in one line: "add the nvidia
 	// runtime to /etc/containerd/config.toml".
@@ -23,6 +23,16 @@ type Change struct {
 	File *FileChange
 	// Commands run in order; the first failure stops the apply.
 	Commands []Command
+	// Ops run in order, like Commands, for a change that also writes or
+	// removes files or checks the host between its commands (the driver's
+	// branch lock and stack move, apply_ops.go).
+	Ops []Op
+	// Undo runs when an op fails after earlier ops of the change have
+	// run: it puts back what they changed (the previous driver lock), so
+	// a failed change never leaves the host half switched. Each undo op
+	// must be harmless when what it undoes never happened. Apply reports
+	// what it restored and what it could not.
+	Undo []Op
 	// Action changes GPU state through NVML.
 	Action func(ctx context.Context, h *Host) error
 	// Restart names a service that must restart before the change takes

@@ -1,0 +1,138 @@
+package bootstrap
+
+import (
+	"strings"
+)
+
+// This file is the names of NVIDIA's driver packages in the apt
+// repositories the driver step installs from, one table per distribution.
+// Every name comes from NVIDIA's own documents:
+//
+//   - the Driver Installation Guide, Debian page
+//     (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/debian.html):
+//     the cuda-keyring package adds the repository; `apt install
+//     nvidia-driver-pinning-<branch>` selects a branch; `apt install
+//     nvidia-open` installs the open kernel modules, `apt install
+//     cuda-drivers` the proprietary ones;
+//   - its "Version locking" page
+//     (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/version-locking.html):
+//     for distributions without the pinning package of a branch, an apt
+//     preferences entry with "Pin: version <branch>.*" and
+//     "Pin-Priority: 1000" for every package to lock;
+//   - NVIDIA's debian12 CUDA repository
+//     (https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/),
+//     whose driver packages keep Debian's own names (Debian's
+//     nvidia-graphics-drivers source package): nvidia-driver,
+//     libnvidia-ml1 (NVML), libcuda1, nvidia-smi, firmware-nvidia-gsp,
+//     nvidia-kernel-dkms (proprietary modules) and nvidia-kernel-open-dkms
+//     (open modules), and the branch-named cuda-drivers-<branch> whose
+//     dependencies are unbounded ">=" versions (NVIDIA's forum,
+//     https://forums.developer.nvidia.com/t/353805: cuda-drivers-580
+//     580.105.08-1 "Depends: nvidia-driver (>= 580.65.06), …
+//     nvidia-kernel-dkms (>= 580.65.06)" pulls in 590). There is no
+//     nvidia-driver-<branch>-open on Debian: that is Ubuntu's name.
+//   - Ubuntu's archive (https://packages.ubuntu.com, source
+//     nvidia-graphics-drivers-<branch>-server): every package carries the
+//     branch in its name, with "-server" for Canonical's Enterprise Ready
+//     Drivers and "-open" for the open kernel modules:
+//     nvidia-headless-<b>-server[-open], nvidia-utils-<b>-server,
+//     libnvidia-compute-<b>-server (libcuda and NVML),
+//     nvidia-dkms-<b>-server[-open] (the kernel modules).
+
+// aptDriverNames are one apt distribution's NVIDIA driver package names.
+type aptDriverNames struct {
+	// distro is the distribution as errors name it.
+	distro string
+	// pinningFrom is the first branch with an
+	// nvidia-driver-pinning-<branch> package.
+	pinningFrom int
+	// metaFrom is the first branch whose flavor metapackages (meta) exist:
+	// older branches install the kernel module package and cuda-drivers.
+	metaFrom int
+	// meta is the metapackage the guide installs per flavor.
+	meta map[string]string
+	// kernel is the kernel module package per flavor.
+	kernel map[string]string
+	// driver and nvml are the driver and NVML library packages: with
+	// kernel, the packages the branch is judged by.
+	driver, nvml string
+	// stack is every package whose version is the driver's: the packages
+	// a branch lock lists and a branch move moves together.
+	stack []string
+}
+
+// debian12Names is NVIDIA's debian12 CUDA repository.
+var debian12Names = aptDriverNames{
+	distro:      "Debian 12 (NVIDIA's CUDA repository)",
+	pinningFrom: firstPinningPackageBranch,
+	// The guide installs nvidia-open from branch 560 on, the branch that
+	// made the open modules the default; before it, the open flavor is
+	// nvidia-kernel-open-dkms next to cuda-drivers.
+	metaFrom: 560,
+	meta:     map[string]string{KernelModulesOpen: "nvidia-open", KernelModulesProprietary: "cuda-drivers"},
+	kernel:   map[string]string{KernelModulesOpen: "nvidia-kernel-open-dkms", KernelModulesProprietary: "nvidia-kernel-dkms"},
+	driver:   "nvidia-driver",
+	nvml:     "libnvidia-ml1",
+	// Debian's nvidia-graphics-drivers binary packages that NVIDIA's
+	// repository builds at the driver's version, and NVIDIA's
+	// metapackages. A name the repository lacks is harmless in a pin.
+	stack: []string{
+		"cuda-drivers", "nvidia-open",
+		"nvidia-driver", "nvidia-driver-cuda", "nvidia-driver-libs", "nvidia-driver-bin",
+		"nvidia-kernel-dkms", "nvidia-kernel-open-dkms", "nvidia-kernel-support", "nvidia-kernel-common",
+		"nvidia-open-kernel-support", "firmware-nvidia-gsp", "nvidia-modprobe", "nvidia-alternative",
+		"libnvidia-ml1", "libcuda1", "nvidia-smi", "nvidia-persistenced", "nvidia-cuda-mps",
+		"libnvidia-cfg1", "libnvidia-ptxjitcompiler1", "libnvidia-nvvm4", "libnvidia-gpucomp",
+		"libnvidia-allocator1", "libnvidia-fbc1", "libnvidia-encode1", "libnvcuvid1",
+		"nvidia-opencl-icd", "nvidia-egl-icd", "nvidia-vulkan-icd", "nvidia-vdpau-driver",
+		"libnvidia-eglcore", "libnvidia-glcore", "libnvidia-glvkspirv", "libnvidia-rtcore", "libnvoptix1",
+		"libegl-nvidia0", "libgles-nvidia1", "libgles-nvidia2", "libglx-nvidia0", "libgl1-nvidia-glvnd-glx",
+		"xserver-xorg-video-nvidia", "nvidia-settings", "nvidia-xconfig", "nvidia-suspend-common",
+	},
+}
+
+// stackPackage reports whether name is a package of the stack: one of
+// names.stack or a branch-named cuda-drivers-<branch>.
+func (n aptDriverNames) stackPackage(name string) bool {
+	for _, s := range n.stack {
+		if s == name {
+			return true
+		}
+	}
+	rest, ok := strings.CutPrefix(name, "cuda-drivers-")
+	return ok && branchPattern.MatchString(rest)
+}
+
+// pinningPackage is the name of a branch's pinning package.
+func pinningPackage(branch string) string { return "nvidia-driver-pinning-" + branch }
+
+// pinningBranch is the branch of a pinning package's name; "" for another
+// package.
+func pinningBranch(name string) string {
+	rest, ok := strings.CutPrefix(name, "nvidia-driver-pinning-")
+	if !ok || !branchPattern.MatchString(rest) {
+		return ""
+	}
+	return rest
+}
+
+// installPackages are the packages an install of the branch names: the
+// flavor's metapackage where the branch has it, else the kernel module
+// package and cuda-drivers (the guide before 560: "apt-get install
+// nvidia-kernel-open-dkms" then "apt-get install cuda-drivers"), and the
+// driver and NVML packages the branch is judged by.
+func (n aptDriverNames) installPackages(cfg DriverConfig) []string {
+	flavor := cfg.flavor()
+	if cfg.branchNumber() >= n.metaFrom {
+		return []string{n.meta[flavor], n.kernel[flavor], n.driver, n.nvml}
+	}
+	return []string{n.kernel[flavor], n.meta[KernelModulesProprietary], n.driver, n.nvml}
+}
+
+// otherFlavor is the flavor that is not cfg's.
+func otherFlavor(cfg DriverConfig) string {
+	if cfg.open() {
+		return KernelModulesProprietary
+	}
+	return KernelModulesOpen
+}
