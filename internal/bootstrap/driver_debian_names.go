@@ -117,16 +117,33 @@ func pinningBranch(name string) string {
 }
 
 // installPackages are the packages an install of the branch names: the
-// flavor's metapackage where the branch has it, else the kernel module
-// package and cuda-drivers (the guide before 560: "apt-get install
-// nvidia-kernel-open-dkms" then "apt-get install cuda-drivers"), and the
-// driver and NVML packages the branch is judged by.
+// flavor's metapackage where the branch has it, the kernel module package of
+// the flavor, and the driver and NVML packages the branch is judged by.
+// Before the open metapackage existed, the open flavor is its kernel module
+// package with the driver (cuda-drivers there depends on the proprietary
+// module package, as the forum thread above shows).
 func (n aptDriverNames) installPackages(cfg DriverConfig) []string {
 	flavor := cfg.flavor()
-	if cfg.branchNumber() >= n.metaFrom {
+	if cfg.branchNumber() >= n.metaFrom || !cfg.open() {
 		return []string{n.meta[flavor], n.kernel[flavor], n.driver, n.nvml}
 	}
-	return []string{n.kernel[flavor], n.meta[KernelModulesProprietary], n.driver, n.nvml}
+	return []string{n.kernel[flavor], n.driver, n.nvml}
+}
+
+// unwantedPackage reports whether an installed package must go for cfg's
+// branch and flavor: the other flavor's kernel module package and
+// metapackages (cuda-drivers and cuda-drivers-<branch> depend on the
+// proprietary modules, nvidia-open on the open ones), and nvidia-open on a
+// branch older than it (it has no version there to move to).
+func (n aptDriverNames) unwantedPackage(cfg DriverConfig, name string) bool {
+	other := otherFlavor(cfg)
+	if name == n.kernel[other] || name == n.meta[other] {
+		return true
+	}
+	if name == n.meta[KernelModulesOpen] && cfg.branchNumber() < n.metaFrom {
+		return true
+	}
+	return cfg.open() && strings.HasPrefix(name, n.meta[KernelModulesProprietary]+"-")
 }
 
 // otherFlavor is the flavor that is not cfg's.

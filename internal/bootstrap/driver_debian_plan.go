@@ -194,17 +194,14 @@ func (pl aptBranchPlan) installArgs() []string {
 	for _, name := range wanted {
 		add(name)
 	}
-	other := otherFlavor(pl.cfg)
-	remove := map[string]bool{pl.names.kernel[other]: true}
-	if pl.cfg.branchNumber() >= pl.names.metaFrom {
-		remove[pl.names.meta[other]] = true
-	}
 	var removals []string
 	for _, p := range pl.stack.packages {
 		switch {
-		case remove[p.Name] && !seen[p.Name]:
+		case seen[p.Name]:
+		case pl.names.unwantedPackage(pl.cfg, p.Name):
 			removals = append(removals, p.Name+"-")
 		case strings.HasPrefix(p.Name, "cuda-drivers-") && p.Name != "cuda-drivers-"+pl.cfg.Branch:
+			// A branch-named metapackage of another branch.
 			removals = append(removals, p.Name+"-")
 		default:
 			add(p.Name)

@@ -246,7 +246,7 @@ func TestDriverPlanCommands(t *testing.T) {
 					"env DEBIAN_FRONTEND=noninteractive apt-get update",
 					"check",
 					"write " + aptLockPath,
-					"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades linux-headers-6.1.0-28-amd64 nvidia-kernel-dkms cuda-drivers nvidia-driver libnvidia-ml1",
+					"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades linux-headers-6.1.0-28-amd64 cuda-drivers nvidia-kernel-dkms nvidia-driver libnvidia-ml1",
 					"check",
 				},
 			},
