@@ -1,0 +1,225 @@
+package nvrepo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// This file hands out model rpm repositories: built once into the testbed
+// cache (under a file lock; a half-built one is never used), then copied
+// for each test, which may add packages to its copy.
+
+// rpmModelVersion changes whenever the packages or metadata the model
+// builds change, so cached repositories of an older model are not used.
+const rpmModelVersion = "1"
+
+// RPMRepo is one model rpm repository in a test's own directory.
+type RPMRepo struct {
+	dir     string
+	home    string // the signing key's gpg home
+	dist    string // "el9", "amzn2023"
+	modules bool   // whether the repository has module streams (the CUDA one)
+	pkgs    []RPMPackage
+}
+
+// Dir is the repository's directory: the packages, repodata/, and for the
+// CUDA repository its .repo file and signing key.
+func (r *RPMRepo) Dir() string { return r.dir }
+
+// CUDARPMOptions chooses the CUDA repository to model.
+type CUDARPMOptions struct {
+	// Distro is the repository's directory name: "rhel9" (default),
+	// "rhel8" or "amzn2023".
+	Distro string
+	// Versions are the driver releases; DefaultCUDARPMVersions by default.
+	Versions []string
+}
+
+// rpmDist is the release suffix NVIDIA's packages carry for a repository.
+func rpmDist(distro string) (string, error) {
+	switch distro {
+	case "rhel8":
+		return "el8", nil
+	case "rhel9":
+		return "el9", nil
+	case "amzn2023":
+		return "amzn2023", nil
+	}
+	return "", fmt.Errorf("nvrepo: no rpm model of NVIDIA's CUDA repository for %q (rhel8, rhel9 or amzn2023)", distro)
+}
+
+// BuildCUDARPM returns a fresh copy of the model of NVIDIA's CUDA rpm
+// repository for opts.Distro: the driver packages of opts.Versions, signed,
+// indexed, with the nvidia-driver module's streams, the cuda-<distro>.repo
+// file and the D42D0685.pub key. Mount its Dir at
+// developer.download.nvidia.com/compute/cuda/repos/<distro>/x86_64/.
+// Without the rpm tools it fails the test under GPU_TESTBED_REQUIRED=1,
+// skips otherwise.
+func BuildCUDARPM(t testing.TB, opts CUDARPMOptions) *RPMRepo {
+	t.Helper()
+	if opts.Distro == "" {
+		opts.Distro = "rhel9"
+	}
+	if len(opts.Versions) == 0 {
+		opts.Versions = DefaultCUDARPMVersions
+	}
+	dist, err := rpmDist(opts.Distro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkgs []RPMPackage
+	for _, v := range opts.Versions {
+		pkgs = append(pkgs, cudaDriverPackages(v, dist)...)
+	}
+	extra := map[string]string{"cuda-" + opts.Distro + ".repo": cudaRPMRepoFile(opts.Distro)}
+	return cachedRPMRepo(t, "cuda-"+opts.Distro, dist, pkgs, true, extra)
+}
+
+// AddDriverVersions adds driver releases to the repository (a new branch
+// or patch release appears upstream): builds and signs their packages
+// with the repository's key, and re-indexes it with the new streams.
+func (r *RPMRepo) AddDriverVersions(versions ...string) error {
+	var pkgs []RPMPackage
+	for _, v := range versions {
+		pkgs = append(pkgs, cudaDriverPackages(v, r.dist)...)
+	}
+	return r.AddPackages(pkgs...)
+}
+
+// AddPackages builds, signs and adds packages, then re-indexes.
+func (r *RPMRepo) AddPackages(pkgs ...RPMPackage) error {
+	ctx := context.Background()
+	if err := buildRPMs(ctx, pkgs, r.dir, &rpmSigner{home: r.home}); err != nil {
+		return err
+	}
+	r.pkgs = append(r.pkgs, pkgs...)
+	var modules []byte
+	if r.modules {
+		modules = cudaRPMStreamsYAML(r.pkgs)
+	}
+	return indexRPMRepo(ctx, r.dir, modules)
+}
+
+// cachedRPMRepo builds the repository into the cache once and copies it
+// into a test directory. The copy's gpg home is its own, so adding
+// packages never touches the cache.
+func cachedRPMRepo(t testing.TB, name, dist string, pkgs []RPMPackage, modules bool, extra map[string]string) *RPMRepo {
+	t.Helper()
+	if missing := rpmToolsMissing(); len(missing) > 0 {
+		msg := fmt.Sprintf("nvrepo: the rpm repository model needs %s: apt-get install rpm createrepo-c gnupg", strings.Join(missing, ", "))
+		if testbed.Required() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	cache, err := testbed.CacheRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := rpmRepoKey(name, pkgs, modules, extra)
+	base := filepath.Join(cache, "rpmrepos")
+	cached := filepath.Join(base, name+"-"+key)
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cached); err != nil {
+		unlock, err := lockRPMCache(filepath.Join(base, name+"-"+key+".lock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(cached); err != nil { // not built by another process meanwhile
+			if err := buildRPMRepo(cached, dist, pkgs, modules, extra); err != nil {
+				unlock()
+				t.Fatal(err)
+			}
+		}
+		unlock()
+	}
+	dir := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("cp", "-a", cached, dir).CombinedOutput(); err != nil {
+		t.Fatalf("nvrepo: copying the cached %s repository: %v: %s", name, err, out)
+	}
+	// The gpg home travels beside the repository, not in it (it is no
+	// part of what the server serves).
+	home := dir + ".gnupg"
+	if err := os.Rename(filepath.Join(dir, ".gnupg"), home); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { (&rpmSigner{home: home}).stopAgent() })
+	return &RPMRepo{dir: dir, home: home, dist: dist, modules: modules, pkgs: append([]RPMPackage(nil), pkgs...)}
+}
+
+// buildRPMRepo builds into a work directory beside path and renames it
+// into place when complete.
+func buildRPMRepo(path, dist string, pkgs []RPMPackage, modules bool, extra map[string]string) error {
+	ctx := context.Background()
+	work, err := os.MkdirTemp(filepath.Dir(path), ".build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	signer, err := newRPMSigner(ctx, filepath.Join(work, ".gnupg"), filepath.Join(work, rpmKeyFileName))
+	if err != nil {
+		return err
+	}
+	if err := buildRPMs(ctx, pkgs, work, signer); err != nil {
+		return err
+	}
+	var yaml []byte
+	if modules {
+		yaml = cudaRPMStreamsYAML(pkgs)
+	}
+	if err := indexRPMRepo(ctx, work, yaml); err != nil {
+		return err
+	}
+	for name, content := range extra {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.Rename(work, path)
+}
+
+// rpmRepoKey names a repository's cache entry by everything it is built
+// from.
+func rpmRepoKey(name string, pkgs []RPMPackage, modules bool, extra map[string]string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%v\x00%d\x00", rpmModelVersion, name, modules, len(pkgs))
+	for _, p := range pkgs {
+		fmt.Fprintf(h, "%#v\x00", p)
+	}
+	names := make([]string, 0, len(extra))
+	for name := range extra {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(h, "%s=%s\x00", name, extra[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// lockRPMCache takes an exclusive flock(2) on path, waiting for another
+// holder; the kernel releases it if the process dies.
+func lockRPMCache(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("nvrepo: opening the lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("nvrepo: locking %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
