@@ -102,9 +102,13 @@ type aptBranchPlan struct {
 
 func (pl aptBranchPlan) change() Change {
 	h, cfg := pl.h, pl.cfg
-	var ops, undoOps, redo []Op
+	var ops, undoOps, redo, rehold []Op
 	var why []string
-	if pl.move || pl.want.pinning != "" && pl.relock {
+	havePin := false
+	for _, l := range pl.locks {
+		havePin = havePin || l.pinning != "" && l.pinning == pl.want.pinning && l.state == "installed"
+	}
+	if pl.move || pl.want.pinning != "" && pl.relock && !havePin {
 		// The pinning package and the stack come from the repository:
 		// refresh its index, and stop if it is stale or unverified.
 		ops = append(ops, Op{Command: ptr(aptGetNoninteractive(h, "update")), FatalWarnings: []string{strings.TrimSuffix(strings.TrimPrefix(pl.repo, "https://"), "/")}})
@@ -113,7 +117,7 @@ func (pl aptBranchPlan) change() Change {
 	if pl.move && len(pl.stack.held) > 0 {
 		// A hold keeps apt from moving a package; the lock replaces it.
 		ops = append(ops, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"unhold"}, pl.stack.held...)}))
-		redo = append(redo, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, pl.stack.held...)}))
+		rehold = append(rehold, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, pl.stack.held...)}))
 		why = append(why, "release the hold on "+strings.Join(pl.stack.held, ", ")+" (a hold blocks the move; the branch lock replaces it)")
 	}
 	if pl.relock {
@@ -142,10 +146,12 @@ func (pl aptBranchPlan) change() Change {
 				redo = append(redo, CommandOp(aptGetNoninteractive(h, append([]string{"install", "-y", "--allow-downgrades"}, restorePkgs...)...)))
 			}
 		}
-		if pl.want.pinning != "" {
+		switch {
+		case pl.want.pinning != "" && havePin:
+		case pl.want.pinning != "":
 			ops = append(ops, CommandOp(aptGetNoninteractive(h, "install", "-y", pl.want.pinning)))
 			undoOps = append(undoOps, CommandOp(aptGetNoninteractive(h, "purge", "-y", pl.want.pinning)))
-		} else {
+		default:
 			var old []byte
 			if keepFile {
 				for _, l := range pl.locks {
@@ -169,8 +175,9 @@ func (pl aptBranchPlan) change() Change {
 	// Undo: only while the stack is as it was (a failed download, a
 	// refused transaction), the new lock goes and the old one comes back;
 	// a stack that did move keeps the new lock, which agrees with it.
-	if len(undoOps)+len(redo) > 0 {
-		undoOps = append([]Op{{Check: pl.checkStackUnchanged, What: "check that the driver stack is as it was before the change"}}, append(undoOps, redo...)...)
+	undoOps = append(append(undoOps, redo...), rehold...)
+	if len(undoOps) > 0 {
+		undoOps = append([]Op{{Check: pl.checkStackUnchanged, What: "check that the driver stack is as it was before the change"}}, undoOps...)
 	}
 	return Change{Summary: pl.summary(why), Ops: ops, Undo: undoOps}
 }

@@ -80,17 +80,6 @@ func (s aptStack) offBranch(branch string) []dpkgPackage {
 	return out
 }
 
-// flavors are the kernel module flavors installed.
-func (s aptStack) flavors() []string {
-	var out []string
-	for _, flavor := range []string{KernelModulesOpen, KernelModulesProprietary} {
-		if _, ok := s.get(s.names.kernel[flavor]); ok {
-			out = append(out, flavor)
-		}
-	}
-	return out
-}
-
 // describe is the stack as plan shows it: "driver stack on branch 590
 // (libnvidia-ml1 590.44.01-1, nvidia-kernel-open-dkms 590.44.01-1)", or
 // "mixed driver stack: branch 550 (…), branch 590 (…)", naming the driver,

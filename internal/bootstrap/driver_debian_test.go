@@ -1,0 +1,160 @@
+package bootstrap
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestDebian12DriverPackageNames pins the names the step asks NVIDIA's
+// debian12 CUDA repository for (driver_debian_names.go cites where each
+// comes from).
+func TestDebian12DriverPackageNames(t *testing.T) {
+	tests := []struct {
+		description string
+		cfg         DriverConfig
+		install     string
+		lock        string
+	}{
+		{"open 580: nvidia-open under its pinning package", DriverConfig{Branch: "580"}, "nvidia-open nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-580"},
+		{"proprietary 570: cuda-drivers under its pinning package", DriverConfig{Branch: "570", KernelModules: "proprietary"}, "cuda-drivers nvidia-kernel-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-570"},
+		{"proprietary 550: cuda-drivers under the step's preferences file", DriverConfig{Branch: "550", KernelModules: "proprietary"}, "cuda-drivers nvidia-kernel-dkms nvidia-driver libnvidia-ml1", aptLockPath + " (branch 550)"},
+		{"open 550: the open kernel module package, no Ubuntu name", DriverConfig{Branch: "550"}, "nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1", aptLockPath + " (branch 550)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.description, func(t *testing.T) {
+			install := strings.Join(debian12Names.installPackages(tt.cfg), " ")
+			if install != tt.install {
+				t.Errorf("install %q, want %q", install, tt.install)
+			}
+			if strings.Contains(install, "nvidia-driver-"+tt.cfg.Branch) {
+				t.Errorf("install %q has an Ubuntu-style branch name, which NVIDIA's Debian repository does not have", install)
+			}
+			if lock := wantedLock(debian12Names, tt.cfg).String(); lock != tt.lock {
+				t.Errorf("lock %q, want %q", lock, tt.lock)
+			}
+		})
+	}
+	lock := string(aptLockFile(debian12Names, "550"))
+	for _, want := range []string{"\nPin: version 550.*\n", "\nPin-Priority: 1000\n", " libnvidia-ml1 ", " nvidia-kernel-open-dkms ", " nvidia-kernel-dkms ", " nvidia-driver ", "cuda-drivers-550\n"} {
+		if !strings.Contains(lock, want) {
+			t.Errorf("the preferences file lacks %q:\n%s", want, lock)
+		}
+	}
+}
+
+// debianImage is a Debian 12 image root with the CUDA repository set up and
+// the given dpkg status and files.
+func debianImage(t *testing.T, status string, files map[string]string) *Host {
+	t.Helper()
+	h, _ := osReleaseHost(t, "debian-12")
+	h.GPUs = driverlessGPUs(t)
+	writeTarget(t, h, cudaKeyringPath, "key", 0o644)
+	writeTarget(t, h, dpkgStatusPath, status, 0o644)
+	for path, content := range files {
+		writeTarget(t, h, path, content, 0o644)
+	}
+	return h
+}
+
+func stackStatus(version string, names ...string) [][3]string {
+	var out [][3]string
+	for _, n := range names {
+		out = append(out, [3]string{n, "install", version})
+	}
+	return out
+}
+
+func planDriver(t *testing.T, h *Host, cfg DriverConfig) []Change {
+	t.Helper()
+	changes, err := driverStep{cfg: cfg, arch: "amd64"}.Plan(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return changes
+}
+
+func TestDebianPlanJudgesTheBranchByTheInstalledStack(t *testing.T) {
+	lock550 := map[string]string{aptLockPath: string(aptLockFile(debian12Names, "550"))}
+	t.Run("a stack upgraded to 590 behind the lock is seen and moved back", func(t *testing.T) {
+		status := ubuntuDpkgStatus(stackStatus("590.44.01-1", "libnvidia-ml1", "nvidia-kernel-open-dkms", "nvidia-driver", "nvidia-open", "libcuda1")...)
+		h := debianImage(t, status, lock550)
+		changes := planDriver(t, h, DriverConfig{Branch: "550"})
+		if len(changes) != 1 {
+			t.Fatalf("%d changes, want the one move", len(changes))
+		}
+		want := "driver stack on branch 590 (libnvidia-ml1 590.44.01-1, nvidia-driver 590.44.01-1, nvidia-kernel-open-dkms 590.44.01-1), asked 550"
+		if !strings.Contains(changes[0].Summary, want) {
+			t.Errorf("summary %q does not say %q", changes[0].Summary, want)
+		}
+		equalLines(t, "ops", changeCommands(changes), [][]string{{
+			"env DEBIAN_FRONTEND=noninteractive apt-get update",
+			"check",
+			// The lock is right: only the stack moves, every installed
+			// package named, nvidia-open (none on 550) removed.
+			"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1 libcuda1 nvidia-open-",
+			"check",
+		}})
+	})
+	t.Run("a mixed stack is reported as such", func(t *testing.T) {
+		status := ubuntuDpkgStatus(append(stackStatus("550.163.01-1", "nvidia-kernel-dkms", "nvidia-driver", "cuda-drivers"), stackStatus("590.44.01-1", "libnvidia-ml1")...)...)
+		h := debianImage(t, status, lock550)
+		changes := planDriver(t, h, DriverConfig{Branch: "550", KernelModules: "proprietary"})
+		want := "mixed driver stack: branch 550 (nvidia-driver 550.163.01-1, nvidia-kernel-dkms 550.163.01-1), branch 590 (libnvidia-ml1 590.44.01-1), asked 550"
+		if len(changes) != 1 || !strings.Contains(changes[0].Summary, want) {
+			t.Errorf("changes %v, want one saying %q", changes, want)
+		}
+	})
+	t.Run("the stack and lock on the branch are up to date, and a patch release is apt's to take", func(t *testing.T) {
+		status := ubuntuDpkgStatus(stackStatus("550.163.01-1", "nvidia-kernel-dkms", "nvidia-driver", "cuda-drivers", "libnvidia-ml1")...)
+		h := debianImage(t, status, lock550)
+		if changes := planDriver(t, h, DriverConfig{Branch: "550", KernelModules: "proprietary"}); len(changes) != 0 {
+			t.Errorf("up-to-date stack planned %v", changeCommands(changes))
+		}
+	})
+}
+
+func TestDebianPlanLeavesAPinnedBranchWithItsPin(t *testing.T) {
+	status := ubuntuDpkgStatus(append(stackStatus("570.195.03-1", "nvidia-open", "nvidia-kernel-open-dkms", "nvidia-driver", "libnvidia-ml1"),
+		[3]string{"nvidia-driver-pinning-570", "install", "570-1"}, [3]string{"cuda-drivers-550", "hold", "550.163.01-1"})...)
+	h := debianImage(t, status, nil)
+	changes := planDriver(t, h, DriverConfig{Branch: "550"})
+	equalLines(t, "ops", changeCommands(changes), [][]string{{
+		"env DEBIAN_FRONTEND=noninteractive apt-get update",
+		"check",
+		"apt-mark unhold cuda-drivers-550",
+		"env DEBIAN_FRONTEND=noninteractive apt-get purge -y nvidia-driver-pinning-570",
+		"write " + aptLockPath,
+		"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1 cuda-drivers-550- nvidia-open-",
+		"check",
+	}})
+	undo := opLines(changes[0].Undo)
+	wantUndo := []string{"check", "remove " + aptLockPath, "env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades nvidia-driver-pinning-570=570-1", "apt-mark hold cuda-drivers-550"}
+	if strings.Join(undo, "\n") != strings.Join(wantUndo, "\n") {
+		t.Errorf("undo:\n%s\nwant:\n%s", strings.Join(undo, "\n"), strings.Join(wantUndo, "\n"))
+	}
+	for _, want := range []string{"in place of nvidia-driver-pinning-570", "release the hold on cuda-drivers-550"} {
+		if !strings.Contains(changes[0].Summary, want) {
+			t.Errorf("summary %q does not say %q", changes[0].Summary, want)
+		}
+	}
+}
+
+func TestDebianPlanWantsExactlyOneLock(t *testing.T) {
+	stack := stackStatus("580.95.05-1", "nvidia-open", "nvidia-kernel-open-dkms", "nvidia-driver", "libnvidia-ml1")
+	t.Run("a removed but not purged pinning package still pins, and is purged", func(t *testing.T) {
+		status := ubuntuDpkgStatus(append(stack, [3]string{"nvidia-driver-pinning-580", "install", "580-1"})...) +
+			"Package: nvidia-driver-pinning-570\nStatus: deinstall ok config-files\nVersion: 570-1\n\n"
+		h := debianImage(t, status, nil)
+		changes := planDriver(t, h, DriverConfig{Branch: "580"})
+		equalLines(t, "ops", changeCommands(changes), [][]string{{
+			"env DEBIAN_FRONTEND=noninteractive apt-get purge -y nvidia-driver-pinning-570",
+		}})
+	})
+	t.Run("the step's own file goes when a pinning package takes over", func(t *testing.T) {
+		status := ubuntuDpkgStatus(append(stack, [3]string{"nvidia-driver-pinning-580", "install", "580-1"})...)
+		h := debianImage(t, status, map[string]string{aptLockPath: string(aptLockFile(debian12Names, "550"))})
+		changes := planDriver(t, h, DriverConfig{Branch: "580"})
+		equalLines(t, "ops", changeCommands(changes), [][]string{{"remove " + aptLockPath}})
+	})
+}
