@@ -85,7 +85,7 @@ func aptLockFile(names aptDriverNames, branch string) []byte {
 	fmt.Fprintf(&b, "# branch %s, as NVIDIA's Driver Installation Guide locks a branch without a\n", branch)
 	fmt.Fprintf(&b, "# pinning package (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/version-locking.html).\n")
 	fmt.Fprintf(&b, "# Change driver.branch and run gpu-bootstrap apply to move to another branch.\n")
-	fmt.Fprintf(&b, "Package: %s\n", strings.Join(names.stack, " ")+" cuda-drivers-"+branch)
+	fmt.Fprintf(&b, "Package: %s\n", strings.Join(names.stack, " ")+" cuda-drivers-"+branch+" nvidia-open-"+branch)
 	fmt.Fprintf(&b, "Pin: version %s.*\n", branch)
 	fmt.Fprintf(&b, "Pin-Priority: 1000\n")
 	return []byte(b.String())

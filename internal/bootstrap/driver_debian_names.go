@@ -92,15 +92,28 @@ var debian12Names = aptDriverNames{
 }
 
 // stackPackage reports whether name is a package of the stack: one of
-// names.stack or a branch-named cuda-drivers-<branch>.
+// names.stack or a branch-named metapackage (cuda-drivers-<branch>,
+// nvidia-open-<branch>).
 func (n aptDriverNames) stackPackage(name string) bool {
 	for _, s := range n.stack {
 		if s == name {
 			return true
 		}
 	}
-	rest, ok := strings.CutPrefix(name, "cuda-drivers-")
-	return ok && branchPattern.MatchString(rest)
+	return n.branchMeta(name) != ""
+}
+
+// branchMeta is the branch of a branch-named metapackage
+// (cuda-drivers-<branch>, and nvidia-open-<branch> as NVIDIA's 560
+// packaging introduced it: "apt-get install nvidia-open-560" installs a
+// branch), "" for any other name.
+func (n aptDriverNames) branchMeta(name string) string {
+	for _, meta := range n.meta {
+		if rest, ok := strings.CutPrefix(name, meta+"-"); ok && branchPattern.MatchString(rest) {
+			return rest
+		}
+	}
+	return ""
 }
 
 // pinningPackage is the name of a branch's pinning package.
@@ -133,17 +146,19 @@ func (n aptDriverNames) installPackages(cfg DriverConfig) []string {
 // unwantedPackage reports whether an installed package must go for cfg's
 // branch and flavor: the other flavor's kernel module package and
 // metapackages (cuda-drivers and cuda-drivers-<branch> depend on the
-// proprietary modules, nvidia-open on the open ones), and nvidia-open on a
+// proprietary modules, nvidia-open and nvidia-open-<branch> on the open
+// ones), branch-named metapackages of other branches, and nvidia-open on a
 // branch older than it (it has no version there to move to).
 func (n aptDriverNames) unwantedPackage(cfg DriverConfig, name string) bool {
 	other := otherFlavor(cfg)
-	if name == n.kernel[other] || name == n.meta[other] {
+	if name == n.kernel[other] || name == n.meta[other] || strings.HasPrefix(name, n.meta[other]+"-") && n.branchMeta(name) != "" {
 		return true
 	}
-	if name == n.meta[KernelModulesOpen] && cfg.branchNumber() < n.metaFrom {
+	if b := n.branchMeta(name); b != "" && b != cfg.Branch {
 		return true
 	}
-	return cfg.open() && strings.HasPrefix(name, n.meta[KernelModulesProprietary]+"-")
+	open := n.meta[KernelModulesOpen]
+	return cfg.branchNumber() < n.metaFrom && (name == open || n.branchMeta(name) != "" && strings.HasPrefix(name, open+"-"))
 }
 
 // otherFlavor is the flavor that is not cfg's.

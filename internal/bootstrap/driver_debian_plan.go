@@ -207,9 +207,6 @@ func (pl aptBranchPlan) installArgs() []string {
 		case seen[p.Name]:
 		case pl.names.unwantedPackage(pl.cfg, p.Name):
 			removals = append(removals, p.Name+"-")
-		case strings.HasPrefix(p.Name, "cuda-drivers-") && p.Name != "cuda-drivers-"+pl.cfg.Branch:
-			// A branch-named metapackage of another branch.
-			removals = append(removals, p.Name+"-")
 		default:
 			add(p.Name)
 		}

@@ -36,7 +36,7 @@ func TestDebian12DriverPackageNames(t *testing.T) {
 		})
 	}
 	lock := string(aptLockFile(debian12Names, "550"))
-	for _, want := range []string{"\nPin: version 550.*\n", "\nPin-Priority: 1000\n", " libnvidia-ml1 ", " nvidia-kernel-open-dkms ", " nvidia-kernel-dkms ", " nvidia-driver ", "cuda-drivers-550\n"} {
+	for _, want := range []string{"\nPin: version 550.*\n", "\nPin-Priority: 1000\n", " libnvidia-ml1 ", " nvidia-kernel-open-dkms ", " nvidia-kernel-dkms ", " nvidia-driver ", " cuda-drivers-550 nvidia-open-550\n"} {
 		if !strings.Contains(lock, want) {
 			t.Errorf("the preferences file lacks %q:\n%s", want, lock)
 		}
