@@ -14,9 +14,6 @@
 #     that Packer v1.9.4 does not bundle (which `packer init` would download):
 #     it gets `packer validate -syntax-only` only.
 #
-# A template that declares `variable "bootstrap_binary"` is given a stand-in
-# file for it: the file provisioner checks that its source exists.
-#
 # Environment:
 #   PACKER  path of the Packer CLI (default: `gpu-testbed env --packer-path`)
 set -euo pipefail
@@ -35,7 +32,6 @@ fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/gpu-validate-packer.XXXXXX")"
 trap 'rm -rf "${work}"' EXIT
 mkdir -p "${work}/home" "${work}/plugins"
-: >"${work}/gpu-bootstrap"
 
 # No credentials, no instance metadata, no plugins or config of the caller's,
 # no calls home: validate must pass on a machine that has none of them.
@@ -82,11 +78,7 @@ for dir in "${dirs[@]}"; do
 		continue
 	fi
 
-	vars=()
-	if grep -qs '^variable "bootstrap_binary"' "${dir}"/*.pkr.hcl; then
-		vars+=(-var "bootstrap_binary=${work}/gpu-bootstrap")
-	fi
-	if "${packer}" validate "${vars[@]}" "${dir}" >"${work}/validate.out" 2>&1; then
+	if "${packer}" validate "${dir}" >"${work}/validate.out" 2>&1; then
 		echo "ok   ${dir}"
 		validated=$((validated + 1))
 	else

@@ -15,11 +15,18 @@ import (
 // TestExampleConfigsAreValid parses and validates every gpu-bootstrap config
 // the examples ship: the gpu-bootstrap.yaml files next to the Packer
 // templates, the configs written by the user-data scripts (heredocs
-// delimited by CONFIG) and the cloud-init write_files entries under
-// /etc/gpu-bootstrap. A renamed key or a wrong value in an example fails here.
+// delimited by CONFIG), the cloud-init write_files entries under
+// /etc/gpu-bootstrap, and the example config the .deb and .rpm install as
+// /etc/gpu-bootstrap/config.yaml. A renamed key or a wrong value in an
+// example fails here.
 func TestExampleConfigsAreValid(t *testing.T) {
-	configs := map[string]string{}
-	err := filepath.WalkDir("../../examples", func(path string, d os.DirEntry, err error) error {
+	const packaged = "../../packaging/etc/gpu-bootstrap/config.yaml"
+	data, err := os.ReadFile(packaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := map[string]string{packaged: string(data)}
+	err = filepath.WalkDir("../../examples", func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

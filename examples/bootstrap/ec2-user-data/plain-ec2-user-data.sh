@@ -5,16 +5,31 @@
 # (docker run --gpus all ...).
 set -euo pipefail
 
-GPU_BOOTSTRAP_URL="https://artifacts.example.com/gpu-bootstrap/linux-amd64/gpu-bootstrap"
-GPU_BOOTSTRAP_SHA256="0000000000000000000000000000000000000000000000000000000000000000"
-
 dnf install -y docker
 systemctl enable --now docker
 
-curl -fsSL --retry 5 -o /tmp/gpu-bootstrap "${GPU_BOOTSTRAP_URL}"
-echo "${GPU_BOOTSTRAP_SHA256}  /tmp/gpu-bootstrap" | sha256sum -c -
-install -D -m 0755 /tmp/gpu-bootstrap /usr/local/bin/gpu-bootstrap
-rm -f /tmp/gpu-bootstrap
+# --- install gpu-bootstrap (begin) ---
+# The release of gpu-bootstrap to install, and this machine's architecture
+# in the release's names. The tar.gz is checked against the release's
+# SHA256SUMS (README.md: how to check that file's GPG signature too).
+GPU_BOOTSTRAP_VERSION="0.1.0"
+case "$(uname -m)" in
+x86_64) arch=amd64 ;;
+aarch64) arch=arm64 ;;
+*) echo "no gpu-bootstrap release for $(uname -m)" >&2; exit 1 ;;
+esac
+release="https://github.com/gpuinfra/terraform-provider-gpu/releases/download/v${GPU_BOOTSTRAP_VERSION}"
+tarball="gpu-bootstrap_${GPU_BOOTSTRAP_VERSION}_linux_${arch}.tar.gz"
+sums="terraform-provider-gpu_${GPU_BOOTSTRAP_VERSION}_SHA256SUMS"
+dl="$(mktemp -d)"
+curl -fsSL --retry 5 -o "${dl}/${tarball}" "${release}/${tarball}"
+curl -fsSL --retry 5 -o "${dl}/${sums}" "${release}/${sums}"
+grep "  ${tarball}\$" "${dl}/${sums}" >"${dl}/expected"
+(cd "${dl}" && sha256sum -c expected)
+tar -xzf "${dl}/${tarball}" -C "${dl}" gpu-bootstrap
+install -D -m 0755 "${dl}/gpu-bootstrap" /usr/local/bin/gpu-bootstrap
+rm -rf "${dl}"
+# --- install gpu-bootstrap (end) ---
 
 install -d -m 0755 /etc/gpu-bootstrap
 cat >/etc/gpu-bootstrap/config.yaml <<'CONFIG'

@@ -32,21 +32,39 @@ variable "ami_owners" {
   default     = ["602401143452"]
 }
 
-variable "instance_type" {
+variable "architecture" {
   type        = string
-  description = "NVIDIA GPU instance type to build on: gpu-bootstrap check needs a GPU."
-  default     = "g5.xlarge"
+  description = "Architecture of the AMI: x86_64, or arm64 for Graviton GPU instances (g5g)."
+  default     = "x86_64"
 
-  # The x86_64 instance families that the EKS AL2023 NVIDIA AMI supports.
   validation {
-    condition     = can(regex("^(g4dn|g5|g6|g6e|g6f|gr6|gr6f|g7e|p3|p3dn|p4d|p4de|p5|p5e|p5en|p6-b200|p6-b300)\\.", var.instance_type))
-    error_message = "The instance_type must be an x86_64 NVIDIA GPU instance type, such as g4dn.xlarge or g5.xlarge."
+    condition     = contains(["x86_64", "arm64"], var.architecture)
+    error_message = "The architecture must be x86_64 or arm64 (EC2's names, as in the EKS AMI names)."
   }
 }
 
-variable "bootstrap_binary" {
+variable "instance_type" {
   type        = string
-  description = "Path of the linux/amd64 gpu-bootstrap binary to install into the image."
+  description = "NVIDIA GPU instance type to build on (gpu-bootstrap check needs a GPU); empty means g5.xlarge for x86_64 and g5g.xlarge for arm64. It must match architecture."
+  default     = ""
+
+  # The instance families that the EKS AL2023 NVIDIA AMIs support: x86_64,
+  # and g5g (Graviton2 with NVIDIA T4G) for arm64.
+  validation {
+    condition     = var.instance_type == "" || can(regex("^(g4dn|g5|g6|g6e|g6f|gr6|gr6f|g7e|p3|p3dn|p4d|p4de|p5|p5e|p5en|p6-b200|p6-b300|g5g)\\.", var.instance_type))
+    error_message = "The instance_type must be an NVIDIA GPU instance type, such as g5.xlarge (x86_64) or g5g.xlarge (arm64)."
+  }
+}
+
+variable "gpu_bootstrap_version" {
+  type        = string
+  description = "gpu-bootstrap release to install, such as 0.1.0: its linux tar.gz for the AMI's architecture is downloaded from the GitHub release and checked against the release's SHA256SUMS."
+  default     = "0.1.0"
+
+  validation {
+    condition     = can(regex("^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?$", var.gpu_bootstrap_version))
+    error_message = "The gpu_bootstrap_version must be a release version such as 0.1.0, without the leading v."
+  }
 }
 
 variable "bootstrap_config" {

@@ -4,10 +4,12 @@
 #
 # Builds a Proxmox VE template for VMs with a passed-through NVIDIA GPU:
 # clones a cloud-init Ubuntu template, passes the GPU through for the build,
-# installs gpu-bootstrap with its config, and runs plan, apply and check.
+# installs the released gpu-bootstrap for the VM's architecture (downloaded
+# and checked against the release's SHA256SUMS) with its config, and runs
+# plan, apply and check.
 #
 #   packer init .
-#   packer build -var bootstrap_binary=/path/to/gpu-bootstrap .
+#   packer build -var gpu_bootstrap_version=0.1.0 .
 
 packer {
   required_plugins {
@@ -62,9 +64,15 @@ variable "storage_pool" {
   default     = "local-lvm"
 }
 
-variable "bootstrap_binary" {
+variable "gpu_bootstrap_version" {
   type        = string
-  description = "Path of the linux/amd64 gpu-bootstrap binary to install into the template."
+  description = "gpu-bootstrap release to install, such as 0.1.0: the build VM downloads its linux tar.gz for its own architecture (uname -m) from the GitHub release and checks it against the release's SHA256SUMS."
+  default     = "0.1.0"
+
+  validation {
+    condition     = can(regex("^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?$", var.gpu_bootstrap_version))
+    error_message = "The gpu_bootstrap_version must be a release version such as 0.1.0, without the leading v."
+  }
 }
 
 locals {
@@ -114,11 +122,6 @@ build {
   sources = ["source.proxmox-clone.gpu"]
 
   provisioner "file" {
-    source      = var.bootstrap_binary
-    destination = "/tmp/gpu-bootstrap"
-  }
-
-  provisioner "file" {
     source      = "${path.root}/gpu-bootstrap.yaml"
     destination = "/tmp/gpu-bootstrap.yaml"
   }
@@ -127,9 +130,20 @@ build {
     inline = [
       "cloud-init status --wait",
       "sudo apt-get update",
-      "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y containerd",
-      "sudo install -D -m 0755 /tmp/gpu-bootstrap ${local.node_binary}",
+      "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y containerd curl",
       "sudo install -D -m 0644 /tmp/gpu-bootstrap.yaml ${local.node_config}",
+    ]
+  }
+
+  # Downloads gpu-bootstrap_<version>_linux_<arch>.tar.gz (arch from the VM's
+  # uname -m) from the GitHub release, checks it against the release's
+  # SHA256SUMS, installs the binary.
+  provisioner "shell" {
+    script          = "${path.root}/../../bootstrap/install-gpu-bootstrap.sh"
+    execute_command = "chmod +x {{ .Path }}; sudo env {{ .Vars }} {{ .Path }}"
+    environment_vars = [
+      "GPU_BOOTSTRAP_VERSION=${var.gpu_bootstrap_version}",
+      "GPU_BOOTSTRAP_BIN=${local.node_binary}",
     ]
   }
 
