@@ -2,6 +2,7 @@ package nvrepo
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,9 +95,9 @@ func listen() (*listener, error) {
 		return nil, fmt.Errorf("nvrepo: %w", err)
 	}
 	l := &listener{ca: ca, certs: map[string]*tls.Certificate{}}
-	tcp, err := net.Listen("tcp", "127.0.0.1:443")
+	tcp, err := listenPort()
 	if err != nil {
-		return nil, fmt.Errorf("nvrepo: listening on 127.0.0.1:443 (another program holds the port?): %w", err)
+		return nil, err
 	}
 	srv := &http.Server{
 		Handler:           l,
@@ -105,6 +107,27 @@ func listen() (*listener, error) {
 		_ = srv.Serve(tls.NewListener(tcp, &tls.Config{GetCertificate: l.certificate, MinVersion: tls.VersionTLS12}))
 	}()
 	return l, nil
+}
+
+// listenPort binds 127.0.0.1:443. The lock's previous holder may still be
+// closing its socket: a process's files close one by one as it exits, the
+// lock's before the socket's as often as not, so EADDRINUSE right after
+// taking the lock is retried for a while (backoff, bounded) before it is
+// reported as another program holding the port.
+func listenPort() (net.Listener, error) {
+	wait := 10 * time.Millisecond
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tcp, err := net.Listen("tcp", "127.0.0.1:443")
+		if err == nil {
+			return tcp, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("nvrepo: listening on 127.0.0.1:443 (a program other than a gpu-testbed test holds the port? see ss -ltnp): %w", err)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // certificate issues (once per name) a serving certificate for the name

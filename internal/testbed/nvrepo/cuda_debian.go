@@ -1,0 +1,289 @@
+package nvrepo
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The model of NVIDIA's debian12 CUDA repository,
+// https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/
+// (and .../sbsa/ for arm64 servers). Every shape below names its source;
+// "chosen" marks shapes no source we could read states, chosen to match
+// Debian's own nvidia-graphics-drivers packaging, which NVIDIA's debian12
+// repository follows (same package names: nvidia-driver, nvidia-alternative,
+// nvidia-kernel-dkms, libcuda1, libnvidia-ml1, firmware-nvidia-gsp, ...).
+//
+// Sources:
+//   [guide]   NVIDIA Driver Installation Guide,
+//             https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/
+//             (Debian: "apt install nvidia-open" for the open kernel modules,
+//             "apt install cuda-drivers" for the proprietary ones; "Version
+//             locking": pinning packages nvidia-driver-pinning-<branch>, to
+//             be installed before the driver; its examples use branch 590).
+//   [recent]  the guide's "Recent updates": "Driver pinning packages have been
+//             introduced for Debian and Ubuntu to track specific driver
+//             branches", "install the pinning package prior to installing
+//             the driver".
+//   [forum]   https://forums.developer.nvidia.com/t/debian-cuda-drivers-580-package-580-105-08-1-improperly-pulls-in-v590-components/353805 :
+//             cuda-drivers-580 580.105.08-1 "Depends: nvidia-driver (>= 580.65.06),
+//             nvidia-driver-cuda (>= 580.65.06), nvidia-kernel-dkms (>= 580.65.06),
+//             nvidia-settings (>= 580.65.06), nvidia-xconfig (>= 580.65.06)":
+//             unbounded, with the branch's first release as the floor, so
+//             the newest branch's stack is installed (issue 15, defect 1).
+//   [debian]  Debian 12's own nvidia-graphics-drivers 535.261.03-1 (bookworm
+//             non-free, `apt-cache show`): nvidia-driver Depends
+//             "nvidia-driver-libs (= V), nvidia-driver-bin (= V), ...,
+//             nvidia-alternative (= V), nvidia-kernel-dkms (= V) |
+//             nvidia-kernel-U | nvidia-open-kernel-U", Recommends
+//             "nvidia-settings (>= 535), libnvidia-cfg1 (= V),
+//             nvidia-persistenced (>= 535)", Provides nvidia-driver-any;
+//             nvidia-kernel-dkms Depends "firmware-nvidia-gsp (= U) |
+//             firmware-nvidia-gsp-U, nvidia-kernel-support--v1, dkms",
+//             Provides "nvidia-kernel-U, nvidia-kernel-dkms-any (= U)";
+//             libnvidia-ml1 Depends "nvidia-alternative (= V)", Provides
+//             "libnvidia-ml.so.1 (= U)"; libcuda1 likewise (+ libcuda1-any);
+//             nvidia-smi Depends "nvidia-alternative (= V), libnvidia-ml1 (= V)";
+//             nvidia-kernel-support Depends "nvidia-alternative (= V)",
+//             Provides "nvidia-kernel-support--v1"; libnvidia-cfg1 Provides
+//             "libnvidia-cfg.so.1 (= U), libnvidia-cfg1-any". (V is the
+//             Debian version 535.261.03-1, U the upstream 535.261.03.)
+//   [nv550]   apt's report for NVIDIA's debian12 nvidia-driver 550.90.12-1
+//             (README of a tool quoted in the code corpus, find_string
+//             "nvidia-kernel-open-dkms ("): "nvidia-kernel-dkms (= 550.90.12-1)
+//             | nvidia-kernel-545.23.08 | nvidia-kernel-open-dkms (= 550.90.12-1)",
+//             and the same "(= V)" Depends as [debian]: in NVIDIA's repository
+//             the open module package is nvidia-kernel-open-dkms, at the
+//             driver's version.
+//   [blog]    NVIDIA's "transitions fully towards open-source GPU kernel
+//             modules" post (560 packaging conventions): Debian "apt-get
+//             install nvidia-open" for the latest, "apt-get install
+//             nvidia-open-560" for a branch. So the open flavor of branch B
+//             on Debian is nvidia-open-B, not Ubuntu's nvidia-driver-B-open
+//             (issue 15, defect 4).
+//   [pref]    NVIDIA's apt preference for locking a driver version, as
+//             reproduced from NVIDIA's instructions in deployment guides
+//             (code corpus, find_string "src:*nvidia*:any"):
+//             "Package: src:*nvidia*:any src:cuda-drivers:any src:cuda-compat:any"
+//             "Pin: version <version>" "Pin-Priority: 1000".
+//   [keyring] NVIDIA CUDA Installation Guide for Linux, network repository
+//             on Debian: download .../repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb
+//             and `dpkg -i` it; it installs /usr/share/keyrings/cuda-archive-keyring.gpg
+//             and /etc/apt/sources.list.d/cuda-debian12-x86_64.list.
+//
+// Chosen (no source seen):
+//   - nvidia-open-B's Depends mirror cuda-drivers-B's [forum] with
+//     nvidia-kernel-open-dkms for nvidia-kernel-dkms; cuda-drivers and
+//     nvidia-open (unversioned) depend "(= V)" on their branch metapackage.
+//   - nvidia-driver-cuda Depends "libcuda1 (= V), libnvidia-ml1 (= V),
+//     nvidia-smi (= V)" (Debian has no such package).
+//   - nvidia-kernel-dkms and nvidia-kernel-open-dkms conflict with each other
+//     (both build the "nvidia" DKMS module; Debian's open one is separate).
+//   - The pinning package is nvidia-driver-pinning-B, version "B-1",
+//     Architecture all, Source nvidia-driver-pinning; it installs
+//     /etc/apt/preferences.d/nvidia-driver-pinning-B with [pref]'s stanza and
+//     "Pin: version B.*"; all pinning packages Provide and Conflict with
+//     the virtual nvidia-driver-pinning (Debian policy 7.6.2's pattern for
+//     mutually exclusive packages), so installing one swaps out another.
+//     It is a conffile (under /etc, dh_installdeb(1)): removing, not purging,
+//     the package leaves the pin in force.
+//   - nvidia-driver-libs Depends only "nvidia-alternative (= V)" (Debian's
+//     GL/EGL libraries are left out); nvidia-driver-bin, nvidia-vdpau-driver
+//     and xserver-xorg-video-nvidia are left out of nvidia-driver's Depends.
+//   - nvidia-persistenced Depends "libnvidia-cfg1 (>= B)".
+//   - dkms and linux-headers-<arch> are tiny packages of this repository, so
+//     no test needs Debian's archive.
+//   - Release "Origin: NVIDIA", "Label: NVIDIA CUDA".
+
+// CUDADebianBranch is one driver branch of the model.
+type CUDADebianBranch struct {
+	Branch   string   // "580"
+	Versions []string // Debian versions, oldest first ("580.95.05-1"); the first is the metapackages' floor [forum]
+	Pinning  bool     // the repository has nvidia-driver-pinning-<Branch>
+}
+
+// CUDADebianBranches is the default model: branch 550 without a pinning
+// package, 570 and 580 with one (580 with two releases), and a newest
+// branch 590 that unbounded dependencies pull in.
+var CUDADebianBranches = []CUDADebianBranch{
+	{Branch: "550", Versions: []string{"550.163.01-1"}},
+	{Branch: "570", Versions: []string{"570.195.03-1"}, Pinning: true},
+	{Branch: "580", Versions: []string{"580.95.05-1", "580.105.08-1"}, Pinning: true},
+	{Branch: "590", Versions: []string{"590.44.01-1"}, Pinning: true},
+}
+
+// CUDADebianOptions configures BuildCUDADebian.
+type CUDADebianOptions struct {
+	Arch     string             // NVIDIA's repository architecture: "x86_64" (default) or "sbsa" (arm64)
+	Branches []CUDADebianBranch // default CUDADebianBranches
+	Key      *SigningKey        // default: the process's model key
+}
+
+// cudaArch maps NVIDIA's repository architecture to Debian's and the
+// multiarch triplet.
+func cudaArch(arch string) (debArch, triplet string, err error) {
+	switch arch {
+	case "", "x86_64":
+		return "amd64", "x86_64-linux-gnu", nil
+	case "sbsa":
+		return "arm64", "aarch64-linux-gnu", nil
+	}
+	return "", "", fmt.Errorf("nvrepo: CUDADebianOptions.Arch %q: use \"x86_64\" or \"sbsa\"", arch)
+}
+
+// BuildCUDADebian builds the model of NVIDIA's debian12 CUDA repository,
+// signed, with cuda-keyring_1.1-1_all.deb in it. Mount it with
+// s.Mount(r.Address(), r.Dir()).
+func BuildCUDADebian(t testing.TB, opts CUDADebianOptions) *DebianRepo {
+	t.Helper()
+	if opts.Arch == "" {
+		opts.Arch = "x86_64"
+	}
+	if opts.Branches == nil {
+		opts.Branches = CUDADebianBranches
+	}
+	debArch, _, err := cudaArch(opts.Arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := opts.Key
+	if key == nil {
+		if key, err = processKey(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	address := "developer.download.nvidia.com/compute/cuda/repos/debian12/" + opts.Arch + "/"
+	pkgs := []DebPackage{CUDAKeyringDebian(opts.Arch, key), cudaDKMS(), cudaHeaders(debArch)}
+	for _, b := range opts.Branches {
+		for _, v := range b.Versions {
+			p, err := CUDADebianDriverPackages(opts.Arch, b, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pkgs = append(pkgs, p...)
+		}
+		if b.Pinning {
+			pkgs = append(pkgs, CUDADebianPinningPackage(b.Branch))
+		}
+	}
+	return newDebianRepo(t, address, ".", "NVIDIA", "NVIDIA CUDA", key, pkgs)
+}
+
+// CUDAKeyringDebian is cuda-keyring_1.1-1_all [keyring]: the repository's
+// key and its sources.list entry.
+func CUDAKeyringDebian(arch string, key *SigningKey) DebPackage {
+	return DebPackage{
+		Name: "cuda-keyring", Version: "1.1-1", Arch: "all",
+		Files: map[string][]byte{
+			"/usr/share/keyrings/cuda-archive-keyring.gpg": key.PublicKeyring(),
+			"/etc/apt/sources.list.d/cuda-debian12-" + arch + ".list": []byte(
+				"deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/debian12/" + arch + "/ /\n"),
+		},
+		Description: "NVIDIA CUDA repository keyring (model)",
+	}
+}
+
+// CUDADebianPinningPackage is nvidia-driver-pinning-<branch> (see "Chosen").
+func CUDADebianPinningPackage(branch string) DebPackage {
+	return DebPackage{
+		Name: "nvidia-driver-pinning-" + branch, Version: branch + "-1", Arch: "all", Source: "nvidia-driver-pinning",
+		Provides: "nvidia-driver-pinning", Conflicts: "nvidia-driver-pinning",
+		Files: map[string][]byte{
+			"/etc/apt/preferences.d/nvidia-driver-pinning-" + branch: []byte(
+				"Package: src:*nvidia*:any src:cuda-drivers:any src:cuda-compat:any\n" +
+					"Pin: version " + branch + ".*\n" +
+					"Pin-Priority: 1000\n"),
+		},
+		Description: "Pins the NVIDIA driver packages to branch " + branch + " (model)",
+	}
+}
+
+// CUDADebianDriverPackages is one driver release's packages: the stack
+// (from nvidia-graphics-drivers, [debian] and [nv550]) and the branch's
+// metapackages ([forum], [blog]).
+func CUDADebianDriverPackages(arch string, branch CUDADebianBranch, version string) ([]DebPackage, error) {
+	debArch, triplet, err := cudaArch(arch)
+	if err != nil {
+		return nil, err
+	}
+	upstream, _, ok := strings.Cut(version, "-")
+	if !ok || !strings.HasPrefix(upstream, branch.Branch+".") {
+		return nil, fmt.Errorf("nvrepo: driver version %q is not a Debian version of branch %s (want %s.x.y-r)", version, branch.Branch, branch.Branch)
+	}
+	floor, _, _ := strings.Cut(branch.Versions[0], "-")
+	v, u, b := version, upstream, branch.Branch
+	lib := "/usr/lib/" + triplet + "/"
+	stack := func(name, depends string) DebPackage {
+		return DebPackage{Name: name, Version: v, Arch: debArch, Source: "nvidia-graphics-drivers", Depends: depends}
+	}
+	alt := "nvidia-alternative (= " + v + ")"
+	kernel := "nvidia-kernel-dkms (= " + v + ") | nvidia-kernel-" + u + " | nvidia-kernel-open-dkms (= " + v + ")"
+	dkmsDepends := "firmware-nvidia-gsp (= " + u + ") | firmware-nvidia-gsp-" + u + ", nvidia-kernel-support--v1, dkms"
+
+	pkgs := []DebPackage{
+		withProvides(stack("nvidia-alternative", ""), "nvidia-alternative-"+u+", nvidia-alternative-any"),
+		withFiles(withProvides(stack("libnvidia-ml1", alt), "libnvidia-ml.so.1 (= "+u+")"), lib+"libnvidia-ml.so."+u, u),
+		withFiles(withProvides(stack("libcuda1", alt), "libcuda.so.1 (= "+u+"), libcuda1-any"), lib+"libcuda.so."+u, u),
+		withFiles(withProvides(stack("libnvidia-cfg1", alt), "libnvidia-cfg.so.1 (= "+u+"), libnvidia-cfg1-any"), lib+"libnvidia-cfg.so."+u, u),
+		withFiles(stack("nvidia-smi", alt+", libnvidia-ml1 (= "+v+")"), "/usr/bin/nvidia-smi", nvidiaSMIScript),
+		withFiles(withProvides(stack("firmware-nvidia-gsp", ""), "firmware-nvidia-gsp-"+u), "/lib/firmware/nvidia/"+u+"/gsp_tu10x.bin", u),
+		withProvides(stack("nvidia-kernel-support", alt), "nvidia-kernel-support--v1, nvidia-kernel-support-any"),
+		withFiles(withConflicts(withProvides(stack("nvidia-kernel-dkms", dkmsDepends), "nvidia-kernel-"+u+", nvidia-kernel-dkms-any (= "+u+")"), "nvidia-kernel-open-dkms"),
+			"/usr/src/nvidia-current-"+u+"/dkms.conf", "PACKAGE_NAME=\"nvidia-current\"\nPACKAGE_VERSION=\""+u+"\"\n"),
+		withFiles(withConflicts(withProvides(DebPackage{Name: "nvidia-kernel-open-dkms", Version: v, Arch: debArch, Source: "nvidia-open-gpu-kernel-modules", Depends: dkmsDepends},
+			"nvidia-open-kernel-"+u+", nvidia-kernel-dkms-any (= "+u+")"), "nvidia-kernel-dkms"),
+			"/usr/src/nvidia-current-open-"+u+"/dkms.conf", "PACKAGE_NAME=\"nvidia-current-open\"\nPACKAGE_VERSION=\""+u+"\"\n"),
+		withProvides(stack("nvidia-driver-libs", alt), "nvidia-driver-libs-any"),
+		func() DebPackage {
+			p := withProvides(stack("nvidia-driver", "nvidia-driver-libs (= "+v+"), "+alt+", "+kernel), "nvidia-driver-any")
+			p.Recommends = "nvidia-settings (>= " + b + "), libnvidia-cfg1 (= " + v + "), nvidia-persistenced (>= " + b + ")"
+			return p
+		}(),
+		stack("nvidia-driver-cuda", "libcuda1 (= "+v+"), libnvidia-ml1 (= "+v+"), nvidia-smi (= "+v+")"),
+		{Name: "nvidia-persistenced", Version: v, Arch: debArch, Depends: "libnvidia-cfg1 (>= " + b + ")"},
+		{Name: "nvidia-settings", Version: v, Arch: debArch},
+		{Name: "nvidia-xconfig", Version: v, Arch: debArch},
+		{Name: "cuda-drivers-" + b, Version: v, Arch: debArch, Source: "cuda-drivers",
+			Depends: atLeast(floor, "nvidia-driver", "nvidia-driver-cuda", "nvidia-kernel-dkms", "nvidia-settings", "nvidia-xconfig")},
+		{Name: "cuda-drivers", Version: v, Arch: debArch, Source: "cuda-drivers", Depends: "cuda-drivers-" + b + " (= " + v + ")"},
+		{Name: "nvidia-open-" + b, Version: v, Arch: debArch, Source: "nvidia-open",
+			Depends: atLeast(floor, "nvidia-driver", "nvidia-driver-cuda", "nvidia-kernel-open-dkms")},
+		{Name: "nvidia-open", Version: v, Arch: debArch, Source: "nvidia-open", Depends: "nvidia-open-" + b + " (= " + v + ")"},
+	}
+	for i := range pkgs {
+		if pkgs[i].Files == nil {
+			pkgs[i].Files = map[string][]byte{"/usr/share/doc/" + pkgs[i].Name + "/model-version": []byte(v + "\n")}
+		}
+	}
+	return pkgs, nil
+}
+
+// nvidiaSMIScript answers as nvidia-smi does where no NVIDIA kernel module
+// is loaded (a chroot, an image build): exit status 9 and this message.
+const nvidiaSMIScript = "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\"\nexit 9\n"
+
+func cudaDKMS() DebPackage {
+	return DebPackage{Name: "dkms", Version: "3.0.10-8+deb12u1", Arch: "all", Recommends: "linux-headers-amd64 | linux-headers-arm64 | linux-headers-generic",
+		Files: map[string][]byte{"/usr/share/doc/dkms/model-version": []byte("3.0.10-8+deb12u1\n")}, Description: "Dynamic Kernel Module System (model: builds nothing)"}
+}
+
+func cudaHeaders(debArch string) DebPackage {
+	return DebPackage{Name: "linux-headers-" + debArch, Version: "6.1.158-1", Arch: debArch,
+		Files: map[string][]byte{"/usr/share/doc/linux-headers-" + debArch + "/model-version": []byte("6.1.158-1\n")}, Description: "Header files for Linux (model: empty)"}
+}
+
+// atLeast is "a (>= v), b (>= v), ...".
+func atLeast(v string, names ...string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + " (>= " + v + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func withProvides(p DebPackage, provides string) DebPackage   { p.Provides = provides; return p }
+func withConflicts(p DebPackage, conflicts string) DebPackage { p.Conflicts = conflicts; return p }
+func withFiles(p DebPackage, path, content string) DebPackage {
+	p.Files = map[string][]byte{path: []byte(content)}
+	return p
+}
