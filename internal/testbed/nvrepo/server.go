@@ -30,7 +30,8 @@ type Server struct {
 
 // listener is the one HTTPS server of the process, on 127.0.0.1:443.
 type listener struct {
-	ca *testbed.Authority
+	lock *os.File // the port lock, held (and kept from the garbage collector's finalizer) until the process exits
+	ca   *testbed.Authority
 
 	mu       sync.Mutex
 	certs    map[string]*tls.Certificate
@@ -87,14 +88,15 @@ func Start(t testing.TB) *Server {
 }
 
 func listen() (*listener, error) {
-	if _, err := lockPort(); err != nil { // held until the process exits
+	lock, err := lockPort()
+	if err != nil {
 		return nil, err
 	}
 	ca, err := testbed.NewAuthority("gpu-testbed nvrepo CA")
 	if err != nil {
 		return nil, fmt.Errorf("nvrepo: %w", err)
 	}
-	l := &listener{ca: ca, certs: map[string]*tls.Certificate{}}
+	l := &listener{lock: lock, ca: ca, certs: map[string]*tls.Certificate{}}
 	tcp, err := listenPort()
 	if err != nil {
 		return nil, err
