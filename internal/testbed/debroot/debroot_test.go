@@ -96,3 +96,21 @@ func TestExtractRefusesABadSpec(t *testing.T) {
 		t.Fatalf("Extract with a bad suite: %v, want an error naming Spec.Suite", err)
 	}
 }
+
+// TestArm64RootRunsUnderQemu builds (or takes from the cache) an arm64
+// root, whose second stage ran under qemu-user, and runs its dpkg. The
+// first build takes minutes (about 4 on 2 busy cores), so -short skips it.
+func TestArm64RootRunsUnderQemu(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: an arm64 root's first build takes minutes")
+	}
+	root := New(t, Spec{Suite: "bookworm", Arch: "arm64"})
+	out, err := exec.Command("chroot", root, "dpkg", "--print-architecture").CombinedOutput()
+	if err != nil || string(out) != "arm64\n" {
+		t.Fatalf("chroot %s dpkg --print-architecture = %q, %v; want arm64", root, out, err)
+	}
+	out, err = exec.Command("chroot", root, "uname", "-m").CombinedOutput()
+	if err != nil || string(out) != "aarch64\n" {
+		t.Errorf("uname -m in the arm64 root = %q, %v; want aarch64 (qemu-user)", out, err)
+	}
+}

@@ -12,6 +12,8 @@ import (
 )
 
 // Extract unpacks a fresh copy into dir (as root, keeping owners, modes and device nodes).
+// For an arm64 root on an amd64 host it also makes sure the kernel runs
+// the root's programs under qemu-user (binfmt.go).
 func Extract(ctx context.Context, spec Spec, dir string) error {
 	if _, err := spec.normalized(); err != nil {
 		return err
@@ -22,6 +24,13 @@ func Extract(ctx context.Context, spec Spec, dir string) error {
 	tarball, err := Tarball(ctx, spec)
 	if err != nil {
 		return err
+	}
+	if spec, _ := spec.normalized(); spec.foreign() {
+		// A cached root outlives the binfmt_misc entry its build registered
+		// (a reboot clears it): its programs need it to run.
+		if err := ensureAarch64Binfmt(); err != nil {
+			return fmt.Errorf("debroot: %w", err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("debroot: creating %s: %w", dir, err)
