@@ -180,6 +180,13 @@ func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kern
 		p.packages = []string{flavor.meta + " (stream " + module + ")"}
 		p.install = []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "install", "--allowerasing", flavor.meta}}}
 	}
+	if stale := stack.staleNVML(cfg.branchNumber()); len(stale) > 0 {
+		// switch-to moves the packages the new stream also carries; an
+		// NVML package of the other packaging generation is in no stream
+		// of the new branch, so it stays behind, a second NVML library
+		// beside the branch's. It goes once the branch's own is in.
+		p.install = append(p.install, Command{Root: h.Root, Name: "dnf", Args: append([]string{"-y", "remove"}, stale...)})
+	}
 	return p, nil
 }
 

@@ -35,6 +35,36 @@ const (
 	rpmKmodCapability   = "nvidia-kmod"
 )
 
+// firstLibNVMLBranch is the first branch whose NVML library is the
+// libnvidia-ml package: the driver was split into smaller packages for
+// compute-only installs "Starting in 560"
+// (driver-installation-guide/compute-only-and-desktop-installation.html);
+// before, nvidia-driver-NVML carried it (nvidia-driver.spec "%files NVML").
+const firstLibNVMLBranch = 560
+
+// nvmlPackageName is the name of the package carrying the NVML library in
+// a branch of NVIDIA's rpm repositories.
+func nvmlPackageName(branch int) string {
+	if branch >= firstLibNVMLBranch {
+		return "libnvidia-ml"
+	}
+	return "nvidia-driver-NVML"
+}
+
+// staleNVML are the installed NVML packages that branch's packaging does
+// not use: after a move across 560, the other generation's package, which
+// no stream of the new branch carries and so no switch-to removes.
+func (s rpmDriverStack) staleNVML(branch int) []string {
+	want := nvmlPackageName(branch)
+	var stale []string
+	for _, p := range s.nvml {
+		if p.name != want && (p.name == "libnvidia-ml" || p.name == "nvidia-driver-NVML") {
+			stale = append(stale, p.name)
+		}
+	}
+	return stale
+}
+
 // rpmPackage is one installed package: its name and epoch:version-release.
 type rpmPackage struct {
 	name, version string

@@ -185,6 +185,15 @@ func TestDriverPlanDNFStack(t *testing.T) {
 			},
 		},
 		{
+			description: "branch down across 560: the profile brings nvidia-driver-NVML, then 580's libnvidia-ml, in no 550 stream, goes",
+			stream:      "580-open", installed: openStack580,
+			cfg: DriverConfig{Branch: "550", KernelModules: "proprietary"},
+			changes: [][]string{
+				{kernelPkgs},
+				{"dnf -y module switch-to nvidia-driver:550-dkms --allowerasing", "dnf -y module install nvidia-driver:550-dkms", "dnf -y remove libnvidia-ml"},
+			},
+		},
+		{
 			description: "flavour switch, open to proprietary on the same branch",
 			stream:      "580-open", installed: openStack580,
 			cfg: DriverConfig{Branch: "580", KernelModules: "proprietary"},

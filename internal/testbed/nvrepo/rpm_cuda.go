@@ -37,7 +37,8 @@ import (
 //   - Streams <branch>-dkms and <branch>-open (branches above 510), and
 //     latest, latest-dkms and open-dkms following the highest branch; each
 //     stream's artifacts are every package of its branch, and its default
-//     profile installs the branch: NVIDIA/cuda-repo-management genmodules.py.
+//     profile installs the branch; latest-dkms is the module's default
+//     stream (modulemd-defaults): NVIDIA/cuda-repo-management genmodules.py.
 //
 // Where the model departs from genmodules.py, on purpose: a stream lists
 // every release of its branch's kernel module package (genmodules.py lists
@@ -204,6 +205,15 @@ func cudaRPMStreamsYAML(pkgs []RPMPackage) []byte {
 		}
 		b.WriteString("...\n")
 	}
+	// The module's defaults, as genmodules.py writes them: latest-dkms is
+	// the default stream (what dnf resolves with no stream enabled), and
+	// every stream's default profile is the one named "default" (what `dnf
+	// module install nvidia-driver:<stream>` installs).
+	b.WriteString("---\ndocument: modulemd-defaults\nversion: 1\ndata:\n    module: nvidia-driver\n    stream: latest-dkms\n    profiles:\n")
+	for _, s := range streams {
+		fmt.Fprintf(&b, "        %s: [default]\n", s.name)
+	}
+	b.WriteString("...\n")
 	return []byte(b.String())
 }
 

@@ -22,7 +22,7 @@ import (
 
 // rpmModelVersion changes whenever the packages or metadata the model
 // builds change, so cached repositories of an older model are not used.
-const rpmModelVersion = "1"
+const rpmModelVersion = "2"
 
 // RPMRepo is one model rpm repository in a test's own directory.
 type RPMRepo struct {
