@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds the crt1.o that gpu-bootstrap's release links with (start_<arch>.S
-# and init.c, see there for why) into OUTDIR/crt1.o. goreleaser runs it as a
-# pre-build hook; the link then finds it first through gcc's -B OUTDIR/
-# (gcc manual, "Options for Directory Search": -B is searched for the start
-# files crt1.o ... before the standard directories).
+# and init.c, see there for why) into OUTDIR/crt1.o, and the same object as
+# OUTDIR/Scrt1.o, the start file gcc links into position-independent
+# executables (Debian's gcc makes PIE by default; Go's external link of a
+# plain executable asks for -no-pie, a -buildmode=pie build does not).
+# goreleaser runs it as a pre-build hook; the link then finds them first
+# through gcc's -B OUTDIR/ (gcc manual, "Options for Directory Search": -B
+# names where to look for the start files crt1.o ... before the standard
+# directories).
 #
 #   build-crt1.sh amd64|arm64 OUTDIR
 set -euo pipefail
@@ -32,4 +36,5 @@ trap 'rm -rf "${tmp}"' EXIT
 "${cc}" -c -fPIC -O2 -Wall -Werror -o "${tmp}/init.o" "${here}/init.c"
 # One relocatable object, as the system's crt1.o is.
 "${cc}" -r -nostdlib -o "${out}/crt1.o.tmp" "${tmp}/start.o" "${tmp}/init.o"
+cp "${out}/crt1.o.tmp" "${out}/Scrt1.o"
 mv "${out}/crt1.o.tmp" "${out}/crt1.o"
