@@ -5,13 +5,13 @@
  * Ubuntu 20.04) and later.
  *
  * Every cgo compilation unit gets it through CGO_CFLAGS="-include ..."
- * (scripts/release/build-env.sh). glibc keeps each symbol at every version it
- * was ever defined at; a plain link picks the newest (the "@@" default). In
- * glibc 2.34 libdl and libpthread moved into libc.so.6, and their symbols got
- * a new default version GLIBC_2.34 (pthread_sigmask and pthread_getattr_np:
- * GLIBC_2.32), which an older libc.so.6 lacks. ".symver name,name@VERSION"
- * makes the assembler emit a reference to that exact version instead (GNU as
- * manual, "Directives: .symver",
+ * (.goreleaser.yml's gpu-bootstrap builds). glibc keeps each symbol at every
+ * version it was ever defined at; a plain link picks the newest (the "@@"
+ * default). In glibc 2.34 libdl and libpthread moved into libc.so.6, and
+ * their symbols got a new default version GLIBC_2.34 (pthread_sigmask and
+ * pthread_getattr_np: GLIBC_2.32), which an older libc.so.6 lacks.
+ * ".symver name,name@VERSION" makes the assembler emit a reference to that
+ * exact version instead (GNU as manual, "Directives: .symver",
  * https://sourceware.org/binutils/docs/as/Symver.html). The old versions are
  * compat symbols in glibc >= 2.34, so the binary keeps running there too.
  * The versions below are those of glibc's own Versions files
@@ -27,6 +27,14 @@
  * system's crt1.o: see start_<arch>.S. scripts/release/check.sh fails the
  * release when `objdump -T` shows any version above GLIBC_2.28, which is how
  * a new symbol that needs a line here is found.
+ *
+ * Why this and not another way: linking against an old glibc (a build
+ * container or sysroot of RHEL 8 or older) needs such a glibc for amd64 and
+ * arm64, and none is reachable from the machines this is built on (Debian's
+ * archive serves bookworm and bullseye, whose 2.31 is above RHEL 8's 2.28);
+ * zig cc, which carries old glibc stubs, is not reachable either; and Go's
+ * internal linker does not resolve versioned references ("relocation target
+ * dlopen@GLIBC_2.2.5 not defined"), so the build links externally.
  *
  * Guarded against assembler sources: runtime/cgo has .S files, and CGO_CFLAGS
  * reach them too.
