@@ -56,6 +56,8 @@ type aptDriverNames struct {
 	// driver and nvml are the driver and NVML library packages: with
 	// kernel, the packages the branch is judged by.
 	driver, nvml string
+	// driverCUDA is the driver's CUDA libraries (libcuda1, nvidia-smi).
+	driverCUDA string
 	// stack is every package whose version is the driver's: the packages
 	// a branch lock lists and a branch move moves together.
 	stack []string
@@ -68,11 +70,12 @@ var debian12Names = aptDriverNames{
 	// The guide installs nvidia-open from branch 560 on, the branch that
 	// made the open modules the default; before it, the open flavor is
 	// nvidia-kernel-open-dkms next to cuda-drivers.
-	metaFrom: 560,
-	meta:     map[string]string{KernelModulesOpen: "nvidia-open", KernelModulesProprietary: "cuda-drivers"},
-	kernel:   map[string]string{KernelModulesOpen: "nvidia-kernel-open-dkms", KernelModulesProprietary: "nvidia-kernel-dkms"},
-	driver:   "nvidia-driver",
-	nvml:     "libnvidia-ml1",
+	metaFrom:   560,
+	meta:       map[string]string{KernelModulesOpen: "nvidia-open", KernelModulesProprietary: "cuda-drivers"},
+	kernel:     map[string]string{KernelModulesOpen: "nvidia-kernel-open-dkms", KernelModulesProprietary: "nvidia-kernel-dkms"},
+	driver:     "nvidia-driver",
+	nvml:       "libnvidia-ml1",
+	driverCUDA: "nvidia-driver-cuda",
 	// Debian's nvidia-graphics-drivers binary packages that NVIDIA's
 	// repository builds at the driver's version, and NVIDIA's
 	// metapackages. A name the repository lacks is harmless in a pin.
@@ -133,14 +136,15 @@ func pinningBranch(name string) string {
 // flavor's metapackage where the branch has it, the kernel module package of
 // the flavor, and the driver and NVML packages the branch is judged by.
 // Before the open metapackage existed, the open flavor is its kernel module
-// package with the driver (cuda-drivers there depends on the proprietary
-// module package, as the forum thread above shows).
+// package with the driver and its CUDA libraries, nvidia-driver-cuda, which
+// cuda-drivers would otherwise bring (cuda-drivers there depends on the
+// proprietary module package, as the forum thread above shows).
 func (n aptDriverNames) installPackages(cfg DriverConfig) []string {
 	flavor := cfg.flavor()
 	if cfg.branchNumber() >= n.metaFrom || !cfg.open() {
 		return []string{n.meta[flavor], n.kernel[flavor], n.driver, n.nvml}
 	}
-	return []string{n.kernel[flavor], n.driver, n.nvml}
+	return []string{n.kernel[flavor], n.driver, n.driverCUDA, n.nvml}
 }
 
 // unwantedPackage reports whether an installed package must go for cfg's

@@ -104,6 +104,7 @@ func (pl aptBranchPlan) change() Change {
 	h, cfg := pl.h, pl.cfg
 	var ops, undoOps, redo, rehold []Op
 	var why []string
+	ops = append(ops, Op{Check: checkDpkgLock, What: "check that no other apt or dpkg holds " + dpkgFrontendLock})
 	havePin := false
 	for _, l := range pl.locks {
 		havePin = havePin || l.pinning != "" && l.pinning == pl.want.pinning && l.state == "installed"

@@ -19,7 +19,7 @@ func TestDebian12DriverPackageNames(t *testing.T) {
 		{"open 580: nvidia-open under its pinning package", DriverConfig{Branch: "580"}, "nvidia-open nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-580"},
 		{"proprietary 570: cuda-drivers under its pinning package", DriverConfig{Branch: "570", KernelModules: "proprietary"}, "cuda-drivers nvidia-kernel-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-570"},
 		{"proprietary 550: cuda-drivers under the step's preferences file", DriverConfig{Branch: "550", KernelModules: "proprietary"}, "cuda-drivers nvidia-kernel-dkms nvidia-driver libnvidia-ml1", aptLockPath + " (branch 550)"},
-		{"open 550: the open kernel module package, no Ubuntu name", DriverConfig{Branch: "550"}, "nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1", aptLockPath + " (branch 550)"},
+		{"open 550: the open kernel module package, no Ubuntu name", DriverConfig{Branch: "550"}, "nvidia-kernel-open-dkms nvidia-driver nvidia-driver-cuda libnvidia-ml1", aptLockPath + " (branch 550)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {
@@ -88,11 +88,12 @@ func TestDebianPlanJudgesTheBranchByTheInstalledStack(t *testing.T) {
 			t.Errorf("summary %q does not say %q", changes[0].Summary, want)
 		}
 		equalLines(t, "ops", changeCommands(changes), [][]string{{
+			"check",
 			"env DEBIAN_FRONTEND=noninteractive apt-get update",
 			"check",
 			// The lock is right: only the stack moves, every installed
 			// package named, nvidia-open (none on 550) removed.
-			"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1 libcuda1 nvidia-open-",
+			"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades nvidia-kernel-open-dkms nvidia-driver nvidia-driver-cuda libnvidia-ml1 libcuda1 nvidia-open-",
 			"check",
 		}})
 	})
@@ -120,12 +121,13 @@ func TestDebianPlanLeavesAPinnedBranchWithItsPin(t *testing.T) {
 	h := debianImage(t, status, nil)
 	changes := planDriver(t, h, DriverConfig{Branch: "550"})
 	equalLines(t, "ops", changeCommands(changes), [][]string{{
+		"check",
 		"env DEBIAN_FRONTEND=noninteractive apt-get update",
 		"check",
 		"apt-mark unhold cuda-drivers-550",
 		"env DEBIAN_FRONTEND=noninteractive apt-get purge -y nvidia-driver-pinning-570",
 		"write " + aptLockPath,
-		"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1 cuda-drivers-550- nvidia-open-",
+		"env DEBIAN_FRONTEND=noninteractive apt-get install -y --allow-downgrades nvidia-kernel-open-dkms nvidia-driver nvidia-driver-cuda libnvidia-ml1 cuda-drivers-550- nvidia-open-",
 		"check",
 	}})
 	undo := opLines(changes[0].Undo)
@@ -148,6 +150,7 @@ func TestDebianPlanWantsExactlyOneLock(t *testing.T) {
 		h := debianImage(t, status, nil)
 		changes := planDriver(t, h, DriverConfig{Branch: "580"})
 		equalLines(t, "ops", changeCommands(changes), [][]string{{
+			"check",
 			"env DEBIAN_FRONTEND=noninteractive apt-get purge -y nvidia-driver-pinning-570",
 		}})
 	})
@@ -155,6 +158,6 @@ func TestDebianPlanWantsExactlyOneLock(t *testing.T) {
 		status := ubuntuDpkgStatus(append(stack, [3]string{"nvidia-driver-pinning-580", "install", "580-1"})...)
 		h := debianImage(t, status, map[string]string{aptLockPath: string(aptLockFile(debian12Names, "550"))})
 		changes := planDriver(t, h, DriverConfig{Branch: "580"})
-		equalLines(t, "ops", changeCommands(changes), [][]string{{"remove " + aptLockPath}})
+		equalLines(t, "ops", changeCommands(changes), [][]string{{"check", "remove " + aptLockPath}})
 	})
 }

@@ -203,6 +203,7 @@ func TestDriverPlanCommands(t *testing.T) {
 					"dpkg -i /tmp/cuda-keyring_1.1-1_all.deb",
 				},
 				{
+					"check",
 					"env DEBIAN_FRONTEND=noninteractive apt-get update",
 					"check",
 					"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-pinning-580",
@@ -223,6 +224,7 @@ func TestDriverPlanCommands(t *testing.T) {
 					"dpkg -i /tmp/cuda-keyring_1.1-1_all.deb",
 				},
 				{
+					"check",
 					"env DEBIAN_FRONTEND=noninteractive apt-get update",
 					"check",
 					"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-pinning-575",
@@ -243,6 +245,7 @@ func TestDriverPlanCommands(t *testing.T) {
 					"dpkg -i /tmp/cuda-keyring_1.1-1_all.deb",
 				},
 				{
+					"check",
 					"env DEBIAN_FRONTEND=noninteractive apt-get update",
 					"check",
 					"write " + aptLockPath,
@@ -515,6 +518,7 @@ func TestDriverPlanSkipsTheRepositoryWhenPresent(t *testing.T) {
 		t.Fatal(err)
 	}
 	equalLines(t, "changes", changeCommands(changes), [][]string{{
+		"check",
 		"env DEBIAN_FRONTEND=noninteractive apt-get update",
 		"check",
 		"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-pinning-580",
