@@ -18,7 +18,7 @@ import (
 
 // This file is the harness of the real-apt scenario tests
 // (realapt_driver_test.go): a fresh Debian 12 root made with debootstrap
-// (debroot, cached), NVIDIA's debian12 CUDA repository modelled by nvrepo
+// (debroot, cached), NVIDIA's debian12 CUDA repository modeled by nvrepo
 // and served at NVIDIA's own address over HTTPS, and the driver step planned
 // and applied in-process with Host.Root set to the root, so every apt-get,
 // apt-mark and dpkg runs for real under chroot. After each scenario the root
