@@ -19,7 +19,7 @@ import (
 //
 // (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html,
 // tables "Open GPU kernel module installation" and "Proprietary GPU kernel
-// module installation"; -dkms streams are the proprietary flavour). Its
+// module installation"; -dkms streams are the proprietary flavor). Its
 // "Version locking" page keeps `dnf versionlock` for "distributions without
 // mechanisms to clearly segregate branches inside the same repository" —
 // RHEL 10 and Fedora, where the same table says `dnf versionlock
@@ -34,7 +34,7 @@ import (
 // the metapackages' unbounded ">=" dependencies resolve only inside the
 // branch: with 580-open enabled, `dnf upgrade` never brings 590.
 //
-// Moving branches or flavours. The guide switches flavours with `dnf -y
+// Moving branches or flavors. The guide switches flavors with `dnf -y
 // module switch-to nvidia-driver:<stream> --allowerasing`
 // (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/advanced-options.html,
 // "Switching between Driver Module Flavors"). switch-to enables the new
@@ -43,7 +43,7 @@ import (
 // new stream does not carry (dnf-module(8), "switch-to"), so the whole stack
 // moves together and the stream is written only if that transaction
 // succeeds. This step uses it for every move: branch up, branch down,
-// flavour, and a stack that does not match the enabled stream.
+// flavor, and a stack that does not match the enabled stream.
 //
 // chroot, not --installroot. An image root is driven by running the root's
 // own dnf and rpm under chroot(8) (runner.go), not by the build host's `dnf
@@ -76,7 +76,7 @@ const (
 	epelRepoPath            = "/etc/yum.repos.d/epel.repo"
 )
 
-// dnfFlavor is what differs between the two kernel module flavours in
+// dnfFlavor is what differs between the two kernel module flavors in
 // NVIDIA's rpm repositories: the stream suffix, the kernel module package
 // and the metapackage (kernel-modules.html; NVIDIA/yum-packaging-dkms-nvidia
 // README: streams "XXX-dkms" with kmod-nvidia-latest-dkms and "XXX-open"
@@ -111,7 +111,7 @@ func dnfFlavorOf(cfg DriverConfig) dnfFlavor {
 //
 // What is installed is judged by the whole stack (driver_dnf_stack.go), not
 // one package: the branch counts as installed only when the driver, its
-// NVML library, the kernel module of the configured flavour and the
+// NVML library, the kernel module of the configured flavor and the
 // metapackage are all on it. The stream counts as the pin only when it is
 // the configured one and no installed stack contradicts it.
 func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kernel, goarch string) (driverPackaging, error) {
@@ -163,7 +163,7 @@ func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kern
 		p.installedVersion = stack.driver[0].version
 	}
 	// The stream pins the branch only when nothing installed contradicts
-	// it: a stack of another branch or flavour under the right stream (a
+	// it: a stack of another branch or flavor under the right stream (a
 	// `dnf module enable` without a sync, an earlier failure) needs the
 	// switch-to that moves it.
 	p.pinned = current.enabled() && current.Stream == stream && (stack.empty() || p.installed)

@@ -24,11 +24,11 @@ import (
 //     libnvidia-ml in the compute-only packaging of 560 and later
 //     (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/compute-only-and-desktop-installation.html);
 //     rpmbuild derives the soname capability from the library itself;
-//   - nvidia-kmod: the kernel module package of either flavour; both
+//   - nvidia-kmod: the kernel module package of either flavor; both
 //     kmod-nvidia-open-dkms and kmod-nvidia-latest-dkms declare "Provides:
 //     nvidia-kmod = %{epoch}:%{version}" (NVIDIA/yum-packaging-dkms-nvidia
 //     dkms-open-nvidia.spec and dkms-nvidia.spec), and which one provides
-//     it is the installed flavour.
+//     it is the installed flavor.
 const (
 	rpmDriverCapability = "nvidia-driver"
 	rpmNVMLCapability   = "libnvidia-ml.so.1()(64bit)"
@@ -74,7 +74,7 @@ func (p rpmPackage) String() string { return p.name + "-" + p.version }
 
 // rpmDriverStack is what the rpm database holds of the driver: every
 // package providing each capability (more than one is a broken stack: two
-// kernel module flavours, say).
+// kernel module flavors, say).
 type rpmDriverStack struct {
 	driver, nvml, kmod, meta []rpmPackage
 }
@@ -83,9 +83,9 @@ func (s rpmDriverStack) empty() bool {
 	return len(s.driver) == 0 && len(s.nvml) == 0 && len(s.kmod) == 0 && len(s.meta) == 0
 }
 
-// on is whether the whole stack is installed on the branch in the flavour:
-// one driver, one NVML library and the flavour's kernel module package, all
-// of the branch, and with withMeta the flavour's metapackage too (branches
+// on is whether the whole stack is installed on the branch in the flavor:
+// one driver, one NVML library and the flavor's kernel module package, all
+// of the branch, and with withMeta the flavor's metapackage too (branches
 // after 570 are installed through it; earlier ones through the module
 // stream's default profile).
 func (s rpmDriverStack) on(branch string, flavor dnfFlavor, withMeta bool) bool {
@@ -117,8 +117,8 @@ func (s rpmDriverStack) String() string {
 
 // readRPMDriverStack asks the target's rpm for every installed package with
 // each capability it provides, in one query, and keeps the driver stack's.
-// The metapackages of both flavours (nvidia-open, cuda-drivers) are kept:
-// the other flavour's belongs to a stack to be replaced.
+// The metapackages of both flavors (nvidia-open, cuda-drivers) are kept:
+// the other flavor's belongs to a stack to be replaced.
 func readRPMDriverStack(ctx context.Context, h *Host) (rpmDriverStack, error) {
 	out, err := h.Run(ctx, "rpm", "-qa", "--queryformat", "[%{=NAME}\t%{=EPOCHNUM}:%{=VERSION}-%{=RELEASE}\t%{PROVIDENAME}\n]")
 	if err != nil {

@@ -194,7 +194,7 @@ func TestDriverPlanDNFStack(t *testing.T) {
 			},
 		},
 		{
-			description: "flavour switch, open to proprietary on the same branch",
+			description: "flavor switch, open to proprietary on the same branch",
 			stream:      "580-open", installed: openStack580,
 			cfg: DriverConfig{Branch: "580", KernelModules: "proprietary"},
 			changes: [][]string{

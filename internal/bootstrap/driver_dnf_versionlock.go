@@ -73,7 +73,7 @@ func splitLockedNEVRA(entry string) (name, version string, ok bool) {
 
 // isNVIDIADriverPackage is whether a package belongs to the driver stack
 // the step installs: NVIDIA's packages carry "nvidia" in their name, the
-// proprietary flavour's metapackage is cuda-drivers.
+// proprietary flavor's metapackage is cuda-drivers.
 func isNVIDIADriverPackage(name string) bool {
 	return strings.Contains(name, "nvidia") || name == "cuda-drivers"
 }

@@ -22,12 +22,12 @@ import (
 //     "Requires: nvidia-kmod-common = …", "Requires: dkms", "Conflicts:
 //     kmod-nvidia-latest-dkms": NVIDIA/yum-packaging-dkms-nvidia
 //     dkms-open-nvidia.spec; kmod-nvidia-latest-dkms is the proprietary
-//     flavour of the same (its README: streams XXX-dkms and latest-dkms).
+//     flavor of the same (its README: streams XXX-dkms and latest-dkms).
 //   - libnvidia-ml (the NVML library in a package of its own) from 560 on,
 //     when the driver was split for compute-only installs
 //     (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/compute-only-and-desktop-installation.html,
 //     "Starting in 560"); nvidia-driver-NVML before that.
-//   - nvidia-open (open flavour) and cuda-drivers (proprietary) as the
+//   - nvidia-open (open flavor) and cuda-drivers (proprietary) as the
 //     metapackages a branch is installed through after 570
 //     (driver-installation-guide/kernel-modules.html: "dnf module enable
 //     nvidia-driver:580-open", "dnf install nvidia-open"); their
@@ -42,9 +42,9 @@ import (
 //
 // Where the model departs from genmodules.py, on purpose: a stream lists
 // every release of its branch's kernel module package (genmodules.py lists
-// the newest only), and a stream leaves out the other flavour's kernel
+// the newest only), and a stream leaves out the other flavor's kernel
 // module and metapackage, so that every stream's default profile resolves;
-// the precompiled-kmod streams ("<branch>", "latest") are not modelled —
+// the precompiled-kmod streams ("<branch>", "latest") are not modeled —
 // the driver step uses DKMS streams only.
 
 // DefaultCUDARPMVersions are the driver releases of the model: branches

@@ -42,7 +42,7 @@ func TestCUDARPMRepoIsSignedIndexedAndStreamed(t *testing.T) {
 	}
 
 	// The metapackages' dependencies are unbounded; the kernel module
-	// provides nvidia-kmod at its EVR and conflicts with the other flavour.
+	// provides nvidia-kmod at its EVR and conflicts with the other flavor.
 	out, err := rpmCmd("-qp", "--requires", filepath.Join(dir, "nvidia-open-580.95.05-1.el9.noarch.rpm"))
 	if err != nil || !strings.Contains(out, "kmod-nvidia-open-dkms >= 3:580.95.05") {
 		t.Errorf("nvidia-open requires: %v: %s", err, out)

@@ -22,7 +22,7 @@ import (
 
 // rpmModelVersion changes whenever the packages or metadata the model
 // builds change, so cached repositories of an older model are not used.
-const rpmModelVersion = "2"
+const rpmModelVersion = "3"
 
 // RPMRepo is one model rpm repository in a test's own directory.
 type RPMRepo struct {
@@ -150,13 +150,20 @@ func cachedRPMRepo(t testing.TB, name, dist string, pkgs []RPMPackage, modules b
 	if out, err := exec.Command("cp", "-a", cached, dir).CombinedOutput(); err != nil {
 		t.Fatalf("nvrepo: copying the cached %s repository: %v: %s", name, err, out)
 	}
-	// The gpg home travels beside the repository, not in it (it is no
-	// part of what the server serves).
-	home := dir + ".gnupg"
-	if err := os.Rename(filepath.Join(dir, ".gnupg"), home); err != nil {
+	// The gpg home leaves the repository (it is no part of what the
+	// server serves) for a short path of its own: gpg-agent's socket lives
+	// in it, and a unix socket's path is limited to 107 bytes, which a
+	// test's temporary directory can exceed.
+	home, err := shortGPGHome(t)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { (&rpmSigner{home: home}).stopAgent() })
+	if out, err := exec.Command("cp", "-a", filepath.Join(dir, ".gnupg")+"/.", home).CombinedOutput(); err != nil {
+		t.Fatalf("nvrepo: copying the signing key: %v: %s", err, out)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".gnupg")); err != nil {
+		t.Fatal(err)
+	}
 	return &RPMRepo{dir: dir, home: home, dist: dist, modules: modules, pkgs: append([]RPMPackage(nil), pkgs...)}
 }
 
@@ -169,7 +176,12 @@ func buildRPMRepo(path, dist string, pkgs []RPMPackage, modules bool, extra map[
 		return err
 	}
 	defer os.RemoveAll(work)
-	signer, err := newRPMSigner(ctx, filepath.Join(work, ".gnupg"), filepath.Join(work, rpmKeyFileName))
+	home, err := os.MkdirTemp("", "nvrepo-gpg-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	signer, err := newRPMSigner(ctx, home, filepath.Join(work, rpmKeyFileName))
 	if err != nil {
 		return err
 	}
@@ -182,6 +194,16 @@ func buildRPMRepo(path, dist string, pkgs []RPMPackage, modules bool, extra map[
 	}
 	if err := indexRPMRepo(ctx, work, yaml); err != nil {
 		return err
+	}
+	// The key is kept with the cached repository (without the agent's
+	// sockets) for tests that add packages later.
+	signer.stopAgent()
+	sockets, _ := filepath.Glob(filepath.Join(home, "S.*"))
+	for _, socket := range sockets {
+		os.Remove(socket)
+	}
+	if out, err := exec.Command("cp", "-a", home, filepath.Join(work, ".gnupg")).CombinedOutput(); err != nil {
+		return fmt.Errorf("nvrepo: keeping the signing key: %v: %s", err, out)
 	}
 	for name, content := range extra {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(content), 0o644); err != nil {
@@ -222,4 +244,18 @@ func lockRPMCache(path string) (unlock func(), err error) {
 		return nil, fmt.Errorf("nvrepo: locking %s: %w", path, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// shortGPGHome is a gpg home directory under /tmp, removed (after its
+// agent is stopped) when the test ends.
+func shortGPGHome(t testing.TB) (string, error) {
+	home, err := os.MkdirTemp("", "nvrepo-gpg-") //nolint:usetesting // t.TempDir's path can be too long for the agent's socket
+	if err != nil {
+		return "", err
+	}
+	t.Cleanup(func() {
+		(&rpmSigner{home: home}).stopAgent()
+		os.RemoveAll(home)
+	})
+	return home, nil
 }
