@@ -115,6 +115,14 @@ func newDNFTestbed(t *testing.T, d dnfTestDistro, versions ...string) *dnfTestbe
 	if err := server.Trust(root); err != nil {
 		t.Fatal(err)
 	}
+	// RHEL's CA bundle path, which repository files name in sslcacert
+	// (NVIDIA's nvidia-container-toolkit.repo does): Trust filled
+	// Debian's, which libcurl reads by default.
+	bundle, err := os.ReadFile(filepath.Join(root, "etc/ssl/certs/ca-certificates.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRootFile(t, root, "/etc/pki/tls/certs/ca-bundle.crt", string(bundle))
 	h := &Host{Root: root, Runner: ExecRunner{}, GPUs: driverlessGPUs(t)}
 	return &dnfTestbed{root: root, host: h, server: server, cuda: cuda, distro: d}
 }

@@ -85,13 +85,13 @@ func BuildDistroRPM(t testing.TB, opts DistroRPMOptions) *RPMRepo {
 	default:
 		t.Fatalf("nvrepo: no distribution model %q (rocky9, amzn2023)", opts.Distro)
 	}
-	return cachedRPMRepo(t, "distro-"+opts.Distro, "", pkgs, false, nil)
+	return cachedRPMRepo(t, rpmLayout{name: "distro-" + opts.Distro}, pkgs)
 }
 
 // BuildEPELRPM returns a fresh copy of the model of EPEL 9: dkms.
 func BuildEPELRPM(t testing.TB) *RPMRepo {
 	t.Helper()
-	return cachedRPMRepo(t, "epel9", "", []RPMPackage{rpmDKMS("el9")}, false, nil)
+	return cachedRPMRepo(t, rpmLayout{name: "epel9"}, []RPMPackage{rpmDKMS("el9")})
 }
 
 func rpmDKMS(dist string) RPMPackage {

@@ -22,19 +22,37 @@ import (
 
 // rpmModelVersion changes whenever the packages or metadata the model
 // builds change, so cached repositories of an older model are not used.
-const rpmModelVersion = "3"
+const rpmModelVersion = "4"
 
 // RPMRepo is one model rpm repository in a test's own directory.
 type RPMRepo struct {
-	dir     string
-	home    string // the signing key's gpg home
-	dist    string // "el9", "amzn2023"
-	modules bool   // whether the repository has module streams (the CUDA one)
-	pkgs    []RPMPackage
+	dir  string
+	home string // the signing key's gpg home
+	rpmLayout
+	pkgs []RPMPackage
 }
 
-// Dir is the repository's directory: the packages, repodata/, and for the
-// CUDA repository its .repo file and signing key.
+// rpmLayout is what a model repository is built from and where its parts
+// go.
+type rpmLayout struct {
+	name    string // the cache entry's name: "cuda-rhel9"
+	dist    string // the release suffix of added driver packages: "el9"
+	modules bool   // module streams (the CUDA repository)
+	// pkgDir is where the packages and repodata/ go, relative to Dir:
+	// "" for the CUDA repositories, "stable/rpm/x86_64" for the toolkit's.
+	pkgDir string
+	// keyFile is where the public key goes, relative to Dir; "" for none.
+	keyFile string
+	// signRepomd adds repodata/repomd.xml.asc, a detached signature of
+	// the metadata, for repositories with repo_gpgcheck=1.
+	signRepomd bool
+	// extra are more files, relative to Dir.
+	extra map[string]string
+}
+
+// Dir is the repository's directory, the one to Mount: the packages,
+// repodata/, and the .repo file and signing key where the repository
+// keeps them.
 func (r *RPMRepo) Dir() string { return r.dir }
 
 // CUDARPMOptions chooses the CUDA repository to model.
@@ -82,8 +100,10 @@ func BuildCUDARPM(t testing.TB, opts CUDARPMOptions) *RPMRepo {
 	for _, v := range opts.Versions {
 		pkgs = append(pkgs, cudaDriverPackages(v, dist)...)
 	}
-	extra := map[string]string{"cuda-" + opts.Distro + ".repo": cudaRPMRepoFile(opts.Distro)}
-	return cachedRPMRepo(t, "cuda-"+opts.Distro, dist, pkgs, true, extra)
+	return cachedRPMRepo(t, rpmLayout{
+		name: "cuda-" + opts.Distro, dist: dist, modules: true, keyFile: rpmKeyFileName,
+		extra: map[string]string{"cuda-" + opts.Distro + ".repo": cudaRPMRepoFile(opts.Distro)},
+	}, pkgs)
 }
 
 // AddDriverVersions adds driver releases to the repository (a new branch
@@ -99,22 +119,37 @@ func (r *RPMRepo) AddDriverVersions(versions ...string) error {
 
 // AddPackages builds, signs and adds packages, then re-indexes.
 func (r *RPMRepo) AddPackages(pkgs ...RPMPackage) error {
-	ctx := context.Background()
-	if err := buildRPMs(ctx, pkgs, r.dir, &rpmSigner{home: r.home}); err != nil {
+	r.pkgs = append(r.pkgs, pkgs...)
+	return r.rpmLayout.fill(context.Background(), r.dir, &rpmSigner{home: r.home}, pkgs, r.pkgs)
+}
+
+// fill builds and signs pkgs into dir, and indexes the repository for all
+// (pkgs and those already there).
+func (l rpmLayout) fill(ctx context.Context, dir string, signer *rpmSigner, pkgs, all []RPMPackage) error {
+	pkgDir := filepath.Join(dir, l.pkgDir)
+	if err := os.MkdirAll(pkgDir, 0o755); err != nil {
 		return err
 	}
-	r.pkgs = append(r.pkgs, pkgs...)
-	var modules []byte
-	if r.modules {
-		modules = cudaRPMStreamsYAML(r.pkgs)
+	if err := buildRPMs(ctx, pkgs, pkgDir, signer); err != nil {
+		return err
 	}
-	return indexRPMRepo(ctx, r.dir, modules)
+	var modules []byte
+	if l.modules {
+		modules = cudaRPMStreamsYAML(all)
+	}
+	if err := indexRPMRepo(ctx, pkgDir, modules); err != nil {
+		return err
+	}
+	if l.signRepomd {
+		return signer.detachSign(ctx, filepath.Join(pkgDir, "repodata", "repomd.xml"))
+	}
+	return nil
 }
 
 // cachedRPMRepo builds the repository into the cache once and copies it
 // into a test directory. The copy's gpg home is its own, so adding
 // packages never touches the cache.
-func cachedRPMRepo(t testing.TB, name, dist string, pkgs []RPMPackage, modules bool, extra map[string]string) *RPMRepo {
+func cachedRPMRepo(t testing.TB, l rpmLayout, pkgs []RPMPackage) *RPMRepo {
 	t.Helper()
 	if missing := rpmToolsMissing(); len(missing) > 0 {
 		msg := fmt.Sprintf("nvrepo: the rpm repository model needs %s: apt-get install rpm createrepo-c gnupg", strings.Join(missing, ", "))
@@ -127,7 +162,8 @@ func cachedRPMRepo(t testing.TB, name, dist string, pkgs []RPMPackage, modules b
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := rpmRepoKey(name, pkgs, modules, extra)
+	name := l.name
+	key := rpmRepoKey(l, pkgs)
 	base := filepath.Join(cache, "rpmrepos")
 	cached := filepath.Join(base, name+"-"+key)
 	if err := os.MkdirAll(base, 0o755); err != nil {
@@ -139,7 +175,7 @@ func cachedRPMRepo(t testing.TB, name, dist string, pkgs []RPMPackage, modules b
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(cached); err != nil { // not built by another process meanwhile
-			if err := buildRPMRepo(cached, dist, pkgs, modules, extra); err != nil {
+			if err := buildRPMRepo(cached, l, pkgs); err != nil {
 				unlock()
 				t.Fatal(err)
 			}
@@ -164,12 +200,12 @@ func cachedRPMRepo(t testing.TB, name, dist string, pkgs []RPMPackage, modules b
 	if err := os.RemoveAll(filepath.Join(dir, ".gnupg")); err != nil {
 		t.Fatal(err)
 	}
-	return &RPMRepo{dir: dir, home: home, dist: dist, modules: modules, pkgs: append([]RPMPackage(nil), pkgs...)}
+	return &RPMRepo{dir: dir, home: home, rpmLayout: l, pkgs: append([]RPMPackage(nil), pkgs...)}
 }
 
 // buildRPMRepo builds into a work directory beside path and renames it
 // into place when complete.
-func buildRPMRepo(path, dist string, pkgs []RPMPackage, modules bool, extra map[string]string) error {
+func buildRPMRepo(path string, l rpmLayout, pkgs []RPMPackage) error {
 	ctx := context.Background()
 	work, err := os.MkdirTemp(filepath.Dir(path), ".build-")
 	if err != nil {
@@ -181,18 +217,16 @@ func buildRPMRepo(path, dist string, pkgs []RPMPackage, modules bool, extra map[
 		return err
 	}
 	defer os.RemoveAll(home)
-	signer, err := newRPMSigner(ctx, home, filepath.Join(work, rpmKeyFileName))
+	signer, err := newRPMSigner(ctx, home)
 	if err != nil {
 		return err
 	}
-	if err := buildRPMs(ctx, pkgs, work, signer); err != nil {
-		return err
+	if l.keyFile != "" {
+		if err := signer.exportKey(ctx, filepath.Join(work, l.keyFile)); err != nil {
+			return err
+		}
 	}
-	var yaml []byte
-	if modules {
-		yaml = cudaRPMStreamsYAML(pkgs)
-	}
-	if err := indexRPMRepo(ctx, work, yaml); err != nil {
+	if err := l.fill(ctx, work, signer, pkgs, pkgs); err != nil {
 		return err
 	}
 	// The key is kept with the cached repository (without the agent's
@@ -205,8 +239,12 @@ func buildRPMRepo(path, dist string, pkgs []RPMPackage, modules bool, extra map[
 	if out, err := exec.Command("cp", "-a", home, filepath.Join(work, ".gnupg")).CombinedOutput(); err != nil {
 		return fmt.Errorf("nvrepo: keeping the signing key: %v: %s", err, out)
 	}
-	for name, content := range extra {
-		if err := os.WriteFile(filepath.Join(work, name), []byte(content), 0o644); err != nil {
+	for name, content := range l.extra {
+		path := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			return err
 		}
 	}
@@ -215,9 +253,10 @@ func buildRPMRepo(path, dist string, pkgs []RPMPackage, modules bool, extra map[
 
 // rpmRepoKey names a repository's cache entry by everything it is built
 // from.
-func rpmRepoKey(name string, pkgs []RPMPackage, modules bool, extra map[string]string) string {
+func rpmRepoKey(l rpmLayout, pkgs []RPMPackage) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%v\x00%d\x00", rpmModelVersion, name, modules, len(pkgs))
+	extra := l.extra
+	fmt.Fprintf(h, "%s\x00%s\x00%v\x00%s\x00%s\x00%v\x00%d\x00", rpmModelVersion, l.name, l.modules, l.pkgDir, l.keyFile, l.signRepomd, len(pkgs))
 	for _, p := range pkgs {
 		fmt.Fprintf(h, "%#v\x00", p)
 	}

@@ -26,9 +26,8 @@ type rpmSigner struct {
 	home string
 }
 
-// newRPMSigner makes a signing key in home (created) and exports its
-// public half, armored, to pubPath.
-func newRPMSigner(ctx context.Context, home, pubPath string) (*rpmSigner, error) {
+// newRPMSigner makes a signing key in home (created).
+func newRPMSigner(ctx context.Context, home string) (*rpmSigner, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
@@ -37,14 +36,32 @@ func newRPMSigner(ctx context.Context, home, pubPath string) (*rpmSigner, error)
 	if out, err := s.gpg(ctx, "--quick-generate-key", rpmKeyUID, "rsa2048", "sign", "never").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("nvrepo: generating the rpm signing key: %w: %s", err, out)
 	}
+	return s, nil
+}
+
+// exportKey writes the public key, armored, to path.
+func (s *rpmSigner) exportKey(ctx context.Context, path string) error {
+	defer s.stopAgent()
 	pub, err := s.gpg(ctx, "--armor", "--export", rpmKeyUID).Output()
 	if err != nil || len(pub) == 0 {
-		return nil, fmt.Errorf("nvrepo: exporting the rpm signing key: %v", err)
+		return fmt.Errorf("nvrepo: exporting the rpm signing key: %v", err)
 	}
-	if err := os.WriteFile(pubPath, pub, 0o644); err != nil {
-		return nil, err
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
-	return s, nil
+	return os.WriteFile(path, pub, 0o644)
+}
+
+// detachSign writes path.asc, an armored detached signature of path, as
+// dnf's repo_gpgcheck checks repodata/repomd.xml against
+// repodata/repomd.xml.asc (dnf.conf(5), repo_gpgcheck).
+func (s *rpmSigner) detachSign(ctx context.Context, path string) error {
+	defer s.stopAgent()
+	os.Remove(path + ".asc")
+	if out, err := s.gpg(ctx, "--armor", "--detach-sign", "--local-user", rpmKeyUID, "--output", path+".asc", path).CombinedOutput(); err != nil {
+		return fmt.Errorf("nvrepo: signing %s: %w: %s", filepath.Base(path), err, out)
+	}
+	return nil
 }
 
 func (s *rpmSigner) gpg(ctx context.Context, args ...string) *exec.Cmd {
