@@ -1,15 +1,18 @@
 package bootstrap
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
 
 // The module stream as the lock, on Amazon Linux 2023 with real dnf: a
 // release or branch that appears upstream after the install must not move
-// the node off its branch, whoever runs the upgrade.
+// the node off its branch, whoever runs the upgrade; a stream switched
+// behind the tool's back is planned back; a user's versionlock on another
+// branch is refused by name.
 
-func TestRealDNFStreamHoldsTheBranchWhenNewReleasesAppear(t *testing.T) {
+func TestRealDNFStreamIsTheBranchLock(t *testing.T) {
 	b := newDNFTestbed(t, al2023, "570.195.03", "580.95.05")
 	cfg := DriverConfig{Branch: "580"}
 
@@ -40,6 +43,28 @@ func TestRealDNFStreamHoldsTheBranchWhenNewReleasesAppear(t *testing.T) {
 		if !strings.Contains(out, "No changes") {
 			t.Errorf("re-apply output:\n%s\nwant no changes", out)
 		}
+	})
+
+	t.Run("a switch-to 590 behind the tool's back: plan says so, apply moves back to 580", func(t *testing.T) {
+		chrootRun(t, b.root, "dnf", "-y", "module", "switch-to", "nvidia-driver:590-open", "--allowerasing")
+		if got := b.installed(t); !strings.Contains(strings.Join(got, " "), "nvidia-driver-590.44.01") {
+			t.Fatalf("the user's switch-to did not move the stack: %v", got)
+		}
+		changes := b.plan(t, cfg)
+		if lines := strings.Join(commandLines(changes[len(changes)-1].Commands), "\n"); !strings.Contains(lines, "module switch-to nvidia-driver:580-open") {
+			t.Errorf("plan = %v, want the move back to 580-open", changeCommands(changes))
+		}
+		b.mustApply(t, cfg)
+		b.wantStack(t, cfg, "580-open", openStack("580.105.08", "amzn2023")...)
+	})
+
+	t.Run("a versionlock on 580 refuses a plan for 590, naming the lock", func(t *testing.T) {
+		chrootRun(t, b.root, "dnf", "-q", "versionlock", "add", "kmod-nvidia-open-dkms")
+		_, err := driverStep{cfg: DriverConfig{Branch: "590"}, arch: "amd64"}.Plan(context.Background(), b.host)
+		if err == nil || !strings.Contains(err.Error(), "kmod-nvidia-open-dkms-3:580.105.08") || !strings.Contains(err.Error(), dnfVersionlockListPath) {
+			t.Fatalf("plan for 590 under a 580 versionlock: err = %v", err)
+		}
+		chrootRun(t, b.root, "dnf", "-q", "versionlock", "delete", "kmod-nvidia-open-dkms")
 	})
 
 	t.Run("asking for the new branch moves the whole stack to it", func(t *testing.T) {
