@@ -66,3 +66,42 @@ func sortedCopy(s []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+func TestRealDNFFailedFreshInstallReportsTheStreamItEnabled(t *testing.T) {
+	b := newDNFTestbed(t, al2023, "580.95.05")
+	cfg := DriverConfig{Branch: "580"}
+
+	t.Run("a 404 on nvidia-open after the stream was enabled", func(t *testing.T) {
+		faults := nvrepo.Start(t)
+		faults.Fail("*/nvidia-open-580.95.05-1.amzn2023.noarch.rpm", 404, 1000)
+		out, err := b.apply(t, cfg)
+		var partial *PartialApplyError
+		if !errors.As(err, &partial) {
+			t.Fatalf("apply err = %v, want a PartialApplyError\n%s", err, out)
+		}
+		// The failed change ran one command before the one that failed:
+		// the report must say so, since it changed the host.
+		msg := err.Error()
+		if !strings.Contains(msg, "ran chroot "+b.root+" dnf -y module enable nvidia-driver:580-open") {
+			t.Errorf("the report does not say the stream was enabled:\n%s", msg)
+		}
+		if got := b.stream(t); got != "580-open" {
+			t.Errorf("stream = %q, want 580-open, as reported", got)
+		}
+		if got := b.installed(t); len(got) != 0 {
+			t.Errorf("NVIDIA packages after the failed install: %v, want none (one dnf transaction, not done)", got)
+		}
+		// An enabled stream with nothing installed contradicts no stack:
+		// the plan keeps it and installs under it.
+		changes := b.plan(t, cfg)
+		last := commandLines(changes[len(changes)-1].Commands)
+		if strings.Join(last, "\n") != "dnf -y install --allowerasing nvidia-open" {
+			t.Errorf("plan after the failure ends with %q, want only the install under the enabled stream", last)
+		}
+	})
+
+	t.Run("apply again once the server serves the package", func(t *testing.T) {
+		b.mustApply(t, cfg)
+		b.wantStack(t, cfg, "580-open", openStack("580.95.05", "amzn2023")...)
+	})
+}
