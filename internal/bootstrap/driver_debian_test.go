@@ -161,3 +161,49 @@ func TestDebianPlanWantsExactlyOneLock(t *testing.T) {
 		equalLines(t, "ops", changeCommands(changes), [][]string{{"check", "remove " + aptLockPath}})
 	})
 }
+
+// TestUbuntuDriverPackageNames pins the -server names the step asks
+// Ubuntu's archive for (driver_debian_names.go cites them).
+func TestUbuntuDriverPackageNames(t *testing.T) {
+	tests := []struct {
+		cfg  DriverConfig
+		want ubuntuNames
+	}{
+		{DriverConfig{Branch: "580"}, ubuntuNames{main: "nvidia-headless-580-server-open", utils: "nvidia-utils-580-server", kernel: "nvidia-dkms-580-server-open", nvml: "libnvidia-compute-580-server"}},
+		{DriverConfig{Branch: "535", KernelModules: "proprietary"}, ubuntuNames{main: "nvidia-headless-535-server", utils: "nvidia-utils-535-server", kernel: "nvidia-dkms-535-server", nvml: "libnvidia-compute-535-server"}},
+	}
+	for _, tt := range tests {
+		if got := ubuntuNamesFor(tt.cfg); got != tt.want {
+			t.Errorf("%s %s: %+v, want %+v", tt.cfg.Branch, tt.cfg.flavor(), got, tt.want)
+		}
+	}
+}
+
+func TestUbuntuPlanSeesAMixedStackAndTheOtherFlavor(t *testing.T) {
+	h, _ := osReleaseHost(t, "ubuntu-24.04")
+	h.GPUs = driverlessGPUs(t)
+	writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
+		[3]string{"nvidia-headless-580-server-open", "hold", "580.95.05-0ubuntu0.24.04.2"},
+		[3]string{"nvidia-utils-580-server", "hold", "580.95.05-0ubuntu0.24.04.2"},
+		[3]string{"nvidia-dkms-580-server", "install", "580.95.05-0ubuntu0.24.04.2"},
+		[3]string{"libnvidia-compute-570-server", "install", "570.195.03-0ubuntu0.24.04.1"},
+	), 0o644)
+	changes := planDriver(t, h, DriverConfig{Branch: "580"})
+	if len(changes) != 1 {
+		t.Fatalf("changes %v, want one install", changeCommands(changes))
+	}
+	for _, want := range []string{
+		"mixed driver stack: branch 570 (libnvidia-compute-570-server 570.195.03-0ubuntu0.24.04.1), branch 580 (nvidia-dkms-580-server 580.95.05-0ubuntu0.24.04.2), asked 580",
+		"nvidia-dkms-580-server (the other kernel module flavor) is installed",
+	} {
+		if !strings.Contains(changes[0].Summary, want) {
+			t.Errorf("summary %q does not say %q", changes[0].Summary, want)
+		}
+	}
+	install := changeCommands(changes)[0][1]
+	for _, want := range []string{" libnvidia-compute-570-server-", " nvidia-dkms-580-server-"} {
+		if !strings.Contains(install, want) {
+			t.Errorf("install %q does not remove %q", install, want)
+		}
+	}
+}

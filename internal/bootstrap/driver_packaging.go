@@ -34,6 +34,10 @@ type driverPackaging struct {
 	// running driver then came from elsewhere: a runfile, an AMI).
 	noStack bool
 
+	// stackNote says why the installed stack is not the branch, for the
+	// install's summary ("driver stack on branch 550 (…), asked 580").
+	stackNote string
+
 	installed        bool   // the branch's packages, in the configured flavor
 	installedVersion string // their version, "580.95.05-0ubuntu1"
 	pinned           bool
@@ -50,10 +54,11 @@ func (p driverPackaging) installChange(cfg DriverConfig) Change {
 	if !p.pinFirst && !p.pinned {
 		cmds = append(cmds, p.pin...)
 	}
-	return Change{
-		Summary:  fmt.Sprintf("install NVIDIA driver branch %s (%s kernel modules) from %s: %s, pinned to the branch", cfg.Branch, cfg.flavor(), p.source, strings.Join(p.packages, ", ")),
-		Commands: cmds,
+	summary := fmt.Sprintf("install NVIDIA driver branch %s (%s kernel modules) from %s: %s, pinned to the branch", cfg.Branch, cfg.flavor(), p.source, strings.Join(p.packages, ", "))
+	if p.stackNote != "" {
+		summary += " (" + p.stackNote + ")"
 	}
+	return Change{Summary: summary, Commands: cmds}
 }
 
 // pinChange pins packages that are installed already.

@@ -316,6 +316,8 @@ func TestDriverPlanPinsARunningUnheldBranch(t *testing.T) {
 	writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
 		[3]string{"nvidia-headless-550-server-open", "install", "550.54.15-0ubuntu0.24.04.1"},
 		[3]string{"nvidia-utils-550-server", "install", "550.54.15-0ubuntu0.24.04.1"},
+		[3]string{"nvidia-dkms-550-server-open", "install", "550.54.15-0ubuntu0.24.04.1"},
+		[3]string{"libnvidia-compute-550-server", "install", "550.54.15-0ubuntu0.24.04.1"},
 	), 0o644)
 	step := driverStep{cfg: DriverConfig{Branch: "550"}, arch: "amd64"}
 	changes, err := step.Plan(context.Background(), h)
@@ -328,6 +330,8 @@ func TestDriverPlanPinsARunningUnheldBranch(t *testing.T) {
 	writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
 		[3]string{"nvidia-headless-550-server-open", "hold", "550.54.15-0ubuntu0.24.04.1"},
 		[3]string{"nvidia-utils-550-server", "hold", "550.54.15-0ubuntu0.24.04.1"},
+		[3]string{"nvidia-dkms-550-server-open", "install", "550.54.15-0ubuntu0.24.04.1"},
+		[3]string{"libnvidia-compute-550-server", "install", "550.54.15-0ubuntu0.24.04.1"},
 	), 0o644)
 	changes, err = step.Plan(context.Background(), h)
 	if err != nil {
@@ -344,6 +348,8 @@ func TestDriverPlanReplacesARunningBranch(t *testing.T) {
 	writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
 		[3]string{"nvidia-headless-550-server-open", "hold", "550.54.15-0ubuntu0.24.04.1"},
 		[3]string{"nvidia-utils-550-server", "hold", "550.54.15-0ubuntu0.24.04.1"},
+		[3]string{"nvidia-dkms-550-server-open", "install", "550.54.15-0ubuntu0.24.04.1"},
+		[3]string{"libnvidia-compute-550-server", "install", "550.54.15-0ubuntu0.24.04.1"},
 	), 0o644)
 	changes, err := driverStep{cfg: DriverConfig{Branch: "580"}, arch: "amd64"}.Plan(context.Background(), h)
 	if err != nil {
@@ -353,10 +359,14 @@ func TestDriverPlanReplacesARunningBranch(t *testing.T) {
 		{"apt-mark unhold nvidia-headless-550-server-open nvidia-utils-550-server"},
 		{
 			"env DEBIAN_FRONTEND=noninteractive apt-get update",
-			"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-headless-580-server-open nvidia-utils-580-server",
+			// The 550 stack goes in the same transaction: no mixed stack.
+			"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-headless-580-server-open nvidia-utils-580-server libnvidia-compute-550-server- nvidia-dkms-550-server-open- nvidia-headless-550-server-open- nvidia-utils-550-server-",
 			"apt-mark hold nvidia-headless-580-server-open nvidia-utils-580-server",
 		},
 	})
+	if !strings.Contains(changes[1].Summary, "driver stack on branch 550 (libnvidia-compute-550-server 550.54.15-0ubuntu0.24.04.1, nvidia-dkms-550-server-open 550.54.15-0ubuntu0.24.04.1), asked 580") {
+		t.Errorf("summary %q does not tell the installed stack", changes[1].Summary)
+	}
 	if note := changes[1].Note; !strings.Contains(note, "550.54.15") || !strings.Contains(note, "reboot") {
 		t.Errorf("note = %q, want it to say 550.54.15 runs until a reboot", note)
 	}
@@ -369,6 +379,10 @@ func TestDriverPlanInstalledImageIsUpToDate(t *testing.T) {
 		writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
 			[3]string{"nvidia-headless-580-server-open", "hold", "580.95.05-0ubuntu0.24.04.2"},
 			[3]string{"nvidia-utils-580-server", "hold", "580.95.05-0ubuntu0.24.04.2"},
+			[3]string{"nvidia-dkms-580-server-open", "install", "580.95.05-0ubuntu0.24.04.2"},
+			[3]string{"libnvidia-compute-580-server", "install", "580.95.05-0ubuntu0.24.04.2"},
+			[3]string{"nvidia-dkms-580-server-open", "install", "580.95.05-0ubuntu0.24.04.2"},
+			[3]string{"libnvidia-compute-580-server", "install", "580.95.05-0ubuntu0.24.04.2"},
 		), 0o644)
 		changes, err := driverStep{cfg: DriverConfig{Branch: "580"}, arch: "amd64"}.Plan(context.Background(), h)
 		if err != nil || len(changes) != 0 {
@@ -489,6 +503,8 @@ func TestLoadChangeOnARunningMachine(t *testing.T) {
 func TestParseDpkgStatus(t *testing.T) {
 	status, err := parseDpkgStatus([]byte(ubuntuDpkgStatus(
 		[3]string{"nvidia-utils-580-server", "hold", "580.95.05-0ubuntu0.24.04.2"},
+		[3]string{"nvidia-dkms-580-server-open", "install", "580.95.05-0ubuntu0.24.04.2"},
+		[3]string{"libnvidia-compute-580-server", "install", "580.95.05-0ubuntu0.24.04.2"},
 		[3]string{"nvidia-headless-580-server-open", "install", "580.95.05-0ubuntu0.24.04.2"},
 	) + "Package: nvidia-utils-550-server\nStatus: hold ok installed\nVersion: 550.163.01-0ubuntu0.24.04.1\n"))
 	if err != nil {
