@@ -11,6 +11,16 @@
 // Where each package name, version and dependency shape comes from is
 // written next to the data in cuda_debian.go and toolkit_debian.go.
 //
+// The rpm model (rpm_*.go) builds real rpm repositories as NVIDIA's own
+// scripts do: packages from rpmbuild signed with rpmsign, createrepo_c
+// metadata, the nvidia-driver module's streams added with modifyrepo_c,
+// and a signed repomd.xml where the .repo file asks for repo_gpgcheck;
+// with the distribution side a dnf root needs (release package,
+// kernel-devel, dkms, EPEL) for file:// repositories inside the root.
+// Its sources are written in rpm_cuda.go and rpm_toolkit.go; it leaves out
+// the precompiled-kmod streams, the ks/fm/src profiles and
+// dnf-plugin-nvidia.
+//
 // What it does not reproduce: the packages' contents (a .deb holds a few
 // marker files, no driver, no kernel module, no working maintainer
 // scripts), CUDA toolkit packages, i386 packages, the arm64/sbsa
