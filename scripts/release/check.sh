@@ -11,9 +11,11 @@
 #      fixture root (a containerd config gets the nvidia runtime), and a
 #      second plan that finds nothing to do.
 #   4. amd64 inside a Debian 11 root (bullseye, glibc 2.31, debootstrap via
-#      `gpu-testbed rootfs`): the same commands, under chroot, so the
-#      root's own dynamic linker and libc load it; and the start file's probe
-#      (glibc-floor/ctor_probe.c): constructors run once on old and new glibc.
+#      `gpu-testbed rootfs`) and arm64 inside a Debian 11 arm64 root (under
+#      qemu-user through binfmt_misc): the same commands, under chroot, so
+#      the root's own dynamic linker and libc load it; and the start file's
+#      probe (glibc-floor/ctor_probe.c): constructors run once on old and new
+#      glibc.
 #   5. the amd64 .deb installed with the real dpkg into a Debian 12 root:
 #      /usr/bin/gpu-bootstrap runs, /etc/gpu-bootstrap/config.yaml is a
 #      conffile, an edited config survives a reinstall and a remove, and
@@ -194,6 +196,20 @@ exercise "amd64 in Debian 11 (glibc ${glibc})" /fixture /fixture/gpu-bootstrap.y
 	chroot "${bullseye}" /usr/local/bin/gpu-bootstrap
 ok "amd64 in a Debian 11 root (libc6 ${glibc}): version, inventory, plan (2), apply, plan (0)"
 
+# 4a. arm64 in a Debian 11 arm64 root, under chroot: the kernel hands the
+# root's arm64 programs to qemu-user (binfmt_misc, which gpu-testbed rootfs
+# registers), so the root's own arm64 dynamic linker and glibc 2.31 load it.
+bullseye_arm64="${work}/bullseye-arm64"
+testbed rootfs --suite bullseye --arch arm64 --dir "${bullseye_arm64}" >/dev/null ||
+	fail "could not make a Debian 11 arm64 root (gpu-testbed rootfs --suite bullseye --arch arm64); needs debootstrap, qemu-user-static and, the first time, deb.debian.org"
+glibc_arm64="$(chroot "${bullseye_arm64}" dpkg-query -W -f '${Version}' libc6)"
+[[ "${glibc_arm64}" == 2.31-* ]] || fail "the bullseye arm64 root has libc6 ${glibc_arm64}, want 2.31"
+install -m 0755 "${work}/arm64/gpu-bootstrap" "${bullseye_arm64}/usr/local/bin/gpu-bootstrap"
+make_fixture "${bullseye_arm64}/fixture"
+exercise "arm64 in Debian 11 arm64 (glibc ${glibc_arm64})" /fixture /fixture/gpu-bootstrap.yaml \
+	chroot "${bullseye_arm64}" /usr/local/bin/gpu-bootstrap
+ok "arm64 in a Debian 11 arm64 root under qemu-user (libc6 ${glibc_arm64}): version, inventory, plan (2), apply, plan (0)"
+
 # 4b. The start file itself: a C program with a constructor, linked as the
 # release is, must run its constructor exactly once with main's argc on the
 # old glibc (which runs only the init function it is handed) and on the new
@@ -204,8 +220,11 @@ out="$(chroot "${bullseye}" /usr/local/bin/ctor-probe a b 2>&1)" || fail "start 
 ok "start file, amd64 on glibc ${glibc}: ${out}"
 out="$("${bullseye}/usr/local/bin/ctor-probe" a b 2>&1)" || fail "start file, amd64 on this machine's glibc: ${out}"
 ok "start file, amd64 on this machine's glibc: ${out}"
-out="$(qemu-aarch64-static -L /usr/aarch64-linux-gnu "${work}/ctor-probe-arm64" a b 2>&1)" || fail "start file, arm64 under qemu-user: ${out}"
-ok "start file, arm64 under qemu-user: ${out}"
+install -m 0755 "${work}/ctor-probe-arm64" "${bullseye_arm64}/usr/local/bin/ctor-probe"
+out="$(chroot "${bullseye_arm64}" /usr/local/bin/ctor-probe a b 2>&1)" || fail "start file, arm64 on glibc ${glibc_arm64}: ${out}"
+ok "start file, arm64 on glibc ${glibc_arm64}: ${out}"
+out="$(qemu-aarch64-static -L /usr/aarch64-linux-gnu "${work}/ctor-probe-arm64" a b 2>&1)" || fail "start file, arm64 on Debian 12's glibc under qemu-user: ${out}"
+ok "start file, arm64 on Debian 12's glibc under qemu-user: ${out}"
 
 # --- 5. the .deb with dpkg in a Debian 12 root ---------------------------
 deb="$(cd "${dist}" && ls gpu-bootstrap_*_amd64.deb | head -n1)"
