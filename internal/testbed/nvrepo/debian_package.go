@@ -196,11 +196,9 @@ func writeDebTree(root string, p DebPackage) error {
 	return nil
 }
 
-// copyFile links src to dst, or copies it across file systems.
+// copyFile copies src to dst. Not a hard link: a test that damages a
+// repository's file must not damage the cache.
 func copyFile(src, dst string) error {
-	if err := os.Link(src, dst); err == nil {
-		return nil
-	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package nvrepo
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,8 +56,16 @@ func TestServerServesMountsAtNVIDIAsAddressesInsideARoot(t *testing.T) {
 		t.Errorf("curl of a missing file: %v\n%s; want 404", err, out)
 	}
 
+	// A hang holds the request until the client gives up: curl's own
+	// --max-time ends it with exit status 28 (timeout).
+	s.Fail("/compute/test/hello.txt", 0, 1)
+	_, err = exec.Command("chroot", root, "curl", "-sS", "--fail", "--max-time", "2", url).CombinedOutput()
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 28 {
+		t.Errorf("curl of a hanging request: %v, want exit status 28 (timeout)", err)
+	}
+
 	want := "developer.download.nvidia.com/compute/test/hello.txt"
-	if got := s.Requests(); len(got) != 4 || !slices.Contains(got, want) {
-		t.Errorf("Requests() = %q, want four requests including %s", got, want)
+	if got := s.Requests(); len(got) != 5 || !slices.Contains(got, want) {
+		t.Errorf("Requests() = %q, want five requests including %s", got, want)
 	}
 }
