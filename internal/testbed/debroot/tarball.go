@@ -42,6 +42,12 @@ func Tarball(ctx context.Context, spec Spec) (string, error) {
 	if _, err := os.Stat(path); err == nil { // another process built it while we waited
 		return path, nil
 	}
+	// Work directories of this key left by a build that was killed: with
+	// the lock held, no live process is using them.
+	stale, _ := filepath.Glob(filepath.Join(dir, spec.key()+".build-*"))
+	for _, s := range stale {
+		removeTree(s)
+	}
 	if err := build(ctx, spec, path); err != nil {
 		return "", fmt.Errorf("debroot: building the %s %s root (%s): %w", spec.Suite, spec.Arch, strings.Join(spec.Include, ","), err)
 	}
