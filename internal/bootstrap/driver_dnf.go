@@ -187,6 +187,19 @@ func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kern
 		// beside the branch's. It goes once the branch's own is in.
 		p.install = append(p.install, Command{Root: h.Root, Name: "dnf", Args: append([]string{"-y", "remove"}, stale...)})
 	}
+
+	// The packaging plans its own changes (driver.go: own), so a running
+	// driver of the branch over a stack that is not whole (an NVML
+	// library an upgrade took to another branch) is planned back, while a
+	// running driver with no package of the stack (a runfile's, an AMI's)
+	// is left alone.
+	p.own, p.noStack = true, stack.empty()
+	switch {
+	case !p.installed:
+		p.planned = append(append([]Change{}, p.setup...), p.installChange(cfg))
+	case !p.pinned:
+		p.planned = []Change{p.pinChange(cfg)}
+	}
 	return p, nil
 }
 

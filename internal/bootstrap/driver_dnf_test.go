@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
 
 // The dnf packaging's commands, recorded. What they do to a real rpm
@@ -257,6 +259,46 @@ func TestDriverPlanDNFStack(t *testing.T) {
 			equalLines(t, "changes", changeCommands(changes), tt.changes)
 		})
 	}
+}
+
+func TestDriverPlanDNFWithTheBranchRunning(t *testing.T) {
+	const running = "550" // nvmltest's DGX A100 runs 550.54.15
+	cfg := DriverConfig{Branch: running, KernelModules: "proprietary"}
+	stack550 := func(nvml string) []string {
+		return []string{
+			"nvidia-driver 3:550.54.15-1.el9",
+			"nvidia-driver-NVML " + nvml + " libnvidia-ml.so.1()(64bit)",
+			"kmod-nvidia-latest-dkms 3:550.54.15-1.el9 nvidia-kmod",
+		}
+	}
+	t.Run("no package of the stack (a runfile's driver) is left alone", func(t *testing.T) {
+		h := dnfHost(t, "")
+		h.GPUs = dgxGPUs(t, nvmltest.NewDGXA100())
+		changes, err := driverStep{cfg: cfg, arch: "amd64"}.Plan(context.Background(), h)
+		if err != nil || len(changes) != 0 {
+			t.Errorf("plan = %v, %v; want nothing", changeCommands(changes), err)
+		}
+	})
+	t.Run("the whole stack under its stream is up to date", func(t *testing.T) {
+		h := dnfHost(t, moduleState("550-dkms"), stack550("3:550.54.15-1.el9")...)
+		h.GPUs = dgxGPUs(t, nvmltest.NewDGXA100())
+		changes, err := driverStep{cfg: cfg, arch: "amd64"}.Plan(context.Background(), h)
+		if err != nil || len(changes) != 0 {
+			t.Errorf("plan = %v, %v; want nothing", changeCommands(changes), err)
+		}
+	})
+	t.Run("a stack left mixed under the running branch is moved back whole", func(t *testing.T) {
+		h := dnfHost(t, moduleState("550-dkms"), stack550("3:570.195.03-1.el9")...)
+		h.GPUs = dgxGPUs(t, nvmltest.NewDGXA100())
+		changes, err := driverStep{cfg: cfg, arch: "amd64"}.Plan(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := changeCommands(changes)
+		if len(last) == 0 || !strings.Contains(strings.Join(last[len(last)-1], "\n"), "module switch-to nvidia-driver:550-dkms") {
+			t.Errorf("plan = %v, want the stack moved back to 550-dkms", last)
+		}
+	})
 }
 
 func TestDriverPlanDNFRefusesAVersionlockOnAnotherBranch(t *testing.T) {
