@@ -39,10 +39,15 @@ import (
 // (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/advanced-options.html,
 // "Switching between Driver Module Flavors"). switch-to enables the new
 // stream and, in the same transaction, moves every installed package of the
-// module to the new stream's versions — up or down — and removes what the
-// new stream does not carry (dnf-module(8), "switch-to"), so the whole stack
-// moves together and the stream is written only if that transaction
-// succeeds. This step uses it for every move: branch up, branch down,
+// module that the new stream also carries to its versions — up or down
+// (dnf-module(8), "switch-to") — and with --allowerasing removes what
+// conflicts with them (the other flavor's kernel module). So the whole
+// stack moves together, and the stream is written only if that
+// transaction succeeds (realdnf_failure_test.go: a 404 mid-move leaves
+// stream and stack on the old branch). A package no stream of the new
+// branch carries stays: the NVML package of the other packaging
+// generation, removed after the move (driver_dnf_stack.go, staleNVML).
+// This step uses switch-to for every move: branch up, branch down,
 // flavor, and a stack that does not match the enabled stream.
 //
 // chroot, not --installroot. An image root is driven by running the root's
@@ -53,12 +58,16 @@ import (
 //     kind cannot write it (RHEL 9's rpm reads BerkeleyDB only read-only;
 //     Debian's rpm even defaults to ~/.rpmdb);
 //   - the root's dnf plugins and their configuration apply, not the
-//     host's: config-manager, versionlock, NVIDIA's dnf-plugin-nvidia (a
-//     stream artifact, genmodules.py LATEST_PKGS), and no host plugin such
-//     as Debian's "local" plugin, which --installroot would run;
-//   - $releasever and the module platform come from the root (its
-//     system-release package, PLATFORM_ID in its os-release), not from the
-//     host's dnf.conf and vars;
+//     host's: under --installroot "pluginpath and pluginconfpath are
+//     relative to the host" (dnf5-installroot(7); dnf 4 does the same), so
+//     the host's dnf would run without the root's config-manager,
+//     versionlock and NVIDIA's dnf-plugin-nvidia (a stream artifact,
+//     genmodules.py LATEST_PKGS) and with plugins of its own (Debian's dnf
+//     enables its "local" plugin, whose unsigned repository fails
+//     gpgcheck — seen while writing realdnf_*_test.go);
+//   - the root's dnf version resolves the modules it was released with
+//     (dnf 4 with libmodulemd on RHEL 8/9 and AL2023; a Fedora or RHEL 10
+//     build host has dnf5, whose module support differs);
 //   - a Packer build host need not have dnf at all (an Ubuntu runner
 //     building an AL2023 AMI); the image always has it;
 //   - the live case (Host.Root "/") runs the same commands without chroot,
