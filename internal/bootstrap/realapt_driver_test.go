@@ -59,28 +59,34 @@ func TestRealAptDriver(t *testing.T) {
 		})
 	}
 
-	t.Run("an upgrade to 590 behind the tool's back is seen by plan and undone by apply", func(t *testing.T) {
-		n := newAptNode(t, srv, repo)
-		step(n, open("550"))
-		// As a user would force it past the lock: every installed stack
-		// package at 590, downgrades and held packages allowed.
-		args := []string{"apt-get", "install", "-y", "--allow-downgrades", "-o", "APT::Get::Allow-Change-Held-Packages=true",
-			"nvidia-open=590.44.01-1", "nvidia-open-590=590.44.01-1"}
-		for name := range n.installed() {
-			args = append(args, name+"=590.44.01-1")
-		}
-		for _, name := range []string{"libcuda1", "nvidia-smi", "nvidia-driver-cuda"} {
-			if _, ok := n.installed()[name]; !ok {
-				args = append(args, name+"=590.44.01-1")
+	for _, branch := range []string{"550", "580"} {
+		t.Run("an upgrade to 590 behind the tool's back from "+branch+" is seen by plan and undone by apply", func(t *testing.T) {
+			n := newAptNode(t, srv, repo)
+			step(n, open(branch))
+			stackBefore := n.installed()
+			// As a user would force it past the lock: every installed stack
+			// package at 590, downgrades and held packages allowed.
+			args := []string{"apt-get", "install", "-y", "--allow-downgrades", "-o", "APT::Get::Allow-Change-Held-Packages=true",
+				"nvidia-open=590.44.01-1", "nvidia-open-590=590.44.01-1"}
+			for name := range stackBefore {
+				if debian12Names.branchMeta(name) == "" {
+					args = append(args, name+"=590.44.01-1")
+				}
 			}
-		}
-		n.mustRun(args...)
-		plan, out := n.plan(open("550"))
-		if plan.Empty() || !strings.Contains(out, "driver stack on branch 590 (libnvidia-ml1 590.44.01-1, nvidia-driver 590.44.01-1, nvidia-kernel-open-dkms 590.44.01-1), asked 550") {
-			t.Errorf("plan does not tell the truth about the 590 stack:\n%s", out)
-		}
-		step(n, open("550"))
-	})
+			for _, name := range []string{"libcuda1", "nvidia-smi", "nvidia-driver-cuda"} {
+				if _, ok := stackBefore[name]; !ok {
+					args = append(args, name+"=590.44.01-1")
+				}
+			}
+			n.mustRun(args...)
+			plan, out := n.plan(open(branch))
+			// From 580 the branch's own nvidia-open-580 stays: a mixed stack.
+			if plan.Empty() || !strings.Contains(out, "branch 590 (libnvidia-ml1 590.44.01-1, nvidia-driver 590.44.01-1, nvidia-kernel-open-dkms 590.44.01-1), asked "+branch) {
+				t.Errorf("plan does not tell the truth about the 590 stack:\n%s", out)
+			}
+			step(n, open(branch))
+		})
+	}
 
 	t.Run("a patch release of the branch is apt-get upgrade's, and plan stays up to date", func(t *testing.T) {
 		repo := nvrepo.BuildCUDADebian(t, nvrepo.CUDADebianOptions{})
