@@ -115,11 +115,18 @@ func (pl aptBranchPlan) change() Change {
 		ops = append(ops, Op{Command: ptr(aptGetNoninteractive(h, "update")), FatalWarnings: []string{strings.TrimSuffix(strings.TrimPrefix(pl.repo, "https://"), "/")}})
 		ops = append(ops, Op{Check: pl.checkOffered, What: fmt.Sprintf("check that NVIDIA's CUDA repository for %s offers branch %s (%s %s.*)", pl.repoName, cfg.Branch, pl.names.kernel[cfg.flavor()], cfg.Branch)})
 	}
-	if pl.move && len(pl.stack.held) > 0 {
-		// A hold keeps apt from moving a package; the lock replaces it.
-		ops = append(ops, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"unhold"}, pl.stack.held...)}))
-		rehold = append(rehold, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, pl.stack.held...)}))
-		why = append(why, "release the hold on "+strings.Join(pl.stack.held, ", ")+" (a hold blocks the move; the branch lock replaces it)")
+	// A hold keeps apt from moving (or purging) a package; the lock
+	// replaces it. Without a move only a held pinning package is in the way.
+	var release []string
+	for _, name := range pl.stack.held {
+		if pl.move || pl.relock && pinningBranch(name) != "" {
+			release = append(release, name)
+		}
+	}
+	if len(release) > 0 {
+		ops = append(ops, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"unhold"}, release...)}))
+		rehold = append(rehold, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, release...)}))
+		why = append(why, "release the hold on "+strings.Join(release, ", ")+" (a hold blocks the move; the branch lock replaces it)")
 	}
 	if pl.relock {
 		var purge, restorePkgs []string

@@ -207,3 +207,16 @@ func TestUbuntuPlanSeesAMixedStackAndTheOtherFlavor(t *testing.T) {
 		}
 	}
 }
+
+func TestDebianPlanReleasesAHeldPinningPackageItPurges(t *testing.T) {
+	stack := stackStatus("550.163.01-1", "cuda-drivers", "nvidia-kernel-dkms", "nvidia-driver", "libnvidia-ml1")
+	status := ubuntuDpkgStatus(append(stack, [3]string{"nvidia-driver-pinning-550", "hold", "550-1"})...)
+	h := debianImage(t, status, nil)
+	changes := planDriver(t, h, DriverConfig{Branch: "550", KernelModules: "proprietary"})
+	equalLines(t, "ops", changeCommands(changes), [][]string{{
+		"check",
+		"apt-mark unhold nvidia-driver-pinning-550",
+		"env DEBIAN_FRONTEND=noninteractive apt-get purge -y nvidia-driver-pinning-550",
+		"write " + aptLockPath,
+	}})
+}
