@@ -6,7 +6,7 @@
 // internal/testbed/pveemu). It is for people and `make demo`; tests use
 // those packages directly.
 //
-//	gpu-testbed install [--tools-dir tools]   build the binaries into the cache
+//	gpu-testbed install [--only demo] [--jobs N]   build the binaries into the cache (demo: only what make demo runs)
 //	gpu-testbed up [--dir DIR]                start a testbed with a default GPU fleet, in the background
 //	gpu-testbed env [--dir DIR]               print the shell exports that point clients at its backends
 //	gpu-testbed nodes [--dir DIR]             list its nodes and their GPUs

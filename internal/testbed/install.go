@@ -2,95 +2,174 @@ package testbed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"time"
 )
 
-// buildStep builds the binaries of one version-keyed cache directory with a
-// single `go install`.
-type buildStep struct {
-	name     string
-	dir      string   // the cache directory the binaries end up in
-	binaries []string // file names go install writes to GOBIN
-	goArgs   []string // arguments to the go command
+// InstallOptions say which testbed binaries Install builds and how.
+type InstallOptions struct {
+	// ToolsDir holds the kube, tofu and packer tools modules (each with
+	// its go.mod).
+	ToolsDir string
+	// Only names sets ("demo", "test") or builds ("kube", "kwok",
+	// "terraform", "tofu", "packer"); none means the test set: everything.
+	Only []string
+	// Jobs is how many go commands run at once; 0 means DefaultJobs().
+	Jobs int
+	// Out gets the progress lines; Terminal redraws them in place.
+	Out      io.Writer
+	Terminal bool
 }
 
-// Install builds every testbed binary missing from the cache with the Go
-// toolchain: the Kubernetes control plane from the module in
-// <toolsDir>/kube (it pins k8s.io/kubernetes), OpenTofu from <toolsDir>/tofu,
-// Packer from <toolsDir>/packer, kwok and Terraform from the Go module proxy.
-// Binaries already present are not rebuilt. Each build goes
-// to a temporary directory first and is renamed into place, so a half-built
-// binary is never taken for a present one. The go command's output goes to
-// out.
-func Install(ctx context.Context, toolsDir string, out io.Writer) error {
+// Install builds every selected testbed binary missing from the cache with
+// the Go toolchain (see buildSteps). Binaries already present are not
+// rebuilt. Each build holds a file lock on its cache directory, so two
+// processes never build the same one at once, and goes to a temporary
+// directory first, renamed into place, so a half-built binary is never taken
+// for a present one. The go command's output goes to a log file under
+// <cache>/logs; the user sees one progress line per build, and, when a build
+// fails, the end of its log.
+func Install(ctx context.Context, opts InstallOptions) error {
 	root, err := CacheRoot()
 	if err != nil {
 		return err
 	}
-	kubeModule, err := filepath.Abs(filepath.Join(toolsDir, "kube"))
+	toolsDir, err := filepath.Abs(opts.ToolsDir)
 	if err != nil {
 		return fmt.Errorf("resolving the tools directory: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(kubeModule, "go.mod")); err != nil {
+	if _, err := os.Stat(filepath.Join(toolsDir, "kube", "go.mod")); err != nil {
 		return fmt.Errorf("finding the Kubernetes tools module (pass --tools-dir): %w", err)
 	}
-	tofuModule := filepath.Join(filepath.Dir(kubeModule), "tofu")
-	packerModule := filepath.Join(filepath.Dir(kubeModule), "packer")
-
-	steps := []buildStep{
-		{
-			name:     "Kubernetes " + KubernetesVersion,
-			dir:      kubeBinDir(root),
-			binaries: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"},
-			goArgs: []string{"-C", kubeModule, "install", "-ldflags", kubeVersionLDFlags(),
-				"k8s.io/kubernetes/cmd/kube-apiserver",
-				"k8s.io/kubernetes/cmd/kube-controller-manager",
-				"k8s.io/kubernetes/cmd/kube-scheduler",
-			},
-		},
-		{
-			name:     "kwok " + KwokVersion,
-			dir:      kwokBinDir(root),
-			binaries: []string{"kwok"},
-			goArgs:   []string{"install", "sigs.k8s.io/kwok/cmd/kwok@" + KwokVersion},
-		},
-		{
-			name:     "Terraform " + TerraformVersion,
-			dir:      terraformBinDir(root),
-			binaries: []string{"terraform"},
-			goArgs:   []string{"install", "github.com/hashicorp/terraform@" + TerraformVersion},
-		},
-		{
-			// A module of its own: OpenTofu replaces hcl/v2 with its fork,
-			// and `go install pkg@version` refuses modules with replaces.
-			name:     "OpenTofu " + TofuVersion,
-			dir:      tofuBinDir(root),
-			binaries: []string{"tofu"},
-			goArgs: []string{"-C", tofuModule, "install", "-ldflags", "-X github.com/opentofu/opentofu/version.dev=no",
-				"github.com/opentofu/opentofu/cmd/tofu"},
-		},
-		{
-			// Not run by the testbed: it validates examples/packer. A module
-			// of its own: `go install github.com/hashicorp/packer@v1.9.4`
-			// is refused (the proxy has no version list for Packer), and
-			// old dependencies can be raised there if a Go release breaks them.
-			name:     "Packer " + PackerVersion,
-			dir:      packerBinDir(root),
-			binaries: []string{"packer"},
-			goArgs:   []string{"-C", packerModule, "install", "github.com/hashicorp/packer"},
-		},
+	steps, err := selectSteps(buildSteps(root, toolsDir), opts.Only)
+	if err != nil {
+		return err
 	}
-	for _, step := range steps {
-		if err := step.run(ctx, root, out); err != nil {
-			return err
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = DefaultJobs()
+	}
+	logDir := filepath.Join(root, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return fmt.Errorf("creating the build log directory: %w", err)
+	}
+
+	lines := make([]progressLine, len(steps))
+	for i, step := range steps {
+		lines[i] = progressLine{
+			title: fmt.Sprintf("%s (%s)", step.title, strings.Join(step.binaries, ", ")),
+			dir:   step.dir,
+			log:   filepath.Join(logDir, filepath.Base(step.dir)+".log"),
+		}
+		if step.present() {
+			lines[i].state = statePresent
 		}
 	}
-	return nil
+	if estimate := firstRunEstimate(steps); estimate != "" {
+		fmt.Fprintln(opts.Out, estimate)
+	}
+	shown := newProgress(opts.Out, opts.Terminal, lines)
+	for i := range lines {
+		shown.set(i, lines[i].state, time.Now())
+	}
+
+	stopTicking := tickEverySecond(shown)
+	errs := make([]error, len(steps))
+	slots := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for i, step := range steps {
+		if lines[i].state == statePresent {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			errs[i] = step.install(ctx, lines[i].log, func(state buildState) { shown.set(i, state, time.Now()) })
+			if errs[i] != nil {
+				shown.set(i, stateFailed, time.Now())
+			}
+		}()
+	}
+	wg.Wait()
+	stopTicking()
+
+	for i, err := range errs {
+		if err != nil {
+			fmt.Fprintf(opts.Out, "\n%s failed; the end of %s:\n%s\n", steps[i].title, lines[i].log, logTail(lines[i].log, 25))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DefaultJobs is how many builds Install runs at once: on 2 cores, two go
+// commands at once finished the demo set sooner than one after another (the
+// go command keeps the cores busy while compiling, but not while it loads
+// packages, downloads modules or links, and those overlap); more than two
+// only multiply memory (README.md, "First run", has the measurement).
+func DefaultJobs() int {
+	return min(2, runtime.NumCPU())
+}
+
+// firstRunEstimate says how many binaries this run builds and about how
+// long that takes on 2 cores; "" when all are present.
+func firstRunEstimate(steps []buildStep) string {
+	var names []string
+	var total time.Duration
+	for _, step := range steps {
+		if step.present() {
+			continue
+		}
+		names = append(names, step.binaries...)
+		total += step.firstBuild
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	what := "this run builds"
+	if len(names) == countBinaries(steps) {
+		what = "first run builds"
+	}
+	return fmt.Sprintf("%s %d binaries (%s): about %d minutes on 2 cores (this machine has %d), once; later runs start in seconds",
+		what, len(names), strings.Join(names, ", "), int(total.Round(time.Minute)/time.Minute), runtime.NumCPU())
+}
+
+func countBinaries(steps []buildStep) int {
+	n := 0
+	for _, step := range steps {
+		n += len(step.binaries)
+	}
+	return n
+}
+
+// tickEverySecond redraws the progress lines every second until stopped.
+func tickEverySecond(shown *progress) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ticker := time.NewTicker(time.Second)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-ticker.C:
+				shown.tick(now)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // kubeVersionLDFlags stamps the version the way Kubernetes' own build does,
@@ -123,29 +202,44 @@ func (s buildStep) present() bool {
 	return true
 }
 
-func (s buildStep) run(ctx context.Context, root string, out io.Writer) error {
-	if s.present() {
-		fmt.Fprintf(out, "%s: already built in %s\n", s.name, s.dir)
-		return nil
-	}
-	binRoot := filepath.Join(root, "bin")
+// install builds the step's binaries into its cache directory unless
+// another process did while this one waited for the lock. The go command's
+// output goes to logPath; report is told of each state.
+func (s buildStep) install(ctx context.Context, logPath string, report func(buildState)) error {
+	binRoot := filepath.Dir(s.dir)
 	if err := os.MkdirAll(binRoot, 0o755); err != nil {
 		return fmt.Errorf("creating the cache directory: %w", err)
 	}
+	unlock, err := lockBuild(s.dir+".lock", func() { report(stateLocked) })
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.present() {
+		report(statePresent)
+		return nil
+	}
+
 	// Same file system as the destination, so the final rename is atomic.
 	staging, err := os.MkdirTemp(binRoot, ".building-")
 	if err != nil {
 		return fmt.Errorf("creating a build directory: %w", err)
 	}
 	defer os.RemoveAll(staging)
+	log, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("creating the build log: %w", err)
+	}
+	defer log.Close()
 
-	fmt.Fprintf(out, "%s: building (go %s)\n", s.name, strings.Join(s.goArgs, " "))
+	report(stateBuilding)
+	fmt.Fprintf(log, "go %s\n", strings.Join(s.goArgs, " "))
 	cmd := exec.CommandContext(ctx, "go", s.goArgs...)
 	cmd.Env = append(os.Environ(), "GOBIN="+staging, "GOWORK=off")
-	cmd.Stdout = out
-	cmd.Stderr = out
+	cmd.Stdout = log
+	cmd.Stderr = log
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building %s: %w", s.name, err)
+		return fmt.Errorf("building %s (log: %s): %w", s.title, logPath, err)
 	}
 
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
@@ -156,6 +250,6 @@ func (s buildStep) run(ctx context.Context, root string, out io.Writer) error {
 			return fmt.Errorf("moving %s into the cache: %w", bin, err)
 		}
 	}
-	fmt.Fprintf(out, "%s: installed in %s\n", s.name, s.dir)
+	report(stateBuilt)
 	return nil
 }

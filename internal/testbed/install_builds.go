@@ -1,0 +1,150 @@
+package testbed
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Set names the builds one make target needs, so that `make demo` waits
+// only for what it runs.
+type Set string
+
+const (
+	// SetDemo is what `make demo` runs: the control plane, kwok and the
+	// Terraform CLI (etcd comes from Debian's etcd-server).
+	SetDemo Set = "demo"
+	// SetTest is everything `make test` needs: the demo set, OpenTofu (the
+	// acceptance tests' second CLI) and Packer (make validate-examples).
+	SetTest Set = "test"
+)
+
+// buildStep builds the binaries of one version-keyed cache directory with a
+// single `go install`. The three Kubernetes binaries are one step: one go
+// command compiles the packages they share once, where three would compile
+// them three times.
+type buildStep struct {
+	name     string   // what --only takes: kube, kwok, terraform, tofu, packer
+	title    string   // what the progress line says
+	sets     []Set    // the sets it belongs to
+	dir      string   // the cache directory the binaries end up in
+	binaries []string // file names go install writes to GOBIN
+	goArgs   []string // arguments to the go command
+	// firstBuild is how long the step took from empty Go caches on a
+	// 2-core machine, for the first-run estimate (see README.md, "First run").
+	firstBuild time.Duration
+}
+
+// buildSteps is the testbed's table of builds under the cache root: the
+// Kubernetes control plane from the module in <toolsDir>/kube (it pins
+// k8s.io/kubernetes), OpenTofu from <toolsDir>/tofu, Packer from
+// <toolsDir>/packer, kwok and Terraform from the Go module proxy. The
+// longest build comes first, so that a pool starts it first.
+func buildSteps(root, toolsDir string) []buildStep {
+	kubeModule := filepath.Join(toolsDir, "kube")
+	tofuModule := filepath.Join(toolsDir, "tofu")
+	packerModule := filepath.Join(toolsDir, "packer")
+	return []buildStep{
+		{
+			name:     "kube",
+			title:    "Kubernetes " + KubernetesVersion,
+			sets:     []Set{SetDemo, SetTest},
+			dir:      kubeBinDir(root),
+			binaries: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"},
+			goArgs: []string{"-C", kubeModule, "install", "-ldflags", kubeVersionLDFlags(),
+				"k8s.io/kubernetes/cmd/kube-apiserver",
+				"k8s.io/kubernetes/cmd/kube-controller-manager",
+				"k8s.io/kubernetes/cmd/kube-scheduler",
+			},
+			firstBuild: 7 * time.Minute,
+		},
+		{
+			name:       "terraform",
+			title:      "Terraform " + TerraformVersion,
+			sets:       []Set{SetDemo, SetTest},
+			dir:        terraformBinDir(root),
+			binaries:   []string{"terraform"},
+			goArgs:     []string{"install", "github.com/hashicorp/terraform@" + TerraformVersion},
+			firstBuild: 3 * time.Minute,
+		},
+		{
+			name:       "kwok",
+			title:      "kwok " + KwokVersion,
+			sets:       []Set{SetDemo, SetTest},
+			dir:        kwokBinDir(root),
+			binaries:   []string{"kwok"},
+			goArgs:     []string{"install", "sigs.k8s.io/kwok/cmd/kwok@" + KwokVersion},
+			firstBuild: 1 * time.Minute,
+		},
+		{
+			// A module of its own: OpenTofu replaces hcl/v2 with its fork,
+			// and `go install pkg@version` refuses modules with replaces.
+			name:     "tofu",
+			title:    "OpenTofu " + TofuVersion,
+			sets:     []Set{SetTest},
+			dir:      tofuBinDir(root),
+			binaries: []string{"tofu"},
+			goArgs: []string{"-C", tofuModule, "install", "-ldflags", "-X github.com/opentofu/opentofu/version.dev=no",
+				"github.com/opentofu/opentofu/cmd/tofu"},
+			firstBuild: 5 * time.Minute,
+		},
+		{
+			// Not run by the testbed: it validates examples/packer. A module
+			// of its own: `go install github.com/hashicorp/packer@v1.9.4`
+			// is refused (the proxy has no version list for Packer), and
+			// old dependencies can be raised there if a Go release breaks them.
+			name:       "packer",
+			title:      "Packer " + PackerVersion,
+			sets:       []Set{SetTest},
+			dir:        packerBinDir(root),
+			binaries:   []string{"packer"},
+			goArgs:     []string{"-C", packerModule, "install", "github.com/hashicorp/packer"},
+			firstBuild: 5 * time.Minute,
+		},
+	}
+}
+
+// selectSteps keeps the steps that only names: each a set ("demo",
+// "test") or a step's name ("kube", "tofu"); none means the test set, which
+// is every step. The table's order is kept. An unknown name is an error
+// that lists the known ones.
+func selectSteps(steps []buildStep, only []string) ([]buildStep, error) {
+	if len(only) == 0 {
+		only = []string{string(SetTest)}
+	}
+	wanted := map[string]bool{}
+	for _, name := range only {
+		name = strings.TrimSpace(name)
+		known := name == string(SetDemo) || name == string(SetTest)
+		for _, step := range steps {
+			if step.name == name {
+				known = true
+			}
+		}
+		if !known {
+			return nil, fmt.Errorf("--only: unknown build %q; valid values are the sets %q and %q, or the builds %s",
+				name, SetDemo, SetTest, strings.Join(stepNames(steps), ", "))
+		}
+		wanted[name] = true
+	}
+	var selected []buildStep
+	for _, step := range steps {
+		keep := wanted[step.name]
+		for _, set := range step.sets {
+			keep = keep || wanted[string(set)]
+		}
+		if keep {
+			selected = append(selected, step)
+		}
+	}
+	return selected, nil
+}
+
+func stepNames(steps []buildStep) []string {
+	names := make([]string, 0, len(steps))
+	for _, step := range steps {
+		names = append(names, step.name)
+	}
+	return names
+}

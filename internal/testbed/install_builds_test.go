@@ -1,0 +1,92 @@
+package testbed
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSelectSteps(t *testing.T) {
+	tests := []struct {
+		description string
+		only        []string
+		want        []string
+	}{
+		{
+			description: "the demo set builds what make demo runs: no OpenTofu, no Packer",
+			only:        []string{"demo"},
+			want:        []string{"kube", "terraform", "kwok"},
+		},
+		{
+			description: "the test set builds everything",
+			only:        []string{"test"},
+			want:        []string{"kube", "terraform", "kwok", "tofu", "packer"},
+		},
+		{
+			description: "no selection is the test set, which make testbed (and so make test and CI) relies on",
+			want:        []string{"kube", "terraform", "kwok", "tofu", "packer"},
+		},
+		{
+			description: "builds by name, in the table's order whatever the order asked",
+			only:        []string{"packer", "kwok"},
+			want:        []string{"kwok", "packer"},
+		},
+		{
+			description: "a set and a name together, each build once",
+			only:        []string{"demo", " tofu", "kube"},
+			want:        []string{"kube", "terraform", "kwok", "tofu"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.description, func(t *testing.T) {
+			got, err := selectSteps(buildSteps("/cache", "/tools"), tt.only)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, stepNames(got))
+		})
+	}
+}
+
+func TestSelectStepsRejectsAnUnknownName(t *testing.T) {
+	_, err := selectSteps(buildSteps("/cache", "/tools"), []string{"demo", "opentofu"})
+	require.ErrorContains(t, err, `--only: unknown build "opentofu"`)
+	require.ErrorContains(t, err, "kube, terraform, kwok, tofu, packer", "the error lists what is valid")
+}
+
+// The demo set holds the binaries the demo's testbed and Terraform CLI
+// need, and nothing else: what Binaries resolves minus etcd (Debian's) and
+// tofu (the acceptance tests').
+func TestDemoSetBuildsWhatTheDemoRuns(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("GPU_TESTBED_CACHE", root)
+	demo, err := selectSteps(buildSteps(root, "/tools"), []string{"demo"})
+	require.NoError(t, err)
+	var built []string
+	for _, step := range demo {
+		for _, bin := range step.binaries {
+			built = append(built, step.dir+"/"+bin)
+		}
+	}
+	paths, err := locateBinaries()
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{
+		paths.KubeAPIServer, paths.KubeControllerManager, paths.KubeScheduler, paths.Kwok, paths.Terraform,
+	}, built)
+}
+
+func TestFirstRunEstimate(t *testing.T) {
+	root := t.TempDir()
+	demo, err := selectSteps(buildSteps(root, "/tools"), []string{"demo"})
+	require.NoError(t, err)
+	require.Contains(t, firstRunEstimate(demo),
+		"first run builds 5 binaries (kube-apiserver, kube-controller-manager, kube-scheduler, terraform, kwok): about ")
+	require.Contains(t, firstRunEstimate(demo), "later runs start in seconds")
+
+	for _, step := range demo[:2] { // kube and terraform present
+		for _, bin := range step.binaries {
+			writeExecutable(t, step.dir, bin)
+		}
+	}
+	require.Contains(t, firstRunEstimate(demo), "this run builds 1 binaries (kwok)")
+	writeExecutable(t, demo[2].dir, "kwok")
+	require.Empty(t, firstRunEstimate(demo), "nothing to build, nothing to announce")
+}
