@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -41,6 +42,12 @@ type ClusterOptions struct {
 type Cluster struct {
 	client kubernetes.Interface
 	reach  *reachability
+	// hub holds the informers the waits share (informers()).
+	hubOnce sync.Once
+	hub     *informerHub
+	// refresh batches the reads of a refresh (ReadWorkload).
+	refreshOnce sync.Once
+	refresh     *refreshLists
 }
 
 // Connect builds a Cluster for cfg without contacting it. Its errors

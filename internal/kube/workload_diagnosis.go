@@ -46,14 +46,15 @@ func replicasRemedy(capacity int64) string {
 	return lower + " the gpu block (products, min_memory_gib, min_compute_capability, count), node_selector or tolerations so that more nodes match, or add nodes that match."
 }
 
-// describeWaitingPods explains why a workload is not done yet: the state of
-// its pods (a crash-looping container with its last termination), and for a
-// pod that waits to be scheduled, the scheduler's message and the
-// node-by-node facts.
+// describeWaitingPods explains why a workload is not done yet, from the
+// hub's caches when they run (podsOf, nodeFacts): the state of its pods (a
+// crash-looping container with its last termination), and for a pod that
+// waits to be scheduled, the scheduler's message and the node-by-node
+// facts.
 func describeWaitingPods(ctx context.Context, c *Cluster, spec WorkloadSpec, podSelector string) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
-	pods, err := listPods(ctx, c.client, spec.Namespace, podSelector)
+	pods, err := podsOf(ctx, c, spec.Namespace, podSelector)
 	if err != nil {
 		return "its pods could not be read: " + err.Error()
 	}
@@ -84,7 +85,7 @@ func describeWaitingPods(ctx context.Context, c *Cluster, spec WorkloadSpec, pod
 	if msg := schedulerMessage(ctx, c, pending); msg != "" {
 		fmt.Fprintf(&b, " The scheduler says about %s: %s", pending.Name, msg)
 	}
-	nodes, err := ListNodeFacts(ctx, c.client, spec.GPURequest().Resource)
+	nodes, err := nodeFacts(ctx, c, spec.GPURequest().Resource)
 	if err != nil {
 		fmt.Fprintf(&b, " The nodes could not be read: %v.", err)
 		return b.String()
@@ -179,7 +180,7 @@ func describeJobFailure(ctx context.Context, c *Cluster, job *batchv1.Job) strin
 		fmt.Fprintf(&b, ": %s", strings.TrimSuffix(cond.Message, "."))
 	}
 	b.WriteString(".")
-	pods, err := listPods(ctx, c.client, job.Namespace, jobPodSelector(job))
+	pods, err := podsOf(ctx, c, job.Namespace, jobPodSelector(job))
 	if err != nil {
 		return b.String()
 	}

@@ -3,8 +3,11 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -110,4 +113,32 @@ func FindWorkloadKind(ctx context.Context, c *Cluster, namespace, name string) (
 		return "", fmt.Errorf("there is no Job or Deployment %s/%s", namespace, name)
 	}
 	return "", err
+}
+
+// cachedWorkloadStatus is the status of a workload whose wait has just
+// ended well, from the object that ended it (lastJob: Complete or Failed;
+// lastDep: rolled out) and the hub's pod cache, without a request. ok is
+// false when the cache does not run, or may be behind the object: it holds
+// fewer finished pods than the Job counts, or other than as many live pods
+// as the Deployment has replicas (read the status from the API server then).
+func cachedWorkloadStatus(c *Cluster, lastJob *batchv1.Job, lastDep *appsv1.Deployment) (*WorkloadStatus, bool) {
+	hub := c.informers()
+	switch {
+	case lastJob != nil:
+		pods, ok := hub.cachedPods(lastJob.Namespace, jobPodSelector(lastJob))
+		if !ok || int64(len(slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return !podFinished(&p) }))) < int64(lastJob.Status.Succeeded)+int64(lastJob.Status.Failed) {
+			return nil, false
+		}
+		status := jobStatus(lastJob, pods)
+		return &status, true
+	case lastDep != nil:
+		pods, ok := hub.cachedPods(lastDep.Namespace, deploymentPodSelector(lastDep.Name))
+		live := slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return p.DeletionTimestamp != nil || podFinished(&p) })
+		if !ok || int32(len(live)) != lastDep.Status.Replicas {
+			return nil, false
+		}
+		status := deploymentStatus(lastDep, pods)
+		return &status, true
+	}
+	return nil, false
 }

@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // UnschedulableError ends a wait early: a pod cannot be scheduled and no
@@ -29,8 +31,11 @@ func (e *UnschedulableError) Error() string { return e.Message }
 // then says so too. A Job that Kubernetes deleted right after it finished
 // (ttl_seconds_after_finished = 0) is described as the wait last saw it.
 func WaitForWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec) (*WorkloadStatus, error) {
-	var lastJob *batchv1.Job
-	var err error
+	var (
+		lastJob *batchv1.Job
+		lastDep *appsv1.Deployment
+		err     error
+	)
 	switch {
 	case spec.Kind == WorkloadJob && !spec.Job.Suspend:
 		err = c.runWait(ctx, "job_completion", spec.ID(), func(ctx context.Context) error {
@@ -40,40 +45,54 @@ func WaitForWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec) (*Workl
 		})
 	case spec.Kind == WorkloadDeployment:
 		err = c.runWait(ctx, "deployment_rollout", spec.ID(), func(ctx context.Context) error {
-			return waitDeploymentRolledOut(ctx, c, spec)
+			var err error
+			lastDep, err = waitDeploymentRolledOut(ctx, c, spec)
+			return err
 		})
+	}
+	if err == nil {
+		if status, ok := cachedWorkloadStatus(c, lastJob, lastDep); ok {
+			return status, nil
+		}
 	}
 	status, statusErr := readWorkloadStatus(ctx, c, spec, lastJob)
 	return status, errors.Join(err, statusErr)
 }
 
-// waitJobComplete watches the Job until it is Complete or Failed, and
-// returns the last version it saw.
+// waitJobComplete follows the Job on the hub's shared informer of Jobs in
+// its namespace until it is Complete or Failed, and returns the last
+// version it saw.
 func waitJobComplete(ctx context.Context, c *Cluster, spec WorkloadSpec) (*batchv1.Job, error) {
-	jobs := c.client.BatchV1().Jobs(spec.Namespace)
-	// The Job's own selector (its controller UID) picks its pods, never
-	// those of an earlier Job of the same name.
-	job, err := jobs.Get(ctx, spec.Name, metav1.GetOptions{})
+	// The Job this apply created or updated, read consistently: its UID
+	// tells its versions in the cache from those of an earlier Job of the
+	// same name, and its own selector (its controller UID) picks its pods.
+	job, err := c.client.BatchV1().Jobs(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading Job %s: %w", spec.ID(), err)
 	}
 	selector := jobPodSelector(job)
-	lw := ListWatchFunctions[*batchv1.JobList]{List: jobs.List, Watch: jobs.Watch}
+	finished := func(j *batchv1.Job) bool {
+		_, complete := jobCondition(j, batchv1.JobComplete)
+		_, failed := jobCondition(j, batchv1.JobFailed)
+		return complete || failed
+	}
 	last := job
-	err = watchingScheduling(ctx, c, spec, selector, func(ctx context.Context) error {
-		seen, err := WaitForObject(ctx, lw, spec.Name, func(j *batchv1.Job, exists bool) (bool, error) {
-			if !exists {
-				return false, errors.New("the Job was deleted while waiting for it to complete")
+	if !finished(job) {
+		jobs, release := c.informers().acquire(hubKey{hubJobs, spec.Namespace})
+		defer release()
+		err = watchingScheduling(ctx, c, spec, selector, func(ctx context.Context) error {
+			seen, deleted, err := awaitObject(ctx, jobs, watchedObject{spec.Namespace, spec.Name, job.UID}, func(j *batchv1.Job) (bool, error) {
+				return finished(j), nil
+			})
+			if seen != nil {
+				last = seen
 			}
-			_, complete := jobCondition(j, batchv1.JobComplete)
-			_, failed := jobCondition(j, batchv1.JobFailed)
-			return complete || failed, nil
+			if deleted {
+				return errors.New("the Job was deleted while waiting for it to complete")
+			}
+			return err
 		})
-		if seen != nil {
-			last = seen
-		}
-		return err
-	})
+	}
 	if err == nil {
 		if _, failed := jobCondition(last, batchv1.JobFailed); failed {
 			err = errors.New(describeJobFailure(ctx, c, last))
@@ -85,36 +104,41 @@ func waitJobComplete(ctx context.Context, c *Cluster, spec WorkloadSpec) (*batch
 	return last, err
 }
 
-// waitDeploymentRolledOut watches the Deployment until every replica runs
-// the current template and is available.
-func waitDeploymentRolledOut(ctx context.Context, c *Cluster, spec WorkloadSpec) error {
-	deps := c.client.AppsV1().Deployments(spec.Namespace)
+// waitDeploymentRolledOut follows the Deployment on the hub's shared
+// informer until every replica runs the current template and is
+// available, and returns the last version it saw.
+func waitDeploymentRolledOut(ctx context.Context, c *Cluster, spec WorkloadSpec) (*appsv1.Deployment, error) {
 	// Only the generation the update made, or a later one, counts: an
-	// older copy of the object says nothing about this rollout.
-	current, err := deps.Get(ctx, spec.Name, metav1.GetOptions{})
+	// older copy of the object (a cache behind the update) says nothing
+	// about this rollout.
+	current, err := c.client.AppsV1().Deployments(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("reading Deployment %s: %w", spec.ID(), err)
+		return nil, fmt.Errorf("reading Deployment %s: %w", spec.ID(), err)
 	}
-	lw := ListWatchFunctions[*appsv1.DeploymentList]{List: deps.List, Watch: deps.Watch}
 	selector := deploymentPodSelector(spec.Name)
+	deps, release := c.informers().acquire(hubKey{hubDeployments, spec.Namespace})
+	defer release()
 	var last *appsv1.Deployment
 	err = watchingScheduling(ctx, c, spec, selector, func(ctx context.Context) error {
-		var err error
-		last, err = WaitForObject(ctx, lw, spec.Name, func(d *appsv1.Deployment, exists bool) (bool, error) {
-			if !exists {
-				return false, errors.New("the Deployment was deleted while waiting for its rollout")
+		seen, deleted, err := awaitObject(ctx, deps, watchedObject{spec.Namespace, spec.Name, current.UID}, func(d *appsv1.Deployment) (bool, error) {
+			if d.Generation < current.Generation {
+				return false, nil
 			}
 			if deploymentProgressDeadlineExceeded(d) {
 				return false, fmt.Errorf("the rollout passed its progress deadline: %s", describeWaitingPods(ctx, c, spec, selector))
 			}
-			return d.Generation >= current.Generation && deploymentRolledOut(d), nil
+			return deploymentRolledOut(d), nil
 		})
+		last = seen
+		if deleted {
+			return errors.New("the Deployment was deleted while waiting for its rollout")
+		}
 		return err
 	})
 	if isDeadline(err) {
 		err = fmt.Errorf("the rollout did not finish in time: %s%s", describeWaitingPods(ctx, c, spec, selector), rollingUpdateHint(last))
 	}
-	return err
+	return last, err
 }
 
 // rollingUpdateHint explains the classic GPU rollout deadlock: a
@@ -129,7 +153,8 @@ func rollingUpdateHint(dep *appsv1.Deployment) string {
 		"to stop the old pods first, or free GPUs.", dep.Status.Replicas-dep.Status.UpdatedReplicas)
 }
 
-// watchingScheduling runs wait while watching the workload's pods. When the
+// watchingScheduling runs wait while following the workload's pods on the
+// hub's shared pod informer of its namespace. When the
 // scheduler marks a pod Unschedulable and the node facts say no node could
 // ever take it, or that a Deployment has more replicas than the nodes can
 // ever hold at once, wait's context is canceled and the diagnosis
@@ -137,44 +162,92 @@ func rollingUpdateHint(dep *appsv1.Deployment) string {
 // come back or for a starting device plugin keeps the wait going. A Job
 // with more parallelism than the nodes hold runs in waves, and waits.
 func watchingScheduling(ctx context.Context, c *Cluster, spec WorkloadSpec, podSelector string, wait func(context.Context) error) error {
+	selector, err := labels.Parse(podSelector)
+	if err != nil {
+		return fmt.Errorf("the pod selector %q of %s: %w", podSelector, spec.ID(), err)
+	}
+	hub := c.informers()
+	pods, releasePods := hub.acquire(hubKey{hubPods, spec.Namespace})
+	defer releasePods()
+	sub, err := subscribe(pods, func(o runtime.Object) bool {
+		pod, ok := o.(*corev1.Pod)
+		return ok && selector.Matches(labels.Set(pod.Labels))
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.close()
+
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req := spec.GPURequest()
+	// The informers of every node and bound pod start with the first
+	// unschedulable pod, and are held until the wait ends.
+	var releaseNodes []func()
+	watched := make(chan struct{})
 	go func() {
-		_, err := WaitForPod(ctx, c.client, spec.Namespace, podSelector, func(pod *corev1.Pod) (bool, error) {
-			if unschedulable, _ := PodUnschedulable(pod); !unschedulable || pod.DeletionTimestamp != nil {
-				return false, nil
-			}
-			// Nodes that could not be read keep the wait going: its own
-			// diagnosis reports what it can.
-			nodes, err := ListNodeFacts(ctx, c.client, req.Resource)
+		defer close(watched)
+		req := spec.GPURequest()
+		for {
+			events, err := sub.next(ctx)
 			if err != nil {
-				return false, nil //nolint:nilerr // see above
+				return // the wait finished, or timed out and explains itself
 			}
-			d := Diagnose(nodes, req)
-			if !d.CouldEverFit() {
-				cancel(&UnschedulableError{Message: describeUnschedulable(ctx, c, pod, d)})
-				return true, nil
-			}
-			// A Deployment's pods never finish: GPUs its own replicas hold
-			// are never freed for the replicas past what the nodes hold.
-			if spec.Kind == WorkloadDeployment {
-				capacity := CapacityFor(nodes, req)
-				if beyond := ReplicasBeyondCapacity(capacity, req, deploymentReplicas(spec)); beyond != "" {
-					cancel(&UnschedulableError{Message: describeReplicasBeyondCapacity(ctx, c, pod, d, beyond, capacity.Pods)})
-					return true, nil
+			for _, ev := range events {
+				pod, _ := ev.obj.(*corev1.Pod)
+				if ev.deleted || pod == nil || pod.DeletionTimestamp != nil {
+					continue
+				}
+				if unschedulable, _ := PodUnschedulable(pod); !unschedulable {
+					continue
+				}
+				if releaseNodes == nil {
+					_, releaseNodeInformer := hub.acquire(hubKey{kind: hubNodes})
+					_, releaseBound := hub.acquire(hubKey{kind: hubBoundPods})
+					releaseNodes = []func(){releaseNodeInformer, releaseBound}
+				}
+				if diagnosis := unschedulableForGood(ctx, c, spec, req, pod); diagnosis != nil {
+					cancel(diagnosis)
+					return
 				}
 			}
-			return false, nil
-		})
-		_ = err // ends with ctx: the wait finished, or timed out and explains itself
+		}
 	}()
-	err := wait(ctx)
+	err = wait(ctx)
 	var unschedulable *UnschedulableError
 	if errors.As(context.Cause(ctx), &unschedulable) {
-		return unschedulable
+		err = unschedulable
+	}
+	cancel(nil)
+	<-watched
+	for _, release := range releaseNodes {
+		release()
 	}
 	return err
+}
+
+// unschedulableForGood is the diagnosis of an unschedulable pod that no
+// node could ever take, or of a Deployment with more replicas than the
+// nodes can ever hold at once; nil while waiting can still help (nodes
+// that could not be read keep the wait going: its own diagnosis reports
+// what it can).
+func unschedulableForGood(ctx context.Context, c *Cluster, spec WorkloadSpec, req GPURequest, pod *corev1.Pod) *UnschedulableError {
+	nodes, err := nodeFacts(ctx, c, req.Resource)
+	if err != nil {
+		return nil //nolint:nilerr // see above
+	}
+	d := Diagnose(nodes, req)
+	if !d.CouldEverFit() {
+		return &UnschedulableError{Message: describeUnschedulable(ctx, c, pod, d)}
+	}
+	// A Deployment's pods never finish: GPUs its own replicas hold are
+	// never freed for the replicas past what the nodes hold.
+	if spec.Kind == WorkloadDeployment {
+		capacity := CapacityFor(nodes, req)
+		if beyond := ReplicasBeyondCapacity(capacity, req, deploymentReplicas(spec)); beyond != "" {
+			return &UnschedulableError{Message: describeReplicasBeyondCapacity(ctx, c, pod, d, beyond, capacity.Pods)}
+		}
+	}
+	return nil
 }
 
 // deploymentReplicas is how many replicas spec asks for, Kubernetes'

@@ -138,7 +138,10 @@ func (r *WorkloadResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if state.OwnerID.IsNull() {
 		state.OwnerID = types.StringValue("") // from before owner_id
 	}
-	live, err := kube.ReadWorkload(ctx, cluster, state.ref())
+	// A refresh reads every workload in state at once: the reads of a
+	// namespace share a LIST (kube.RefreshWorkload), never older than the
+	// read, instead of a GET each.
+	live, err := kube.RefreshWorkload(ctx, cluster, state.ref())
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
