@@ -30,33 +30,14 @@ type GPUNode struct {
 	MIGStrategy       string
 	Ready             bool
 	Schedulable       bool
-	Labels            map[string]string
-}
-
-// Totals sums the nodes of an inventory.
-type Totals struct {
-	Nodes       int64
-	GPUs        int64
-	Allocatable int64
-	Allocated   int64
-	Free        int64
+	// Labels are the node's labels that InventoryOptions.Labels keeps; nil
+	// when it keeps none.
+	Labels map[string]string
 }
 
 // Inventory is the GPU nodes of a cluster, sorted by name.
 type Inventory struct {
 	Nodes []GPUNode
-}
-
-// Totals adds up the inventory's nodes.
-func (inv Inventory) Totals() Totals {
-	t := Totals{Nodes: int64(len(inv.Nodes))}
-	for _, n := range inv.Nodes {
-		t.GPUs += n.Count
-		t.Allocatable += n.Allocatable
-		t.Allocated += n.Allocated
-		t.Free += n.Free
-	}
-	return t
 }
 
 // InventoryOptions narrow what ListInventory asks the API server for.
@@ -65,6 +46,9 @@ type InventoryOptions struct {
 	LabelSelector string
 	// PageSize is the LIST page size; zero means DefaultPageSize.
 	PageSize int64
+	// Labels says which node labels GPUNode.Labels keeps; the zero value
+	// keeps none.
+	Labels LabelKeep
 }
 
 // DefaultPageSize keeps a 5,000-node cluster to five node pages.
@@ -88,6 +72,7 @@ func ListInventory(ctx context.Context, c *Cluster, opts InventoryOptions) (Inve
 	var names []string
 	err := forEachNode(ctx, client, pageSize, opts.LabelSelector, func(node *corev1.Node) {
 		if n, ok := gpuNodeFrom(node); ok {
+			n.Labels = opts.Labels.Select(node.Labels)
 			nodesByName[n.Name] = &n
 			names = append(names, n.Name)
 		}
@@ -164,6 +149,7 @@ func listPages(ctx context.Context, pageSize int64, list func(context.Context, m
 
 // gpuNodeFrom reads a node's GPU facts; ok is false for a node without
 // NVIDIA GPUs (neither nvidia.com/gpu capacity nor a GFD/NFD presence label).
+// It leaves Labels nil: ListInventory keeps those its options ask for.
 func gpuNodeFrom(node *corev1.Node) (GPUNode, bool) {
 	labels := node.Labels
 	capacity := quantity(node.Status.Capacity, ResourceGPU)
@@ -184,7 +170,6 @@ func gpuNodeFrom(node *corev1.Node) (GPUNode, bool) {
 		MIGStrategy:   labels[gpulabels.MIGStrategy],
 		Ready:         nodeReady(node),
 		Schedulable:   !node.Spec.Unschedulable,
-		Labels:        labels,
 	}
 	if major, minor := labels[gpulabels.ComputeMajor], labels[gpulabels.ComputeMinor]; major != "" && minor != "" {
 		n.ComputeCapability = major + "." + minor

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
@@ -38,8 +40,13 @@ type inventoryModel struct {
 	ID     types.String          `tfsdk:"id"`
 	Source types.String          `tfsdk:"source"`
 	Filter *inventoryFilterModel `tfsdk:"filter"`
-	Nodes  types.List            `tfsdk:"nodes"`
-	Totals types.Object          `tfsdk:"totals"`
+	// IncludeLabels, IncludeNodes, Nodes, Totals and ByProduct are source
+	// "kubernetes"'s.
+	IncludeLabels types.List   `tfsdk:"include_labels"`
+	IncludeNodes  types.Bool   `tfsdk:"include_nodes"`
+	Nodes         types.Map    `tfsdk:"nodes"`
+	Totals        types.Object `tfsdk:"totals"`
+	ByProduct     types.Map    `tfsdk:"by_product"`
 	// SortBy and InstanceTypes are source "ec2"'s (inventory_data_source_ec2.go).
 	SortBy        types.String `tfsdk:"sort_by"`
 	InstanceTypes types.List   `tfsdk:"instance_types"`
@@ -72,7 +79,10 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Lists the NVIDIA GPUs that exist and how many are free. With `source = \"kubernetes\"` it reads the " +
 			"cluster's nodes (capacity and allocatable `nvidia.com/gpu`, and the labels GPU Feature Discovery sets) and the " +
-			"GPU requests of the pods running on them, in one paginated list of nodes and one of pods whatever the cluster's size, into `nodes` and `totals`.\n\n" +
+			"GPU requests of the pods running on them, in one paginated list of nodes and one of pods whatever the cluster's size, into `nodes` " +
+			"(keyed by node name), `totals` and `by_product`. The lists are consistent reads (a GPU a pod took is never shown free). " +
+			"Node labels are opt-in (`include_labels`) and `include_nodes = false` leaves out the per-node map: at thousands of nodes " +
+			"what Terraform decodes, diffs and renders is most of a plan's time, so carry only what the configuration uses.\n\n" +
 			"With `source = \"ec2\"` it lists the region's EC2 instance types with NVIDIA GPUs (DescribeInstanceTypes) with the Availability Zones " +
 			"that offer them (DescribeInstanceTypeOfferings) and, with `filter.spot_prices`, the latest Spot price per zone " +
 			"(DescribeSpotPriceHistory), into `instance_types`: which types give 80 GB GPUs in my zones, cheapest first. " +
@@ -108,15 +118,41 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 					"(a GPU's audio function too, with `gpu = false`). Null for the other sources.",
 				NestedObject: schema.NestedAttributeObject{Attributes: inventoryPCIDeviceAttributes()},
 			},
-			"nodes": schema.ListNestedAttribute{
-				Computed:            true,
-				MarkdownDescription: "Source `kubernetes`: the GPU nodes that pass the filter, sorted by name. Nodes without NVIDIA GPUs are never listed. Null for the other sources.",
-				NestedObject:        schema.NestedAttributeObject{Attributes: inventoryNodeAttributes()},
+			"include_labels": schema.ListAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Source `kubernetes`: which node labels to put into each node's `labels`. Each entry is a label key " +
+					"(`nvidia.com/gpu.product`), a key prefix ending in `*` (`nvidia.com/*`, `feature.node.kubernetes.io/pci-*`), or `*` " +
+					"alone for every label. Unset (the default), `labels` is null: a node carries dozens of labels (kubelet's, NFD's, " +
+					"GPU Feature Discovery's), and at thousands of nodes they are most of what Terraform must decode, diff and render " +
+					"on every plan. A list of keys rather than an on/off switch, so a configuration pays for the labels it reads, " +
+					"and a prefix so that one entry keeps a tool's family of labels.",
+				Validators: []validator.List{listvalidator.UniqueValues(), includeLabelsValidator{}},
+			},
+			"include_nodes": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Source `kubernetes`: whether to return `nodes`. Default `true`. With `false`, `nodes` is null and " +
+					"only `totals` and `by_product` are returned (for dashboards and `count` expressions over a large fleet); " +
+					"the filter still applies to them.",
+			},
+			"nodes": schema.MapNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "Source `kubernetes`: the GPU nodes that pass the filter, keyed by node name, so that a node " +
+					"joining or leaving changes one key and no other (`for n in ...nodes` iterates them in name order). Nodes without " +
+					"NVIDIA GPUs are never listed. Null with `include_nodes = false`, and for the other sources.",
+				NestedObject: schema.NestedAttributeObject{Attributes: inventoryNodeAttributes()},
 			},
 			"totals": schema.SingleNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "Source `kubernetes`: sums over `nodes`. Null for the other sources.",
+				MarkdownDescription: "Source `kubernetes`: sums over the GPU nodes that pass the filter (also with `include_nodes = false`). Null for the other sources.",
 				Attributes:          inventoryTotalsAttributes(),
+			},
+			"by_product": schema.MapNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "Source `kubernetes`: the same sums as `totals` per GPU product, keyed by the product GPU Feature " +
+					"Discovery names (`nvidia.com/gpu.product`, e.g. `NVIDIA-H100-80GB-HBM3`); nodes without that label are counted " +
+					"under `" + kube.UnknownProduct + "`. Null for the other sources.",
+				NestedObject: schema.NestedAttributeObject{Attributes: inventoryTotalsAttributes()},
 			},
 		},
 		Blocks: map[string]schema.Block{
@@ -213,6 +249,7 @@ func (d *InventoryDataSource) ValidateConfig(ctx context.Context, req datasource
 		return
 	}
 	resp.Diagnostics.Append(model.validateSourceFilters()...)
+	resp.Diagnostics.Append(model.validateKubernetesOnly()...)
 }
 
 func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -247,24 +284,36 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 		resp.Diagnostics.AddError("reading gpu_inventory filter", err.Error())
 		return
 	}
+	includeNodes := model.IncludeNodes.IsNull() || model.IncludeNodes.ValueBool()
+	if includeNodes {
+		opts.Labels = inventoryLabelKeep(ctx, model.IncludeLabels)
+	}
+	started := time.Now()
 	inv, err := kube.ListInventory(ctx, cluster, opts)
 	if err != nil {
 		resp.Diagnostics.AddError("reading GPU inventory from Kubernetes", err.Error())
 		return
 	}
 	inv.Nodes = filter.Select(inv.Nodes)
+	tflog.Debug(ctx, "listed the GPU inventory", map[string]any{"nodes": len(inv.Nodes), "duration": time.Since(started).String()})
 
-	nodes, diags := inventoryNodesValue(inv.Nodes)
-	resp.Diagnostics.Append(diags...)
+	model.Nodes = types.MapNull(inventoryNodeObjectType())
+	if includeNodes {
+		nodes, diags := inventoryNodesValue(inv.Nodes, !opts.Labels.None())
+		resp.Diagnostics.Append(diags...)
+		model.Nodes = nodes
+	}
 	totals, diags := inventoryTotalsValue(inv.Totals())
+	resp.Diagnostics.Append(diags...)
+	byProduct, diags := inventoryByProductValue(inv.ByProduct())
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	model.ID = model.Source
-	model.Nodes = nodes
 	model.Totals = totals
+	model.ByProduct = byProduct
 	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+	tflog.Debug(ctx, "gpu_inventory read", map[string]any{"nodes": len(inv.Nodes), "duration": time.Since(started).String()})
 }
 
 // compile turns the filter block into a post-list filter and list options.

@@ -183,8 +183,7 @@ func (d *InventoryDataSource) readEC2(ctx context.Context, model *inventoryModel
 	list, dd := types.ListValueFrom(ctx, inventoryInstanceTypeObjectType(), models)
 	diags.Append(dd...)
 	model.InstanceTypes = list
-	model.Nodes = types.ListNull(inventoryNodeObjectType())
-	model.Totals = types.ObjectNull(inventoryTotalsObjectType().AttrTypes)
+	model.setKubernetesOutputsNull()
 	model.PCIDevices = types.ListNull(inventoryPCIDeviceObjectType())
 }
 

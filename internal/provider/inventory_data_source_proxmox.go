@@ -209,8 +209,7 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 	diags.Append(dd...)
 	model.PCIDevices = list
 	model.InstanceTypes = types.ListNull(inventoryInstanceTypeObjectType())
-	model.Nodes = types.ListNull(inventoryNodeObjectType())
-	model.Totals = types.ObjectNull(inventoryTotalsObjectType().AttrTypes)
+	model.setKubernetesOutputsNull()
 }
 
 // pciDeviceModel is fn as pci_devices lists it: the mapping covering it on

@@ -10,17 +10,29 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
-// nodeNames expects the `nodes` of a gpu_inventory to be exactly these, in order.
+// nodeNames expects the `nodes` of a gpu_inventory to be exactly these,
+// each under its own name.
 func nodeNames(address string, names ...string) statecheck.StateCheck {
-	elems := make([]knownvalue.Check, len(names))
-	for i, n := range names {
-		elems[i] = knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact(n)})
+	elems := make(map[string]knownvalue.Check, len(names))
+	for _, n := range names {
+		elems[n] = knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact(n)})
 	}
-	return statecheck.ExpectKnownValue(address, tfjsonpath.New("nodes"), knownvalue.ListExact(elems))
+	return statecheck.ExpectKnownValue(address, tfjsonpath.New("nodes"), knownvalue.MapExact(elems))
 }
 
-func nodeAt(address string, index int, attr string, value knownvalue.Check) statecheck.StateCheck {
-	return statecheck.ExpectKnownValue(address, tfjsonpath.New("nodes").AtSliceIndex(index).AtMapKey(attr), value)
+func nodeAt(address, node, attr string, value knownvalue.Check) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(address, tfjsonpath.New("nodes").AtMapKey(node).AtMapKey(attr), value)
+}
+
+// sums is a `totals` or `by_product` entry.
+func sums(nodes, gpus, allocatable, allocated, free int64) knownvalue.Check {
+	return knownvalue.ObjectExact(map[string]knownvalue.Check{
+		"nodes":       knownvalue.Int64Exact(nodes),
+		"gpus":        knownvalue.Int64Exact(gpus),
+		"allocatable": knownvalue.Int64Exact(allocatable),
+		"allocated":   knownvalue.Int64Exact(allocated),
+		"free":        knownvalue.Int64Exact(free),
+	})
 }
 
 func TestAccInventoryDataSource_kubernetesAllocation(t *testing.T) {
@@ -36,7 +48,7 @@ func TestAccInventoryDataSource_kubernetesAllocation(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			// Read: every GPU node, sorted by name; the CPU node is not listed.
+			// Read: every GPU node, keyed by name; the CPU node is not listed.
 			{
 				Config: providerConfig() + `
 data "gpu_inventory" "all" {
@@ -45,29 +57,32 @@ data "gpu_inventory" "all" {
 `,
 				ConfigStateChecks: []statecheck.StateCheck{
 					nodeNames(all, "gpu-g4dn-0", "gpu-g5-0", "gpu-g5-1", "gpu-p4d-0", "gpu-p5-0"),
-					statecheck.ExpectKnownValue(all, tfjsonpath.New("totals"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"nodes":       knownvalue.Int64Exact(5),
-						"gpus":        knownvalue.Int64Exact(19),
-						"allocatable": knownvalue.Int64Exact(19),
-						"allocated":   knownvalue.Int64Exact(4),
-						"free":        knownvalue.Int64Exact(15),
+					statecheck.ExpectKnownValue(all, tfjsonpath.New("totals"), sums(5, 19, 19, 4, 15)),
+					// The same sums per GPU product.
+					statecheck.ExpectKnownValue(all, tfjsonpath.New("by_product"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"NVIDIA-H100-80GB-HBM3": sums(1, 8, 8, 3, 5),
+						"NVIDIA-A100-SXM4-40GB": sums(1, 8, 8, 0, 8),
+						"NVIDIA-A10G":           sums(2, 2, 2, 1, 1),
+						"Tesla-T4":              sums(1, 1, 1, 0, 1),
 					})),
 					// gpu-p5-0: 8 H100s, 3 held by the trainer.
-					nodeAt(all, 4, "product", knownvalue.StringExact("NVIDIA-H100-80GB-HBM3")),
-					nodeAt(all, 4, "instance_type", knownvalue.StringExact("p5.48xlarge")),
-					nodeAt(all, 4, "gpu_count", knownvalue.Int64Exact(8)),
-					nodeAt(all, 4, "allocated", knownvalue.Int64Exact(3)),
-					nodeAt(all, 4, "free", knownvalue.Int64Exact(5)),
-					nodeAt(all, 4, "memory_mib", knownvalue.Int64Exact(81559)),
-					nodeAt(all, 4, "compute_capability", knownvalue.StringExact("9.0")),
-					nodeAt(all, 4, "ready", knownvalue.Bool(true)),
-					nodeAt(all, 4, "schedulable", knownvalue.Bool(true)),
+					nodeAt(all, "gpu-p5-0", "product", knownvalue.StringExact("NVIDIA-H100-80GB-HBM3")),
+					nodeAt(all, "gpu-p5-0", "instance_type", knownvalue.StringExact("p5.48xlarge")),
+					nodeAt(all, "gpu-p5-0", "gpu_count", knownvalue.Int64Exact(8)),
+					nodeAt(all, "gpu-p5-0", "allocated", knownvalue.Int64Exact(3)),
+					nodeAt(all, "gpu-p5-0", "free", knownvalue.Int64Exact(5)),
+					nodeAt(all, "gpu-p5-0", "memory_mib", knownvalue.Int64Exact(81559)),
+					nodeAt(all, "gpu-p5-0", "compute_capability", knownvalue.StringExact("9.0")),
+					nodeAt(all, "gpu-p5-0", "ready", knownvalue.Bool(true)),
+					nodeAt(all, "gpu-p5-0", "schedulable", knownvalue.Bool(true)),
+					// Labels are opt-in: none without include_labels.
+					nodeAt(all, "gpu-p5-0", "labels", knownvalue.Null()),
 					// gpu-p4d-0: the completed job's pod no longer counts.
-					nodeAt(all, 3, "allocated", knownvalue.Int64Exact(0)),
-					nodeAt(all, 3, "free", knownvalue.Int64Exact(8)),
+					nodeAt(all, "gpu-p4d-0", "allocated", knownvalue.Int64Exact(0)),
+					nodeAt(all, "gpu-p4d-0", "free", knownvalue.Int64Exact(8)),
 					// gpu-g5-0 is full, gpu-g5-1 is free.
-					nodeAt(all, 1, "free", knownvalue.Int64Exact(0)),
-					nodeAt(all, 2, "free", knownvalue.Int64Exact(1)),
+					nodeAt(all, "gpu-g5-0", "free", knownvalue.Int64Exact(0)),
+					nodeAt(all, "gpu-g5-1", "free", knownvalue.Int64Exact(1)),
 				},
 			},
 		},
@@ -129,6 +144,13 @@ data "gpu_inventory" "big_turing" {
 					nodeNames("data.gpu_inventory.g5_by_label", "gpu-g5-0", "gpu-g5-1"),
 					nodeNames("data.gpu_inventory.big_turing"),
 					statecheck.ExpectKnownValue("data.gpu_inventory.big_turing", tfjsonpath.New("totals").AtMapKey("nodes"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue("data.gpu_inventory.big_turing", tfjsonpath.New("by_product"), knownvalue.MapExact(map[string]knownvalue.Check{})),
+					// by_product counts the filtered nodes only. (The previous
+					// test's pods may still be terminating, holding GPUs: only
+					// capacity is asserted here.)
+					statecheck.ExpectKnownValue("data.gpu_inventory.h100", tfjsonpath.New("by_product"), knownvalue.MapExact(map[string]knownvalue.Check{
+						"NVIDIA-H100-80GB-HBM3": capacity(1, 8),
+					})),
 				},
 			},
 		},
@@ -172,6 +194,24 @@ data "gpu_inventory" "bad" {
 }
 `,
 				ExpectError: regexp.MustCompile(`min_free_gpus`),
+			},
+			{
+				Config: providerConfig() + `
+data "gpu_inventory" "bad" {
+  source         = "kubernetes"
+  include_labels = ["nvidia.com/gpu.product", "nvidia.com/gpu product"]
+}
+`,
+				ExpectError: regexp.MustCompile(`include_labels\[1\] "nvidia.com/gpu product" is not a label key`),
+			},
+			{
+				Config: providerConfig() + `
+data "gpu_inventory" "bad" {
+  source         = "ec2"
+  include_labels = ["pool"]
+}
+`,
+				ExpectError: regexp.MustCompile(`include_labels shapes the nodes of source = "kubernetes" only`),
 			},
 			{
 				Config: providerConfig() + `

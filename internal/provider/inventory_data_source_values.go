@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"context"
-
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -11,40 +9,16 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
-// inventoryNodeModel is one element of gpu_inventory.nodes.
-type inventoryNodeModel struct {
-	Name              string            `tfsdk:"name"`
-	InstanceType      string            `tfsdk:"instance_type"`
-	Product           string            `tfsdk:"product"`
-	Family            string            `tfsdk:"family"`
-	GPUCount          int64             `tfsdk:"gpu_count"`
-	Allocatable       int64             `tfsdk:"allocatable"`
-	Allocated         int64             `tfsdk:"allocated"`
-	Free              int64             `tfsdk:"free"`
-	MemoryMiB         int64             `tfsdk:"memory_mib"`
-	ComputeCapability string            `tfsdk:"compute_capability"`
-	DriverVersion     string            `tfsdk:"driver_version"`
-	CUDAVersion       string            `tfsdk:"cuda_version"`
-	MIGStrategy       string            `tfsdk:"mig_strategy"`
-	Ready             bool              `tfsdk:"ready"`
-	Schedulable       bool              `tfsdk:"schedulable"`
-	Labels            map[string]string `tfsdk:"labels"`
-}
-
-// inventoryTotalsModel is gpu_inventory.totals.
-type inventoryTotalsModel struct {
-	Nodes       int64 `tfsdk:"nodes"`
-	GPUs        int64 `tfsdk:"gpus"`
-	Allocatable int64 `tfsdk:"allocatable"`
-	Allocated   int64 `tfsdk:"allocated"`
-	Free        int64 `tfsdk:"free"`
-}
+// The values of source "kubernetes": `nodes` (a map keyed by node name),
+// `totals` and `by_product`. They are built as attr.Values directly, not
+// through reflection on tfsdk-tagged structs, because at 5,000 nodes this
+// is the provider's own share of a plan (bench/inventory-plan.sh).
 
 func inventoryNodeAttributes() map[string]schema.Attribute {
 	str := func(d string) schema.Attribute { return schema.StringAttribute{Computed: true, MarkdownDescription: d} }
 	num := func(d string) schema.Attribute { return schema.Int64Attribute{Computed: true, MarkdownDescription: d} }
 	return map[string]schema.Attribute{
-		"name":               str("Node name."),
+		"name":               str("Node name (also the key of this entry in `nodes`)."),
 		"instance_type":      str("Value of the `node.kubernetes.io/instance-type` label, e.g. `p5.48xlarge`; empty when unset."),
 		"product":            str("GPU product as GPU Feature Discovery names it (`nvidia.com/gpu.product`), e.g. `NVIDIA-H100-80GB-HBM3`."),
 		"family":             str("GPU architecture family (`nvidia.com/gpu.family`), e.g. `hopper`."),
@@ -60,9 +34,10 @@ func inventoryNodeAttributes() map[string]schema.Attribute {
 		"ready":              schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the node's Ready condition is True."},
 		"schedulable":        schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the node is not cordoned (`spec.unschedulable` is false)."},
 		"labels": schema.MapAttribute{
-			Computed:            true,
-			ElementType:         types.StringType,
-			MarkdownDescription: "All labels of the node.",
+			Computed:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "The node's labels that `include_labels` keeps: null when `include_labels` is unset or empty, " +
+				"an empty map when the node has none of the kept keys.",
 		},
 	}
 }
@@ -70,49 +45,110 @@ func inventoryNodeAttributes() map[string]schema.Attribute {
 func inventoryTotalsAttributes() map[string]schema.Attribute {
 	num := func(d string) schema.Attribute { return schema.Int64Attribute{Computed: true, MarkdownDescription: d} }
 	return map[string]schema.Attribute{
-		"nodes":       num("Number of GPU nodes listed."),
-		"gpus":        num("Sum of `gpu_count`."),
-		"allocatable": num("Sum of `allocatable`."),
-		"allocated":   num("Sum of `allocated`."),
-		"free":        num("Sum of `free`."),
+		"nodes":       num("Number of GPU nodes counted."),
+		"gpus":        num("Sum of their `gpu_count`."),
+		"allocatable": num("Sum of their `allocatable`."),
+		"allocated":   num("Sum of their `allocated`."),
+		"free":        num("Sum of their `free`."),
 	}
+}
+
+var inventoryNodeAttrTypes = map[string]attr.Type{
+	"name": types.StringType, "instance_type": types.StringType, "product": types.StringType, "family": types.StringType,
+	"gpu_count": types.Int64Type, "allocatable": types.Int64Type, "allocated": types.Int64Type, "free": types.Int64Type,
+	"memory_mib": types.Int64Type, "compute_capability": types.StringType, "driver_version": types.StringType,
+	"cuda_version": types.StringType, "mig_strategy": types.StringType, "ready": types.BoolType, "schedulable": types.BoolType,
+	"labels": types.MapType{ElemType: types.StringType},
+}
+
+var inventoryTotalsAttrTypes = map[string]attr.Type{
+	"nodes": types.Int64Type, "gpus": types.Int64Type, "allocatable": types.Int64Type, "allocated": types.Int64Type, "free": types.Int64Type,
 }
 
 func inventoryNodeObjectType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{
-		"name": types.StringType, "instance_type": types.StringType, "product": types.StringType, "family": types.StringType,
-		"gpu_count": types.Int64Type, "allocatable": types.Int64Type, "allocated": types.Int64Type, "free": types.Int64Type,
-		"memory_mib": types.Int64Type, "compute_capability": types.StringType, "driver_version": types.StringType,
-		"cuda_version": types.StringType, "mig_strategy": types.StringType, "ready": types.BoolType, "schedulable": types.BoolType,
-		"labels": types.MapType{ElemType: types.StringType},
-	}}
+	return types.ObjectType{AttrTypes: inventoryNodeAttrTypes}
 }
 
 func inventoryTotalsObjectType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{
-		"nodes": types.Int64Type, "gpus": types.Int64Type, "allocatable": types.Int64Type, "allocated": types.Int64Type, "free": types.Int64Type,
-	}}
+	return types.ObjectType{AttrTypes: inventoryTotalsAttrTypes}
 }
 
-func inventoryNodesValue(nodes []kube.GPUNode) (types.List, diag.Diagnostics) {
-	models := make([]inventoryNodeModel, len(nodes))
-	for i, n := range nodes {
-		models[i] = inventoryNodeModel{
-			Name: n.Name, InstanceType: n.InstanceType, Product: n.Product, Family: n.Family,
-			GPUCount: n.Count, Allocatable: n.Allocatable, Allocated: n.Allocated, Free: n.Free,
-			MemoryMiB: n.MemoryMiB, ComputeCapability: n.ComputeCapability, DriverVersion: n.DriverVersion,
-			CUDAVersion: n.CUDAVersion, MIGStrategy: n.MIGStrategy, Ready: n.Ready, Schedulable: n.Schedulable,
-			Labels: n.Labels,
+// inventoryNodesValue is `nodes`: one object per node, keyed by node name.
+// A node's labels are null when withLabels is false (include_labels unset).
+func inventoryNodesValue(nodes []kube.GPUNode, withLabels bool) (types.Map, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := make(map[string]attr.Value, len(nodes))
+	for _, n := range nodes {
+		labels := types.MapNull(types.StringType)
+		if withLabels {
+			lv := make(map[string]attr.Value, len(n.Labels))
+			for k, v := range n.Labels {
+				lv[k] = types.StringValue(v)
+			}
+			var d diag.Diagnostics
+			labels, d = types.MapValue(types.StringType, lv)
+			diags.Append(d...)
 		}
-		if models[i].Labels == nil {
-			models[i].Labels = map[string]string{}
-		}
+		obj, d := types.ObjectValue(inventoryNodeAttrTypes, map[string]attr.Value{
+			"name":               types.StringValue(n.Name),
+			"instance_type":      types.StringValue(n.InstanceType),
+			"product":            types.StringValue(n.Product),
+			"family":             types.StringValue(n.Family),
+			"gpu_count":          types.Int64Value(n.Count),
+			"allocatable":        types.Int64Value(n.Allocatable),
+			"allocated":          types.Int64Value(n.Allocated),
+			"free":               types.Int64Value(n.Free),
+			"memory_mib":         types.Int64Value(n.MemoryMiB),
+			"compute_capability": types.StringValue(n.ComputeCapability),
+			"driver_version":     types.StringValue(n.DriverVersion),
+			"cuda_version":       types.StringValue(n.CUDAVersion),
+			"mig_strategy":       types.StringValue(n.MIGStrategy),
+			"ready":              types.BoolValue(n.Ready),
+			"schedulable":        types.BoolValue(n.Schedulable),
+			"labels":             labels,
+		})
+		diags.Append(d...)
+		elems[n.Name] = obj
 	}
-	return types.ListValueFrom(context.Background(), inventoryNodeObjectType(), models)
+	if diags.HasError() {
+		return types.MapNull(inventoryNodeObjectType()), diags
+	}
+	m, d := types.MapValue(inventoryNodeObjectType(), elems)
+	diags.Append(d...)
+	return m, diags
 }
 
 func inventoryTotalsValue(t kube.Totals) (types.Object, diag.Diagnostics) {
-	return types.ObjectValueFrom(context.Background(), inventoryTotalsObjectType().AttrTypes, inventoryTotalsModel{
-		Nodes: t.Nodes, GPUs: t.GPUs, Allocatable: t.Allocatable, Allocated: t.Allocated, Free: t.Free,
+	return types.ObjectValue(inventoryTotalsAttrTypes, map[string]attr.Value{
+		"nodes":       types.Int64Value(t.Nodes),
+		"gpus":        types.Int64Value(t.GPUs),
+		"allocatable": types.Int64Value(t.Allocatable),
+		"allocated":   types.Int64Value(t.Allocated),
+		"free":        types.Int64Value(t.Free),
 	})
+}
+
+// inventoryByProductValue is `by_product`: totals per GPU product.
+func inventoryByProductValue(byProduct map[string]kube.Totals) (types.Map, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := make(map[string]attr.Value, len(byProduct))
+	for product, t := range byProduct {
+		v, d := inventoryTotalsValue(t)
+		diags.Append(d...)
+		elems[product] = v
+	}
+	if diags.HasError() {
+		return types.MapNull(inventoryTotalsObjectType()), diags
+	}
+	m, d := types.MapValue(inventoryTotalsObjectType(), elems)
+	diags.Append(d...)
+	return m, diags
+}
+
+// setKubernetesOutputsNull nulls the outputs of source "kubernetes", for
+// the other sources.
+func (m *inventoryModel) setKubernetesOutputsNull() {
+	m.Nodes = types.MapNull(inventoryNodeObjectType())
+	m.Totals = types.ObjectNull(inventoryTotalsAttrTypes)
+	m.ByProduct = types.MapNull(inventoryTotalsObjectType())
 }

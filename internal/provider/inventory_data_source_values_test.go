@@ -1,0 +1,109 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
+)
+
+func TestInventoryNodesValueIsKeyedByName(t *testing.T) {
+	nodes := []kube.GPUNode{
+		{Name: "gpu-p5-0", Product: "NVIDIA-H100-80GB-HBM3", Count: 8, Allocatable: 8, Allocated: 3, Free: 5, Ready: true,
+			Labels: map[string]string{"pool": "training"}},
+		{Name: "gpu-g5-0", Product: "NVIDIA-A10G", Count: 1, Allocatable: 1, Free: 1},
+	}
+	withLabels, diags := inventoryNodesValue(nodes, true)
+	require.False(t, diags.HasError(), errorDetails(diags))
+	var decoded map[string]inventoryNodeTestModel
+	require.False(t, withLabels.ElementsAs(context.Background(), &decoded, false).HasError())
+	require.Equal(t, map[string]string{"pool": "training"}, decoded["gpu-p5-0"].Labels)
+	require.Equal(t, int64(5), decoded["gpu-p5-0"].Free)
+	require.Equal(t, "gpu-g5-0", decoded["gpu-g5-0"].Name)
+	require.NotNil(t, decoded["gpu-g5-0"].Labels, "with include_labels set, a node without kept labels has an empty map, not null")
+	require.Empty(t, decoded["gpu-g5-0"].Labels)
+
+	withoutLabels, diags := inventoryNodesValue(nodes, false)
+	require.False(t, diags.HasError(), errorDetails(diags))
+	labels := withoutLabels.Elements()["gpu-p5-0"].(types.Object).Attributes()["labels"]
+	require.True(t, labels.IsNull(), "without include_labels, labels are null even when the node has some")
+
+	empty, diags := inventoryNodesValue(nil, false)
+	require.False(t, diags.HasError())
+	require.False(t, empty.IsNull(), "no GPU node is an empty map, not null")
+	require.Empty(t, empty.Elements())
+}
+
+func TestInventoryByProductValue(t *testing.T) {
+	v, diags := inventoryByProductValue(map[string]kube.Totals{
+		"NVIDIA-H100-80GB-HBM3": {Nodes: 2, GPUs: 16, Allocatable: 16, Allocated: 3, Free: 13},
+		kube.UnknownProduct:     {Nodes: 1, GPUs: 4},
+	})
+	require.False(t, diags.HasError(), errorDetails(diags))
+	h100 := v.Elements()["NVIDIA-H100-80GB-HBM3"].(types.Object).Attributes()
+	require.Equal(t, map[string]attr.Value{
+		"nodes": types.Int64Value(2), "gpus": types.Int64Value(16), "allocatable": types.Int64Value(16),
+		"allocated": types.Int64Value(3), "free": types.Int64Value(13),
+	}, h100)
+	require.Contains(t, v.Elements(), kube.UnknownProduct)
+}
+
+// The value types must match the schema's: State.Set fails at run time
+// otherwise, which only an acceptance test would show.
+func TestInventoryValueTypesMatchTheSchema(t *testing.T) {
+	var resp datasource.SchemaResponse
+	NewInventoryDataSource().Schema(context.Background(), datasource.SchemaRequest{}, &resp)
+	require.False(t, resp.Diagnostics.HasError())
+	s := resp.Schema
+	require.Equal(t, types.MapType{ElemType: inventoryNodeObjectType()}, s.Attributes["nodes"].GetType())
+	require.Equal(t, inventoryTotalsObjectType(), s.Attributes["totals"].GetType())
+	require.Equal(t, types.MapType{ElemType: inventoryTotalsObjectType()}, s.Attributes["by_product"].GetType())
+}
+
+// BenchmarkInventoryNodesValue is the provider's share of building `nodes`
+// for 5,000 nodes, without labels and with 20 labels each.
+func BenchmarkInventoryNodesValue(b *testing.B) {
+	nodes := make([]kube.GPUNode, 5000)
+	for i := range nodes {
+		labels := map[string]string{}
+		for j := range 20 {
+			labels[fmt.Sprintf("example.com/label-%d", j)] = "value"
+		}
+		nodes[i] = kube.GPUNode{Name: fmt.Sprintf("gpu-%05d", i), Product: "NVIDIA-H100-80GB-HBM3", Count: 8, Labels: labels}
+	}
+	for _, withLabels := range []bool{false, true} {
+		b.Run(fmt.Sprintf("labels=%t", withLabels), func(b *testing.B) {
+			for b.Loop() {
+				if _, diags := inventoryNodesValue(nodes, withLabels); diags.HasError() {
+					b.Fatal(errorDetails(diags))
+				}
+			}
+		})
+	}
+}
+
+// inventoryNodeTestModel decodes one element of `nodes`.
+type inventoryNodeTestModel struct {
+	Name              string            `tfsdk:"name"`
+	InstanceType      string            `tfsdk:"instance_type"`
+	Product           string            `tfsdk:"product"`
+	Family            string            `tfsdk:"family"`
+	GPUCount          int64             `tfsdk:"gpu_count"`
+	Allocatable       int64             `tfsdk:"allocatable"`
+	Allocated         int64             `tfsdk:"allocated"`
+	Free              int64             `tfsdk:"free"`
+	MemoryMiB         int64             `tfsdk:"memory_mib"`
+	ComputeCapability string            `tfsdk:"compute_capability"`
+	DriverVersion     string            `tfsdk:"driver_version"`
+	CUDAVersion       string            `tfsdk:"cuda_version"`
+	MIGStrategy       string            `tfsdk:"mig_strategy"`
+	Ready             bool              `tfsdk:"ready"`
+	Schedulable       bool              `tfsdk:"schedulable"`
+	Labels            map[string]string `tfsdk:"labels"`
+}
