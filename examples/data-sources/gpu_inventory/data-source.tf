@@ -7,14 +7,28 @@ data "gpu_inventory" "big_gpus" {
     min_gpu_memory_gib = 40
     min_free_gpus      = 1
   }
+
+  # Labels are opt-in: keep only the ones used below (a key, or a prefix ending in "*").
+  include_labels = ["topology.kubernetes.io/zone"]
 }
 
 output "nodes_with_free_gpus" {
-  description = "Names of the nodes that have a free H100 or A100."
-  value       = [for node in data.gpu_inventory.big_gpus.nodes : node.name if node.free > 0]
+  description = "Names of the nodes that have a free H100 or A100, with their zone."
+  value       = { for name, node in data.gpu_inventory.big_gpus.nodes : name => lookup(node.labels, "topology.kubernetes.io/zone", "") }
 }
 
 output "free_gpus" {
   description = "Free GPUs on those nodes, in total."
   value       = data.gpu_inventory.big_gpus.totals.free
+}
+
+# A large fleet's GPU counts per product, without carrying every node.
+data "gpu_inventory" "fleet" {
+  source        = "kubernetes"
+  include_nodes = false
+}
+
+output "free_h100s" {
+  description = "Free H100 GPUs in the whole cluster."
+  value       = try(data.gpu_inventory.fleet.by_product["NVIDIA-H100-80GB-HBM3"].free, 0)
 }
