@@ -111,11 +111,13 @@ func Install(ctx context.Context, opts InstallOptions) error {
 	return errors.Join(errs...)
 }
 
-// DefaultJobs is how many builds Install runs at once: on 2 cores, two go
-// commands at once finished the demo set sooner than one after another (the
-// go command keeps the cores busy while compiling, but not while it loads
-// packages, downloads modules or links, and those overlap); more than two
-// only multiply memory (README.md, "First run", has the measurement).
+// DefaultJobs is how many builds Install runs at once: two where there
+// are two cores. Each go command already compiles on every core (-p
+// defaults to GOMAXPROCS, `go help build`), but not while it resolves
+// modules, downloads them or links a binary (one linker process, which for
+// kube-apiserver takes a minute); a second build fills those gaps. More than
+// two only multiplies memory. On 2 busy cores the demo set took 862 s this
+// way (README.md, "First run"); one after another was not measured.
 func DefaultJobs() int {
 	return min(2, runtime.NumCPU())
 }
