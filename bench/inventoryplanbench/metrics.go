@@ -11,8 +11,9 @@ import (
 )
 
 // inventoryListRequests sums the API server's apiserver_request_total for
-// LISTs of nodes and pods: its own count of the requests a read makes
-// (https://kubernetes.io/docs/reference/instrumentation/metrics/).
+// LISTs of nodes and pods (https://kubernetes.io/docs/reference/instrumentation/metrics/).
+// The metric has no client label: the difference across a plan includes
+// kwok's and the controllers' LISTs in that time, an upper bound.
 func inventoryListRequests(ctx context.Context, client kubernetes.Interface) (int64, error) {
 	body, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
