@@ -25,7 +25,7 @@ func inventoryListRequests(ctx context.Context, client kubernetes.Interface) (in
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `verb="LIST"`) ||
-			!(strings.Contains(line, `resource="nodes"`) || strings.Contains(line, `resource="pods"`)) {
+			(!strings.Contains(line, `resource="nodes"`) && !strings.Contains(line, `resource="pods"`)) {
 			continue
 		}
 		fields := strings.Fields(line)

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"time"
 )
 
 // report prints the median of each variant and the ratios against kubectl.
@@ -42,7 +41,7 @@ func median(rs []result) result {
 	s := slices.Clone(rs)
 	slices.SortFunc(s, func(a, b result) int { return int(a.wall - b.wall) })
 	m := s[len(s)/2]
-	var lo, hi time.Duration = s[0].wall, s[len(s)-1].wall
+	lo, hi := s[0].wall, s[len(s)-1].wall
 	m.variant = fmt.Sprintf("%s [%.2f–%.2f s]", m.variant, lo.Seconds(), hi.Seconds())
 	return m
 }

@@ -60,7 +60,7 @@ data "gpu_inventory" "sums_only" {
 						"nvidia.com/gpu.compute.major": knownvalue.StringExact("9"),
 						"nvidia.com/gpu.compute.minor": knownvalue.StringExact("0"),
 					})),
-					// "*" is the old behaviour: kubelet's labels too.
+					// "*" is what every plan carried before: kubelet's labels too.
 					nodeAt("data.gpu_inventory.every_label", p5, "labels", knownvalue.MapPartial(map[string]knownvalue.Check{
 						"kubernetes.io/hostname": knownvalue.StringExact(p5),
 						"nvidia.com/gpu.product": knownvalue.StringExact("NVIDIA-H100-80GB-HBM3"),

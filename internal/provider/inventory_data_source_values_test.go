@@ -31,7 +31,9 @@ func TestInventoryNodesValueIsKeyedByName(t *testing.T) {
 
 	withoutLabels, diags := inventoryNodesValue(nodes, false)
 	require.False(t, diags.HasError(), errorDetails(diags))
-	labels := withoutLabels.Elements()["gpu-p5-0"].(types.Object).Attributes()["labels"]
+	p5, ok := withoutLabels.Elements()["gpu-p5-0"].(types.Object)
+	require.True(t, ok)
+	labels := p5.Attributes()["labels"]
 	require.True(t, labels.IsNull(), "without include_labels, labels are null even when the node has some")
 
 	empty, diags := inventoryNodesValue(nil, false)
@@ -46,7 +48,9 @@ func TestInventoryByProductValue(t *testing.T) {
 		kube.UnknownProduct:     {Nodes: 1, GPUs: 4},
 	})
 	require.False(t, diags.HasError(), errorDetails(diags))
-	h100 := v.Elements()["NVIDIA-H100-80GB-HBM3"].(types.Object).Attributes()
+	h100Object, ok := v.Elements()["NVIDIA-H100-80GB-HBM3"].(types.Object)
+	require.True(t, ok)
+	h100 := h100Object.Attributes()
 	require.Equal(t, map[string]attr.Value{
 		"nodes": types.Int64Value(2), "gpus": types.Int64Value(16), "allocatable": types.Int64Value(16),
 		"allocated": types.Int64Value(3), "free": types.Int64Value(13),
