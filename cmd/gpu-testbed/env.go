@@ -32,16 +32,20 @@ func runEnv(_ context.Context, args []string) error {
 		fmt.Println(path)
 		return nil
 	}
-	if *terraformPath || *tofuPath {
+	if *terraformPath {
+		path, err := testbed.TerraformPath()
+		if err != nil {
+			return err
+		}
+		fmt.Println(path)
+		return nil
+	}
+	if *tofuPath {
 		bins, err := testbed.Binaries()
 		if err != nil {
 			return err
 		}
-		if *tofuPath {
-			fmt.Println(bins.Tofu)
-		} else {
-			fmt.Println(bins.Terraform)
-		}
+		fmt.Println(bins.Tofu)
 		return nil
 	}
 	state, err := runningTestbed(*dirArg)

@@ -85,6 +85,20 @@ func PackerPath() (string, error) {
 	return path, nil
 }
 
+// TerraformPath returns the path of the cached Terraform CLI, requiring
+// neither OpenTofu nor the control plane: what `make demo` needs, which does
+// not build OpenTofu. The error, a *MissingBinariesError, says how to build it.
+func TerraformPath() (string, error) {
+	paths, err := locateBinaries()
+	if err != nil {
+		return "", err
+	}
+	if !isExecutable(paths.Terraform) {
+		return "", &MissingBinariesError{Missing: []string{fmt.Sprintf("terraform (%s)", paths.Terraform)}}
+	}
+	return paths.Terraform, nil
+}
+
 func locateEtcd() string {
 	if path := os.Getenv("GPU_TESTBED_ETCD"); path != "" {
 		return path

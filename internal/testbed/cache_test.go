@@ -91,3 +91,17 @@ func TestTheClusterDoesNotNeedTerraform(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "terraform")
 }
+
+// make demo builds no OpenTofu: the Terraform CLI's path must not need it.
+func TestTerraformPathDoesNotNeedTofu(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("GPU_TESTBED_CACHE", root)
+	_, err := TerraformPath()
+	require.ErrorContains(t, err, "terraform")
+	dir := filepath.Join(root, "bin", "terraform-"+TerraformVersion)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "terraform"), []byte("#!/bin/sh\n"), 0o755))
+	got, err := TerraformPath()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "terraform"), got)
+}
