@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -66,8 +67,8 @@ func subscribe(informer cache.SharedIndexInformer, match func(runtime.Object) bo
 }
 
 // next returns the events queued since the last call, blocking until there
-// is one or ctx ends.
-func (s *subscription) next(ctx context.Context) ([]hubEvent, error) {
+// is one, wake fires (no events then; a nil wake never fires) or ctx ends.
+func (s *subscription) next(ctx context.Context, wake <-chan time.Time) ([]hubEvent, error) {
 	for {
 		s.mu.Lock()
 		events := s.queue
@@ -79,9 +80,15 @@ func (s *subscription) next(ctx context.Context) ([]hubEvent, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-wake:
+			return nil, nil
 		case <-s.signal:
 		}
 	}
 }
+
+// synced reports whether the informer's cache had been replayed to this
+// subscription (its first list included).
+func (s *subscription) synced() bool { return s.registration.HasSynced() }
 
 func (s *subscription) close() { _ = s.informer.RemoveEventHandler(s.registration) }

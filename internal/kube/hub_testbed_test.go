@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -334,4 +335,58 @@ func TestRefreshWorkloadsShareOneList(t *testing.T) {
 	live, err = RefreshWorkload(ctx, c, WorkloadRef{Kind: WorkloadJob, Namespace: ns, Name: "late"})
 	require.NoError(t, err)
 	require.NotNil(t, live, "a Job created before the read began is in its list")
+}
+
+// A Job created and deleted while no informer watched (before the Jobs
+// informer's first list, or during an outage) never reaches the cache, and
+// no event says it is gone: the wait asks the API server, and ends.
+func TestWorkloadWaitEndsForAJobDeletedBeforeTheInformerListed(t *testing.T) {
+	ns := hubNamespace(t, "hub-unseen")
+	c := hubCluster(t, &requestLog{}, 200*time.Millisecond)
+	spec, uid := hubJob(t, ns, "gone")
+	jobs := cluster.Client().BatchV1().Jobs(ns)
+	background := metav1.DeletePropagationBackground
+	require.NoError(t, jobs.Delete(context.Background(), spec.Name, metav1.DeleteOptions{PropagationPolicy: &background}))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.Eventually(t, func() bool {
+		_, err := jobs.Get(ctx, spec.Name, metav1.GetOptions{})
+		return err != nil
+	}, time.Minute, 20*time.Millisecond)
+
+	informer, release := c.informers().acquire(hubKey{hubJobs, ns})
+	defer release()
+	_, deleted, err := awaitObject(ctx, informer, watchedObject{ns, spec.Name, uid},
+		stillThere(jobs.Get, spec.Name, uid), func(*batchv1.Job) (bool, error) { return false, nil })
+	require.NoError(t, err)
+	require.True(t, deleted, "a Job the cache never held and the API server no longer has ends the wait as deleted")
+}
+
+// A Job the synced cache lacks but the API server has is not gone: the
+// wait goes on, and ends on the Job's own event.
+func TestWorkloadWaitKeepsWaitingForAJobTheCacheHasNotSeen(t *testing.T) {
+	ns := hubNamespace(t, "hub-lag")
+	c := hubCluster(t, &requestLog{}, 200*time.Millisecond)
+	spec, uid := hubJob(t, ns, "there")
+	jobs := cluster.Client().BatchV1().Jobs(ns)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	informer, release := c.informers().acquire(hubKey{hubJobs, ns})
+	defer release()
+	// A cache that never shows the Job: the informer's events are matched
+	// against another UID than the one the API server has under the name.
+	lagging := watchedObject{ns, spec.Name, uid + "-not-yet"}
+	waitCtx, stop := context.WithTimeout(ctx, 3*time.Second)
+	defer stop()
+	_, deleted, err := awaitObject(waitCtx, informer, lagging,
+		stillThere(func(ctx context.Context, name string, o metav1.GetOptions) (*batchv1.Job, error) {
+			j, err := jobs.Get(ctx, name, o)
+			if j != nil {
+				j.UID = lagging.uid
+			}
+			return j, err
+		}, spec.Name, lagging.uid),
+		func(*batchv1.Job) (bool, error) { return true, nil })
+	require.False(t, deleted, "an object the API server still has is not deleted")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the wait goes on while the object exists")
 }

@@ -81,7 +81,7 @@ func waitJobComplete(ctx context.Context, c *Cluster, spec WorkloadSpec) (*batch
 		jobs, release := c.informers().acquire(hubKey{hubJobs, spec.Namespace})
 		defer release()
 		err = watchingScheduling(ctx, c, spec, selector, func(ctx context.Context) error {
-			seen, deleted, err := awaitObject(ctx, jobs, watchedObject{spec.Namespace, spec.Name, job.UID}, func(j *batchv1.Job) (bool, error) {
+			seen, deleted, err := awaitObject(ctx, jobs, watchedObject{spec.Namespace, spec.Name, job.UID}, stillThere(c.client.BatchV1().Jobs(spec.Namespace).Get, spec.Name, job.UID), func(j *batchv1.Job) (bool, error) {
 				return finished(j), nil
 			})
 			if seen != nil {
@@ -120,7 +120,7 @@ func waitDeploymentRolledOut(ctx context.Context, c *Cluster, spec WorkloadSpec)
 	defer release()
 	var last *appsv1.Deployment
 	err = watchingScheduling(ctx, c, spec, selector, func(ctx context.Context) error {
-		seen, deleted, err := awaitObject(ctx, deps, watchedObject{spec.Namespace, spec.Name, current.UID}, func(d *appsv1.Deployment) (bool, error) {
+		seen, deleted, err := awaitObject(ctx, deps, watchedObject{spec.Namespace, spec.Name, current.UID}, stillThere(c.client.AppsV1().Deployments(spec.Namespace).Get, spec.Name, current.UID), func(d *appsv1.Deployment) (bool, error) {
 			if d.Generation < current.Generation {
 				return false, nil
 			}
@@ -188,7 +188,7 @@ func watchingScheduling(ctx context.Context, c *Cluster, spec WorkloadSpec, podS
 		defer close(watched)
 		req := spec.GPURequest()
 		for {
-			events, err := sub.next(ctx)
+			events, err := sub.next(ctx, nil)
 			if err != nil {
 				return // the wait finished, or timed out and explains itself
 			}
