@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"slices"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -49,32 +48,16 @@ func nodeFacts(ctx context.Context, c *Cluster, resource corev1.ResourceName) ([
 	if nodes == nil || pods == nil {
 		return ListNodeFacts(ctx, c.client, resource)
 	}
-	var facts []NodeFacts
-	index := map[string]int{}
+	tally := newNodeFactsTally(resource)
 	for _, item := range nodes.GetStore().List() {
 		if node, ok := item.(*corev1.Node); ok {
-			index[node.Name] = len(facts)
-			facts = append(facts, nodeFactsFrom(node, resource))
+			tally.addNode(node)
 		}
 	}
-	// As ListNodeFacts counts them: what bound, unfinished pods request.
 	for _, item := range pods.GetStore().List() {
-		pod, ok := item.(*corev1.Pod)
-		if !ok {
-			continue
-		}
-		j, ok := index[pod.Spec.NodeName]
-		if !ok {
-			continue
-		}
-		facts[j].Free -= podResourceRequest(pod, resource)
-		if facts[j].DevicePluginPod == "" && isDevicePluginPod(pod) {
-			facts[j].DevicePluginPod = pod.Namespace + "/" + pod.Name
+		if pod, ok := item.(*corev1.Pod); ok {
+			tally.addPod(pod)
 		}
 	}
-	for i := range facts {
-		facts[i].Free = max(facts[i].Free, 0)
-	}
-	sort.Slice(facts, func(i, j int) bool { return facts[i].Name < facts[j].Name })
-	return facts, nil
+	return tally.facts(), nil
 }

@@ -17,34 +17,56 @@ import (
 // plugin runs there, for Diagnose. Like ListInventory it makes one
 // paginated LIST of nodes and one of pods.
 func ListNodeFacts(ctx context.Context, client kubernetes.Interface, resource corev1.ResourceName) ([]NodeFacts, error) {
-	var facts []NodeFacts
-	index := map[string]int{}
-	err := forEachNode(ctx, client, DefaultPageSize, "", func(node *corev1.Node) {
-		f := nodeFactsFrom(node, resource)
-		index[f.Name] = len(facts)
-		facts = append(facts, f)
-	})
-	if err != nil {
+	tally := newNodeFactsTally(resource)
+	if err := forEachNode(ctx, client, DefaultPageSize, "", tally.addNode); err != nil {
 		return nil, err
 	}
-	err = forEachBoundActivePod(ctx, client, DefaultPageSize, func(pod *corev1.Pod) {
-		j, ok := index[pod.Spec.NodeName]
-		if !ok {
-			return
-		}
-		facts[j].Free -= podResourceRequest(pod, resource)
-		if facts[j].DevicePluginPod == "" && isDevicePluginPod(pod) {
-			facts[j].DevicePluginPod = pod.Namespace + "/" + pod.Name
-		}
-	})
-	if err != nil {
+	if err := forEachBoundActivePod(ctx, client, DefaultPageSize, tally.addPod); err != nil {
 		return nil, err
 	}
-	for i := range facts {
-		facts[i].Free = max(facts[i].Free, 0)
+	return tally.facts(), nil
+}
+
+// nodeFactsTally adds up NodeFacts from every node and then every bound,
+// unfinished pod (nonTerminatedBoundPods), whether they come from LISTs
+// (ListNodeFacts) or from the hub's caches (nodeFacts).
+type nodeFactsTally struct {
+	resource corev1.ResourceName
+	all      []NodeFacts
+	index    map[string]int // node name -> position in all
+}
+
+func newNodeFactsTally(resource corev1.ResourceName) *nodeFactsTally {
+	return &nodeFactsTally{resource: resource, index: map[string]int{}}
+}
+
+// addNode adds a node, with all of its allocatable resource free.
+func (t *nodeFactsTally) addNode(node *corev1.Node) {
+	t.index[node.Name] = len(t.all)
+	t.all = append(t.all, nodeFactsFrom(node, t.resource))
+}
+
+// addPod takes what pod requests off its node's free resource, and notes
+// the node's device-plugin pod. Add the nodes first: a pod on a node not
+// added is ignored.
+func (t *nodeFactsTally) addPod(pod *corev1.Pod) {
+	j, ok := t.index[pod.Spec.NodeName]
+	if !ok {
+		return
 	}
-	sort.Slice(facts, func(i, j int) bool { return facts[i].Name < facts[j].Name })
-	return facts, nil
+	t.all[j].Free -= podResourceRequest(pod, t.resource)
+	if t.all[j].DevicePluginPod == "" && isDevicePluginPod(pod) {
+		t.all[j].DevicePluginPod = pod.Namespace + "/" + pod.Name
+	}
+}
+
+// facts is the tally, free never below zero, sorted by node name.
+func (t *nodeFactsTally) facts() []NodeFacts {
+	for i := range t.all {
+		t.all[i].Free = max(t.all[i].Free, 0)
+	}
+	sort.Slice(t.all, func(i, j int) bool { return t.all[i].Name < t.all[j].Name })
+	return t.all
 }
 
 func nodeFactsFrom(node *corev1.Node, resource corev1.ResourceName) NodeFacts {
