@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/gpuinfra/terraform-provider-gpu/bench/benchtf"
 )
 
 // benchNamespace holds the benchmark's Jobs.
@@ -22,8 +24,7 @@ func (t terraformRun) writeConfig(kubeconfig string, jobs int) error {
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return err
 	}
-	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"gpuinfra/gpu\" = %q\n  }\n  direct {}\n}\n", t.pluginDir)
-	if err := os.WriteFile(filepath.Join(t.dir, "terraformrc"), []byte(rc), 0o644); err != nil {
+	if err := benchtf.WriteDevOverrides(t.dir, t.pluginDir); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -66,7 +67,7 @@ resource "gpu_workload" "job" {
 func (t terraformRun) run(ctx context.Context, args ...string) error {
 	cmd := exec.CommandContext(ctx, t.binary, append([]string{"-chdir=" + t.dir}, append(args, "-no-color")...)...)
 	cmd.Env = append(os.Environ(),
-		"TF_CLI_CONFIG_FILE="+filepath.Join(t.dir, "terraformrc"),
+		"TF_CLI_CONFIG_FILE="+filepath.Join(t.dir, benchtf.CLIConfigName),
 		"TF_LOG_PROVIDER=DEBUG",
 		"TF_LOG_PATH="+t.logPath,
 		"TF_IN_AUTOMATION=1",

@@ -14,10 +14,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
+	"github.com/gpuinfra/terraform-provider-gpu/bench/benchtf"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
@@ -55,11 +55,8 @@ func run(nodes, pods, runs int) error {
 
 	fmt.Println("building the provider")
 	realProvider := filepath.Join(work, "provider", "terraform-provider-gpu")
-	build := exec.CommandContext(ctx, "go", "build", "-o", realProvider, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the provider: %w", err)
+	if err := benchtf.BuildProvider(ctx, realProvider, "CGO_ENABLED=0"); err != nil {
+		return err
 	}
 	pluginDir, err := writeProviderWrapper(work, realProvider)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/bench/benchtf"
 )
 
 // variants are the gpu_inventory arguments each plan reads all nodes with.
@@ -32,8 +34,7 @@ func (t terraformPlan) writeConfig(kubeconfig, arguments string) error {
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return err
 	}
-	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"gpuinfra/gpu\" = %q\n  }\n  direct {}\n}\n", t.pluginDir)
-	if err := os.WriteFile(filepath.Join(t.dir, "terraformrc"), []byte(rc), 0o644); err != nil {
+	if err := benchtf.WriteDevOverrides(t.dir, t.pluginDir); err != nil {
 		return err
 	}
 	config := fmt.Sprintf(`terraform {
@@ -95,7 +96,7 @@ func (t terraformPlan) run(ctx context.Context) (result, error) {
 	_ = os.Remove(rssPath)
 	cmd := exec.CommandContext(ctx, t.binary, "-chdir="+t.dir, "plan", "-input=false", "-no-color", "-lock=false")
 	cmd.Env = append(os.Environ(),
-		"TF_CLI_CONFIG_FILE="+filepath.Join(t.dir, "terraformrc"),
+		"TF_CLI_CONFIG_FILE="+filepath.Join(t.dir, benchtf.CLIConfigName),
 		"TF_LOG_PROVIDER=DEBUG",
 		"TF_LOG_PATH="+logPath,
 		"TF_IN_AUTOMATION=1",

@@ -10,10 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
+	"github.com/gpuinfra/terraform-provider-gpu/bench/benchtf"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/awsemu"
@@ -51,10 +51,8 @@ func run(nodes int, instanceType string, runs int) error {
 
 	fmt.Println("building the provider")
 	pluginDir := filepath.Join(work, "plugins")
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(pluginDir, "terraform-provider-gpu"), ".")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the provider: %w", err)
+	if err := benchtf.BuildProvider(ctx, filepath.Join(pluginDir, "terraform-provider-gpu")); err != nil {
+		return err
 	}
 
 	fmt.Println("starting the testbed (AWS emulator, then Kubernetes)")

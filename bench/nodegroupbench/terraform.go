@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/gpuinfra/terraform-provider-gpu/bench/benchtf"
 )
 
 // nodeGroupName is the benchmark's node group.
@@ -24,8 +26,7 @@ func (t terraformRun) writeConfig(clusterName, instanceType string, nodes int) e
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return err
 	}
-	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"gpuinfra/gpu\" = %q\n  }\n  direct {}\n}\n", t.pluginDir)
-	if err := os.WriteFile(filepath.Join(t.dir, "terraformrc"), []byte(rc), 0o644); err != nil {
+	if err := benchtf.WriteDevOverrides(t.dir, t.pluginDir); err != nil {
 		return err
 	}
 	config := fmt.Sprintf(`terraform {
@@ -69,7 +70,7 @@ resource "gpu_node_group" "bench" {
 func (t terraformRun) run(ctx context.Context, args ...string) error {
 	cmd := exec.CommandContext(ctx, t.binary, append([]string{"-chdir=" + t.dir}, append(args, "-no-color")...)...)
 	cmd.Env = append(os.Environ(),
-		"TF_CLI_CONFIG_FILE="+filepath.Join(t.dir, "terraformrc"),
+		"TF_CLI_CONFIG_FILE="+filepath.Join(t.dir, benchtf.CLIConfigName),
 		"TF_IN_AUTOMATION=1",
 		"CHECKPOINT_DISABLE=1",
 		"KUBECONFIG=/dev/null",
