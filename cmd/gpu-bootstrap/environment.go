@@ -18,6 +18,9 @@ type environment struct {
 	// openGPUs returns the NVML view of the machine; sysfsRoot holds
 	// bus/pci/devices.
 	openGPUs func(sysfsRoot string) nvml.Library
+	// openTelemetry returns the NVML view the monitoring commands (monitor,
+	// metrics, select) sample.
+	openTelemetry func(sysfsRoot string) nvml.Telemetry
 	// runner runs commands for apply (plan and --dry-run never run any
 	// that change the host).
 	runner bootstrap.Runner
@@ -30,6 +33,9 @@ func osEnvironment() environment {
 		getenv: os.Getenv,
 		now:    time.Now,
 		openGPUs: func(sysfsRoot string) nvml.Library {
+			return nvml.New(nvml.Options{SysfsRoot: sysfsRoot})
+		},
+		openTelemetry: func(sysfsRoot string) nvml.Telemetry {
 			return nvml.New(nvml.Options{SysfsRoot: sysfsRoot})
 		},
 		runner: bootstrap.ExecRunner{},

@@ -23,19 +23,21 @@ import (
 func testEnv(fleet *nvmltest.Fleet, vars map[string]string) (environment, *bytes.Buffer, *bytes.Buffer, *bootstrap.RecordingRunner) {
 	var stdout, stderr bytes.Buffer
 	runner := &bootstrap.RecordingRunner{}
+	openNVML := func(sysfsRoot string) *nvml.GPUs {
+		lib := gonvml.New(gonvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))
+		if fleet != nil {
+			lib = fleet.Server
+		}
+		return nvml.New(nvml.Options{Lib: lib, SysfsRoot: sysfsRoot})
+	}
 	env := environment{
 		stdout: &stdout,
 		stderr: &stderr,
 		getenv: func(key string) string { return vars[key] },
 		now:    func() time.Time { return time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC) },
-		openGPUs: func(sysfsRoot string) nvml.Library {
-			lib := gonvml.New(gonvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1"))
-			if fleet != nil {
-				lib = fleet.Server
-			}
-			return nvml.New(nvml.Options{Lib: lib, SysfsRoot: sysfsRoot})
-		},
-		runner: runner,
+		openGPUs:      func(sysfsRoot string) nvml.Library { return openNVML(sysfsRoot) },
+		openTelemetry: func(sysfsRoot string) nvml.Telemetry { return openNVML(sysfsRoot) },
+		runner:        runner,
 	}
 	return env, &stdout, &stderr, runner
 }
