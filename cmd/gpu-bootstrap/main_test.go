@@ -31,10 +31,10 @@ func testEnv(fleet *nvmltest.Fleet, vars map[string]string) (environment, *bytes
 		return nvml.New(nvml.Options{Lib: lib, SysfsRoot: sysfsRoot})
 	}
 	env := environment{
-		stdout: &stdout,
-		stderr: &stderr,
-		getenv: func(key string) string { return vars[key] },
-		now:    func() time.Time { return time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC) },
+		stdout:        &stdout,
+		stderr:        &stderr,
+		getenv:        func(key string) string { return vars[key] },
+		now:           func() time.Time { return time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC) },
 		openGPUs:      func(sysfsRoot string) nvml.Library { return openNVML(sysfsRoot) },
 		openTelemetry: func(sysfsRoot string) nvml.Telemetry { return openNVML(sysfsRoot) },
 		runner:        runner,
