@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 )
@@ -201,5 +202,26 @@ func TestMonitorStopsAfterItsDuration(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "Summary: ") || strings.HasPrefix(stdout.String(), "timestamp") {
 		t.Errorf("csv,noheader: stdout must start with data and the summary go to stderr\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+}
+
+func TestMonitorLiveViewRedrawsInPlace(t *testing.T) {
+	var screen bytes.Buffer
+	live := &liveOutput{w: &screen, interval: time.Second}
+	s := twoGPUs()
+	s.Time = time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	live.sample(s, nil)
+	live.event(nvml.Event{Time: s.Time, Kind: nvml.EventXID, GPUIndex: 1, XID: 79, Detail: "the GPU has fallen off the bus", GPUInstanceID: -1})
+	frames := strings.Split(screen.String(), "\x1b[H\x1b[2J")
+	if len(frames) != 3 || frames[0] != "" {
+		t.Fatalf("want two frames, each after a cursor-home and clear-screen: %q", screen.String())
+	}
+	for _, want := range []string{"gpu-bootstrap monitor: every 1s; Ctrl-C stops and prints a summary", "NVIDIA H100 80GB HBM3", "30 %"} {
+		if !strings.Contains(frames[1], want) {
+			t.Errorf("first frame lacks %q:\n%s", want, frames[1])
+		}
+	}
+	if !strings.Contains(frames[2], "Recent events:\n  2026/11/26 08:00:00.000 GPU 1 XID 79: the GPU has fallen off the bus") {
+		t.Errorf("an event does not redraw the frame with it:\n%s", frames[2])
 	}
 }
