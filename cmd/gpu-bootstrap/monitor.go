@@ -96,8 +96,10 @@ func runMonitor(ctx context.Context, args []string, env environment) int {
 		first.GPUs = slices.DeleteFunc(first.GPUs, func(g nvml.GPUSample) bool { return !slices.Contains(indices, g.Index) })
 	}
 
+	// Ending the run ends the event watch too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if f.duration > 0 {
-		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
 		defer cancel()
 	}
@@ -172,9 +174,10 @@ func (m *monitor) record(s nvml.TelemetrySample) {
 	m.out.sample(s, derived)
 }
 
-// event prints an NVML event on a watched GPU, with its meaning.
+// event prints an NVML event on a watched GPU (or on one NVML could not
+// name), with its meaning.
 func (m *monitor) event(ev nvml.Event) {
-	if !slices.Contains(m.watched, ev.GPUIndex) {
+	if ev.GPUIndex >= 0 && !slices.Contains(m.watched, ev.GPUIndex) {
 		return
 	}
 	if ev.Time.IsZero() {

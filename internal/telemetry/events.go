@@ -107,6 +107,9 @@ func EventLine(ev nvml.Event) string {
 		what = string(ev.Kind)
 	}
 	where := fmt.Sprintf("GPU %d", ev.GPUIndex)
+	if ev.GPUIndex < 0 {
+		where = "a GPU NVML did not identify"
+	}
 	if ev.GPUInstanceID >= 0 {
 		where += fmt.Sprintf(" (MIG GI %d", ev.GPUInstanceID)
 		if ev.ComputeInstanceID >= 0 {

@@ -82,6 +82,11 @@ func findings(s Summary) []string {
 			out = append(out, fmt.Sprintf("GPU %d idle throughout while processes held %s on it", g.Index, GiB(g.ProcessMemoryMaxMiB)))
 		}
 	}
+	for _, ev := range s.Events {
+		if ev.Kind == nvml.EventXID && ev.GPUIndex < 0 {
+			out = append(out, fmt.Sprintf("a GPU NVML did not identify reported XID %d: %s", ev.XID, describeXID(ev.XID)))
+		}
+	}
 	return out
 }
 

@@ -106,13 +106,17 @@ func (r *Recorder) AddEvent(ev nvml.Event) nvml.Event {
 
 func (r *Recorder) record(ev nvml.Event) {
 	r.eventCounts[ev.Kind]++
-	rec := r.gpu(ev.GPUIndex)
-	if rec.uuid == "" {
-		rec.uuid = ev.UUID
+	if ev.Kind == nvml.EventThrottleStart || ev.Kind == nvml.EventThrottleStop {
+		return // summarized as time shares
+	}
+	r.events = append(r.events, ev)
+	// An event on a GPU no sample listed (NVML could not say which) is
+	// kept in the list but has no GPU to be counted on.
+	rec, ok := r.gpus[ev.GPUIndex]
+	if !ok {
+		return
 	}
 	switch ev.Kind {
-	case nvml.EventThrottleStart, nvml.EventThrottleStop:
-		return // summarized as time shares
 	case nvml.EventXID:
 		if rec.xids == nil {
 			rec.xids = map[uint64]int{}
@@ -124,7 +128,6 @@ func (r *Recorder) record(ev nvml.Event) {
 			rec.lostAt = &at
 		}
 	}
-	r.events = append(r.events, ev)
 }
 
 func (r *Recorder) gpu(index int) *gpuRecord {

@@ -188,3 +188,19 @@ func TestSummaryText(t *testing.T) {
 		}
 	}
 }
+
+func TestAnEventNVMLCouldNotPlaceIsKeptWithoutAGPU(t *testing.T) {
+	r := NewRecorder()
+	r.AddSample(sample(0, a100(0)))
+	ev := r.AddEvent(nvml.Event{Time: t0, Kind: nvml.EventXID, GPUIndex: -1, XID: 999, GPUInstanceID: -1, ComputeInstanceID: -1})
+	if got := EventLine(ev); got != "2026/11/26 08:00:00.123 a GPU NVML did not identify XID 999: an XID NVML could not identify; the kernel log (dmesg, journalctl -k) has its number" {
+		t.Errorf("event line %q", got)
+	}
+	s := r.Summary()
+	if len(s.GPUs) != 1 || len(s.Events) != 1 || s.EventCounts[nvml.EventXID] != 1 {
+		t.Errorf("summary: %d GPUs, events %+v, counts %v; want GPU 0 alone and the event kept", len(s.GPUs), s.Events, s.EventCounts)
+	}
+	if want := "a GPU NVML did not identify reported XID 999: an XID NVML could not identify; the kernel log (dmesg, journalctl -k) has its number"; strings.Join(s.Findings, "\n") != want {
+		t.Errorf("findings %q, want %q", s.Findings, want)
+	}
+}

@@ -36,6 +36,8 @@ var xidMeanings = map[uint64]string{
 	140: "uncorrectable ECC error that escaped containment; reset the GPU",
 	143: "GPU initialization failed; reset the GPU",
 	154: "the driver changed the GPU's recovery action (reset, reboot or drain); see the XID before it",
+	// NVML reports 999 for an XID it has no number for.
+	999: "an XID NVML could not identify; the kernel log (dmesg, journalctl -k) has its number",
 }
 
 // XIDMeaning says what an XID usually means; ok is false for XIDs this
