@@ -1,0 +1,81 @@
+// Package dcgm serves GPU telemetry read through NVML as dcgm-exporter
+// does: Prometheus text exposition (format 0.0.4) with dcgm-exporter's metric
+// names, types and labels, so dashboards and alerts written for
+// dcgm-exporter (NVIDIA's Grafana dashboard 12239 among them) work on a
+// machine that has the driver but not DCGM. `gpu-bootstrap metrics` is its
+// command.
+//
+// What it emits. Only names from dcgm-exporter's default counters
+// (etc/default-counters.csv, commented lines included, as of release
+// 3.3.6-3.4.2; testdata/dcgm-exporter-counters.txt holds the list, and a
+// test fails on any other name or type), in DCGM's units:
+//
+//   - DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_MEM_CLOCK (gauge, MHz)
+//   - DCGM_FI_DEV_GPU_TEMP, DCGM_FI_DEV_MEMORY_TEMP (gauge, °C)
+//   - DCGM_FI_DEV_POWER_USAGE (gauge, W)
+//   - DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (counter, mJ since the driver loaded)
+//   - DCGM_FI_DEV_PCIE_REPLAY_COUNTER (counter)
+//   - DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_MEM_COPY_UTIL, DCGM_FI_DEV_ENC_UTIL,
+//     DCGM_FI_DEV_DEC_UTIL (gauge, %)
+//   - DCGM_FI_DEV_XID_ERRORS (gauge): the last XID NVML reported for the GPU
+//     since the exporter started, with err_code and err_msg labels; absent
+//     until the first XID, as DCGM leaves the field blank until then
+//   - DCGM_FI_DEV_POWER_VIOLATION, _THERMAL_, _SYNC_BOOST_, _BOARD_LIMIT_,
+//     _LOW_UTIL_ and _RELIABILITY_VIOLATION (counter, ns: DCGM stores NVML's
+//     nanoseconds unconverted, "Power Violation time in ns" in dcgm_fields.h
+//     since DCGM 4.1; older help texts said us)
+//   - DCGM_FI_DEV_FB_FREE, DCGM_FI_DEV_FB_USED (gauge, MiB)
+//   - DCGM_FI_DEV_ECC_SBE_VOL_TOTAL, _DBE_VOL_, _SBE_AGG_, _DBE_AGG_TOTAL
+//     (counter, errors; SBE = corrected, DBE = uncorrected)
+//   - DCGM_FI_DEV_RETIRED_SBE, DCGM_FI_DEV_RETIRED_DBE (counter, pages),
+//     DCGM_FI_DEV_RETIRED_PENDING (counter typed, 0 or 1, as DCGM fills it)
+//   - DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, _CRC_DATA_, _REPLAY_,
+//     _RECOVERY_ERROR_COUNT_TOTAL (counter, summed over the GPU's links)
+//   - DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS,
+//     DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS (counter, rows),
+//     DCGM_FI_DEV_ROW_REMAP_FAILURE (gauge, 0 or 1)
+//
+// A reading NVML does not give for a GPU (not supported, no permission) has
+// no series: never a zero standing in for "unknown".
+//
+// Labels, in dcgm-exporter's order: gpu (NVML index), UUID, pci_bus_id (NVML's
+// spelling, "00000000:07:00.0"), device ("nvidia<index>"), modelName, for a
+// MIG instance GPU_I_PROFILE and GPU_I_ID, Hostname (NODE_NAME, else the host
+// name), DCGM_FI_DRIVER_VERSION (dcgm-exporter's default counters make the
+// driver version a label), and on a Kubernetes node container, namespace and
+// pod for the devices a container holds (package podresources).
+//
+// MIG: the GPU's series stay on the GPU (temperature, power, clocks, ECC are
+// the GPU's, whatever its instances); each GPU instance gets a
+// DCGM_FI_DEV_FB_USED series with GPU_I_PROFILE and GPU_I_ID, the one reading
+// NVML gives per instance. NVML gives no per-instance utilization, so there
+// is none.
+//
+// A GPU NVML reports lost (fallen off the bus) loses its series, as DCGM
+// blanks a lost GPU's fields; its DCGM_FI_DEV_XID_ERRORS stays, holding the
+// last XID (79, usually), as DCGM keeps the last XID.
+//
+// What it does not reproduce. Names in the list it cannot fill:
+//
+//   - DCGM_FI_DEV_PCIE_TX_THROUGHPUT, DCGM_FI_DEV_PCIE_RX_THROUGHPUT: NVML's
+//     PCIe throughput is a KB/s rate over a 20 ms window, not a total;
+//     dcgm-exporter typed that rate "counter" until it dropped the names
+//     (release 3.3.7-3.5.0) for the DCP fields DCGM_FI_PROF_PCIE_TX/RX_BYTES.
+//     Summing 20 ms glimpses into a total would invent traffic nobody measured.
+//   - DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL: the sample carries NVLink error
+//     counters, not NVLink traffic counters.
+//   - DCGM_FI_DEV_VGPU_LICENSE_STATUS: vGPU guest licensing is not sampled.
+//
+// And names outside the list, never emitted: the DCGM_FI_PROF_* profiling
+// (DCP) fields (GR_ENGINE_ACTIVE, SM_ACTIVE, SM_OCCUPANCY, PIPE_TENSOR_ACTIVE,
+// DRAM_ACTIVE, PIPE_FP64/FP32/FP16_ACTIVE, PCIE_TX/RX_BYTES, NVLINK_TX/RX_BYTES),
+// which need DCGM's profiling module and hardware counters NVML does not
+// expose (the dashboard's "Tensor Core Utilization" panel stays empty);
+// dcgm-exporter's own DCGM_EXP_* metrics; DCGM_FI_DEV_FB_RESERVED, added to
+// the defaults after the list was taken. No Go runtime or process metrics
+// either: the endpoint is DCGM names only.
+//
+// Scrapes are cheap and never run NVML at once: Exporter keeps the last pass
+// (one Sample and, on a Kubernetes node, one PodResources List) for MaxAge,
+// and scrapers that arrive while a pass runs wait for it and share it.
+package dcgm
