@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -15,6 +16,10 @@ type Options struct {
 	Lib gonvml.Interface
 	// SysfsRoot is the directory holding bus/pci/devices; "" means /sys.
 	SysfsRoot string
+	// Now stamps telemetry samples and events; nil means time.Now. Tests
+	// pass nvmltest's virtual clock (Fleet.Now), so that rates computed
+	// between samples follow the scripted GPUs.
+	Now func() time.Time
 }
 
 // GPUs implements Library over go-nvml. NVML is initialized lazily, on the
@@ -24,10 +29,18 @@ type Options struct {
 type GPUs struct {
 	lib       gonvml.Interface
 	sysfsRoot string
+	now       func() time.Time
 
 	mu          sync.Mutex
 	initialized bool   // Init succeeded and Shutdown has not been called
 	reason      string // why the last Init failed
+	// telemetry is what Sample remembers between calls (sample-buffer
+	// timestamps, readings a GPU does not support); it lives as long as
+	// one NVML initialization.
+	telemetry telemetryState
+	// watches are the running WatchEvents loops; Close ends them before
+	// it shuts NVML down.
+	watches watches
 }
 
 var _ Library = (*GPUs)(nil)
@@ -44,18 +57,25 @@ func New(opts Options) *GPUs {
 	if root == "" {
 		root = "/sys"
 	}
-	return &GPUs{lib: lib, sysfsRoot: root}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &GPUs{lib: lib, sysfsRoot: root, now: now}
 }
 
-// Close shuts NVML down if it was initialized. It is safe to call more than
-// once; a later Snapshot initializes NVML again.
+// Close ends every WatchEvents loop (their channels close), then shuts NVML
+// down if it was initialized. It is safe to call more than once; a later
+// Snapshot or Sample initializes NVML again.
 func (g *GPUs) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.watches.stopAll()
 	if !g.initialized {
 		return nil
 	}
 	g.initialized = false
+	g.telemetry = telemetryState{}
 	if ret := callReturn(g.lib.Shutdown); ret != gonvml.SUCCESS && ret != gonvml.ERROR_FUNCTION_NOT_FOUND {
 		return fmt.Errorf("shutting down NVML: %w", ret)
 	}

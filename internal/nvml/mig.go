@@ -45,21 +45,41 @@ func readMIGState(dev gonvml.Device, totalMiB uint64) (MIG, gonvml.Return) {
 		if !ok {
 			devices = migDevicesByInstance(dev, totalBytes)
 		}
-		sort.Slice(devices, func(i, j int) bool {
-			if devices[i].GPUInstanceID != devices[j].GPUInstanceID {
-				return devices[i].GPUInstanceID < devices[j].GPUInstanceID
-			}
-			return devices[i].ComputeInstanceID < devices[j].ComputeInstanceID
-		})
+		sort.Slice(devices, func(i, j int) bool { return migLess(devices[i], devices[j]) })
 		m.Devices = devices
 	}
 	return m, gonvml.SUCCESS
+}
+
+// migLess orders MIG devices by GPU instance, then compute instance.
+func migLess(a, b MIGDevice) bool {
+	if a.GPUInstanceID != b.GPUInstanceID {
+		return a.GPUInstanceID < b.GPUInstanceID
+	}
+	return a.ComputeInstanceID < b.ComputeInstanceID
 }
 
 // migDevicesByHandle lists MIG devices the way `nvidia-smi -L` does, through
 // MIG device handles, which needs no privilege. ok is false when the binding
 // does not offer MIG device handles.
 func migDevicesByHandle(dev gonvml.Device, totalBytes uint64) (devices []MIGDevice, ok bool) {
+	handles, ok := migHandles(dev, totalBytes)
+	for _, h := range handles {
+		devices = append(devices, h.MIGDevice)
+	}
+	return devices, ok
+}
+
+// migHandle is a MIG device with its handle and the memory reading its
+// listing took (nil when NVML did not give one).
+type migHandle struct {
+	MIGDevice
+	dev    gonvml.Device
+	memory *gonvml.Memory
+}
+
+// migHandles walks the MIG device handles of dev (migDevicesByHandle).
+func migHandles(dev gonvml.Device, totalBytes uint64) (handles []migHandle, ok bool) {
 	count, ret := call1(dev.GetMaxMigDeviceCount)
 	if ret != gonvml.SUCCESS {
 		return nil, false
@@ -77,20 +97,21 @@ func migDevicesByHandle(dev gonvml.Device, totalBytes uint64) (devices []MIGDevi
 		if ret1 != gonvml.SUCCESS || ret2 != gonvml.SUCCESS {
 			continue
 		}
-		d := MIGDevice{GPUInstanceID: gi, ComputeInstanceID: ci}
+		h := migHandle{MIGDevice: MIGDevice{GPUInstanceID: gi, ComputeInstanceID: ci}, dev: mig}
 		if uuid, ret := call1(mig.GetUUID); ret == gonvml.SUCCESS {
-			d.UUID = uuid
+			h.UUID = uuid
 		}
 		if attrs, ret := call1(mig.GetAttributes); ret == gonvml.SUCCESS {
-			d.Profile = profileName(attrs.GpuInstanceSliceCount, attrs.ComputeInstanceSliceCount, attrs.MemorySizeMB, totalBytes, "")
-			d.MemoryMiB = attrs.MemorySizeMB
+			h.Profile = profileName(attrs.GpuInstanceSliceCount, attrs.ComputeInstanceSliceCount, attrs.MemorySizeMB, totalBytes, "")
+			h.MemoryMiB = attrs.MemorySizeMB
 		}
 		if mem, ret := call1(mig.GetMemoryInfo); ret == gonvml.SUCCESS {
-			d.MemoryMiB = mem.Total / mib
+			h.MemoryMiB = mem.Total / mib
+			h.memory = &mem
 		}
-		devices = append(devices, d)
+		handles = append(handles, h)
 	}
-	return devices, true
+	return handles, true
 }
 
 // migDevicesByInstance lists MIG devices by walking GPU instances and their
