@@ -30,6 +30,7 @@ func commands() []command {
 		{"apply", "make the changes the plan shows (--dry-run prints them instead)", runApply},
 		{"check", "check the node's GPU health; exit 0 healthy or CPU only, 1 unhealthy", runCheck},
 		{"monitor", "watch the GPUs over time: a table, nvidia-smi CSV or JSON lines, events (XID, throttling, a GPU lost) as they come, a summary with findings", runMonitor},
+		{"metrics", "serve the GPUs' telemetry for Prometheus with dcgm-exporter's metric names and labels (/metrics, /healthz)", runMetrics},
 		{"select", "choose GPUs for a container by free memory, utilization and NVLink; prints them for docker run --gpus, NVIDIA_VISIBLE_DEVICES or Compose", runSelect},
 		{"version", "print the version", runVersion},
 	}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/dcgm"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/podresources"
+)
+
+// metricsFlags are `gpu-bootstrap metrics`' flags.
+type metricsFlags struct {
+	host      desiredFlags
+	listen    string
+	maxAge    time.Duration
+	podSocket string
+}
+
+func (f *metricsFlags) register(fs *flag.FlagSet) {
+	f.host.registerHost(fs)
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:9400", "`address` to serve /metrics and /healthz on; :9400 (dcgm-exporter's port) listens on every interface")
+	fs.DurationVar(&f.maxAge, "max-age", time.Second, "serve a scrape from the last NVML pass when it is younger than this; 0 reads NVML for every scrape (concurrent scrapes share one pass either way)")
+	fs.StringVar(&f.podSocket, "pod-resources-socket", podresources.DefaultSocket, "the kubelet's PodResources socket: while it exists, series of a GPU or MIG device a container holds get pod, namespace and container labels; \"\" for none")
+}
+
+func (f *metricsFlags) validate() error {
+	switch {
+	case f.listen == "":
+		return errors.New("--listen: an address such as 127.0.0.1:9400 or :9400")
+	case f.maxAge < 0:
+		return fmt.Errorf("--max-age %s: 0 (a pass per scrape) or more, e.g. 1s", f.maxAge)
+	}
+	return nil
+}
+
+// runMetrics serves the GPUs' telemetry as dcgm-exporter does, for
+// Prometheus, until interrupted. Exit 0 when interrupted (SIGINT, SIGTERM);
+// 1 when there is no driver or no GPU at start, or the address cannot be
+// listened on. A driver that goes away later turns /metrics into 503s, so
+// Prometheus' up says so, and the process keeps serving.
+func runMetrics(ctx context.Context, args []string, env environment) int {
+	fs := flag.NewFlagSet("metrics", flag.ContinueOnError)
+	var f metricsFlags
+	f.register(fs)
+	if code, ok := parseFlags(fs, args, env); !ok {
+		return code
+	}
+	if err := f.validate(); err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: %v\n", err)
+		return exitUsage
+	}
+
+	tel := env.openTelemetry(f.host.sysfsRoot())
+	defer tel.Close()
+	opts := dcgm.Options{
+		Hostname: hostname(env),
+		MaxAge:   f.maxAge,
+		Log:      prefixWriter{w: env.stderr, prefix: "gpu-bootstrap metrics: "},
+	}
+	if f.podSocket != "" {
+		opts.Holders = podresources.Lister{Socket: f.podSocket}
+	}
+	exp := dcgm.New(tel, opts)
+
+	// The first pass finds the driver and the GPUs; it also serves the
+	// first scrapes.
+	first, err := exp.Scrape(ctx)
+	var noDriver *dcgm.NoDriverError
+	switch {
+	case errors.As(err, &noDriver):
+		reason := noDriver.Reason
+		if reason == "" {
+			reason = "no NVIDIA driver loaded"
+		}
+		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: %s: nothing to serve\n", reason)
+		return exitError
+	case err != nil:
+		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: %v\n", err)
+		return exitError
+	case first.GPUs == 0:
+		fmt.Fprintln(env.stderr, "gpu-bootstrap metrics: the NVIDIA driver is loaded but reports no GPU: nothing to serve")
+		return exitError
+	}
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: listening on %s: %v\n", f.listen, err)
+		return exitError
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := exp.WatchEvents(ctx); err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: XID errors will not be reported: %v\n", err)
+	}
+	srv := &http.Server{Handler: exp.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	pods := "no pod labels"
+	if f.podSocket != "" {
+		pods = "pod labels from " + f.podSocket + " while it exists"
+	}
+	fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: serving %d GPUs at http://%s/metrics (NVML read at most once per %s; %s)\n",
+		first.GPUs, ln.Addr(), f.maxAge, pods)
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: serving: %v\n", err)
+		return exitError
+	}
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: stopping: %v\n", err)
+		return exitError
+	}
+	fmt.Fprintln(env.stderr, "gpu-bootstrap metrics: stopped")
+	return exitOK
+}
+
+// hostname is dcgm-exporter's Hostname label: NODE_NAME (set on
+// Kubernetes from the downward API), else the host's name.
+func hostname(env environment) string {
+	if name := env.getenv("NODE_NAME"); name != "" {
+		return name
+	}
+	name, _ := os.Hostname()
+	return name
+}
+
+// prefixWriter writes each line it is given after a prefix.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix+string(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

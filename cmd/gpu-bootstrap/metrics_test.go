@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/dcgm"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/dcgm/dcgmtest"
+)
+
+// syncBuffer is a bytes.Buffer the command's goroutines and the test can
+// share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// metricsServer is `gpu-bootstrap metrics` running in the background.
+type metricsServer struct {
+	url    string // http://127.0.0.1:port
+	stderr *syncBuffer
+	stop   func() int // interrupts the command and returns its exit code
+}
+
+var servingLine = regexp.MustCompile(`serving \d+ GPUs at (http://\S+)/metrics`)
+
+// startMetrics runs `gpu-bootstrap metrics --listen 127.0.0.1:0 args...`
+// until stop or the end of the test, and returns where it serves once it
+// says so.
+func startMetrics(t *testing.T, env environment, args ...string) *metricsServer {
+	t.Helper()
+	stderr := &syncBuffer{}
+	env.stderr = stderr
+	ctx, cancel := context.WithCancel(context.Background())
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run(ctx, append([]string{"metrics", "--listen", "127.0.0.1:0", "--sysfs", t.TempDir()}, args...), env)
+	}()
+	var once sync.Once
+	code := -1
+	stop := func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-exited:
+			case <-time.After(30 * time.Second):
+				t.Errorf("gpu-bootstrap metrics did not stop within 30 s of an interrupt\n%s", stderr)
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { stop() })
+
+	deadline := time.After(30 * time.Second)
+	for {
+		if m := servingLine.FindStringSubmatch(stderr.String()); m != nil {
+			return &metricsServer{url: m[1], stderr: stderr, stop: stop}
+		}
+		select {
+		case code = <-exited:
+			t.Fatalf("gpu-bootstrap metrics exited %d before serving:\n%s", code, stderr)
+		case <-deadline:
+			t.Fatalf("gpu-bootstrap metrics did not start serving within 30 s:\n%s", stderr)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func httpGet(t *testing.T, url string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(body)
+}
+
+// series returns the exposition's sample lines of one metric.
+func series(exposition, name string) []string {
+	var out []string
+	for _, line := range strings.Split(exposition, "\n") {
+		if strings.HasPrefix(line, name+"{") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func TestMetricsRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--max-age", "-1s"},
+		{"--listen", ""},
+		{"now"},
+	} {
+		env, _, stderr, _ := testEnv(nvmltest.NewDGXA100(), nil)
+		if code := runIn(env, append([]string{"metrics"}, args...)...); code != exitUsage {
+			t.Errorf("metrics %v: exit %d, want %d\n%s", args, code, exitUsage, stderr)
+		}
+	}
+}
+
+func TestMetricsWithoutADriverExits1(t *testing.T) {
+	env, _, stderr, _ := testEnv(nil, nil)
+	if code := runIn(env, "metrics", "--listen", "127.0.0.1:0", "--sysfs", t.TempDir()); code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	if !strings.Contains(stderr.String(), "no NVIDIA driver loaded") || !strings.Contains(stderr.String(), "nothing to serve") {
+		t.Errorf("stderr does not say there is no driver:\n%s", stderr)
+	}
+}
+
+func TestMetricsWithoutAGPUExits1(t *testing.T) {
+	env, _, stderr := scriptedEnv(&scriptedTelemetry{samples: []nvml.TelemetrySample{{Driver: nvml.Driver{Loaded: true, Version: "550.54.15"}}}})
+	if code := runIn(env, "metrics", "--listen", "127.0.0.1:0"); code != exitError || !strings.Contains(stderr.String(), "reports no GPU") {
+		t.Errorf("exit %d, want %d saying there is no GPU:\n%s", code, exitError, stderr)
+	}
+}
+
+func TestMetricsCannotListenExits1(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	env, _, stderr, _ := testEnv(nvmltest.NewDGXA100(), nil)
+	if code := runIn(env, "metrics", "--listen", busy.Addr().String(), "--sysfs", t.TempDir()); code != exitError || !strings.Contains(stderr.String(), "listening on "+busy.Addr().String()) {
+		t.Errorf("exit %d, want %d naming the address:\n%s", code, exitError, stderr)
+	}
+}
+
+func TestMetricsServesTheDGXA100UntilInterrupted(t *testing.T) {
+	env, _, _, _ := testEnv(nvmltest.NewDGXA100(), map[string]string{"NODE_NAME": "dgx-1"})
+	srv := startMetrics(t, env, "--pod-resources-socket", "")
+
+	resp, body := httpGet(t, srv.url+"/metrics")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != dcgm.ContentType {
+		t.Fatalf("GET /metrics: %s, Content-Type %q\n%s", resp.Status, resp.Header.Get("Content-Type"), body)
+	}
+	if resp.Header.Get(dcgm.AgeHeader) == "" {
+		t.Errorf("GET /metrics has no %s header", dcgm.AgeHeader)
+	}
+	temps := series(body, "DCGM_FI_DEV_GPU_TEMP")
+	if len(temps) != 8 {
+		t.Fatalf("%d DCGM_FI_DEV_GPU_TEMP series, want one per GPU of the DGX A100:\n%s", len(temps), body)
+	}
+	want := `DCGM_FI_DEV_GPU_TEMP{gpu="7",UUID="GPU-00000000-0000-4000-8000-000000000007",pci_bus_id="00000000:BD:00.0",device="nvidia7",`
+	if !strings.HasPrefix(temps[7], want) || !strings.Contains(temps[7], `Hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15"}`) {
+		t.Errorf("GPU 7's temperature series:\n%s\nwant it to start %s", temps[7], want)
+	}
+	dcgmtest.Promtool(t, []byte(body))
+
+	if resp, body := httpGet(t, srv.url+"/healthz"); resp.StatusCode != http.StatusOK || body != "ok\n" {
+		t.Errorf("GET /healthz: %s %q", resp.Status, body)
+	}
+	if resp, _ := httpGet(t, srv.url+"/"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /: %s, want 404", resp.Status)
+	}
+	if code := srv.stop(); code != exitOK || !strings.Contains(srv.stderr.String(), "gpu-bootstrap metrics: stopped") {
+		t.Errorf("interrupted: exit %d, want 0\n%s", code, srv.stderr)
+	}
+}
+
+// fakeKubelet serves the PodResources API on a unix socket, as the kubelet
+// does.
+type fakeKubelet struct {
+	v1.UnimplementedPodResourcesListerServer
+	resp *v1.ListPodResourcesResponse
+}
+
+func (k *fakeKubelet) List(context.Context, *v1.ListPodResourcesRequest) (*v1.ListPodResourcesResponse, error) {
+	return k.resp, nil
+}
+
+func startKubelet(t *testing.T, resp *v1.ListPodResourcesResponse) string {
+	t.Helper()
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	v1.RegisterPodResourcesListerServer(srv, &fakeKubelet{resp: resp})
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	return socket
+}
+
+func TestMetricsLabelsTheGPUsPodsHold(t *testing.T) {
+	socket := startKubelet(t, &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{{
+		Namespace: "ml", Name: "trainer-0",
+		Containers: []*v1.ContainerResources{{Name: "trainer", Devices: []*v1.ContainerDevices{{
+			ResourceName: "nvidia.com/gpu",
+			DeviceIds:    []string{"GPU-00000000-0000-4000-8000-000000000003", "GPU-00000000-0000-4000-8000-000000000005::1"},
+		}}}},
+	}}})
+	env, _, _, _ := testEnv(nvmltest.NewDGXA100(), map[string]string{"NODE_NAME": "dgx-1"})
+	srv := startMetrics(t, env, "--pod-resources-socket", socket)
+
+	_, body := httpGet(t, srv.url+"/metrics")
+	const pod = `,container="trainer",namespace="ml",pod="trainer-0"}`
+	for _, line := range series(body, "DCGM_FI_DEV_GPU_TEMP") {
+		held := strings.Contains(line, `gpu="3"`) || strings.Contains(line, `gpu="5"`)
+		if held != strings.Contains(line, pod) {
+			t.Errorf("pod labels on the GPUs the pod holds (3 and 5), only there: %s", line)
+		}
+	}
+}
+
+func TestMetricsExampleUnitFlagsParse(t *testing.T) {
+	const unit = "../../examples/bootstrap/metrics/gpu-bootstrap-metrics.service"
+	f, err := os.Open(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var execStart string
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		if v, ok := strings.CutPrefix(scanner.Text(), "ExecStart="); ok {
+			execStart = v
+		}
+	}
+	fields := strings.Fields(execStart)
+	if len(fields) < 2 || filepath.Base(fields[0]) != "gpu-bootstrap" || fields[1] != "metrics" {
+		t.Fatalf("%s: ExecStart=%s does not run gpu-bootstrap metrics", unit, execStart)
+	}
+	var flags metricsFlags
+	env, _, stderr, _ := testEnv(nil, nil)
+	fs := flag.NewFlagSet("metrics", flag.ContinueOnError)
+	flags.register(fs)
+	if code, ok := parseFlags(fs, fields[2:], env); !ok {
+		t.Fatalf("%s: gpu-bootstrap metrics refuses its flags (exit %d): %s", unit, code, stderr)
+	}
+	if err := flags.validate(); err != nil {
+		t.Errorf("%s: %v", unit, err)
+	}
+}
+
+// prometheusServer is a real Prometheus server (Debian's prometheus
+// package) scraping targets every second.
+type prometheusServer struct {
+	url string
+}
+
+func startPrometheus(t *testing.T, target string) *prometheusServer {
+	t.Helper()
+	binary := dcgmtest.NeedTool(t, "prometheus")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "prometheus.yml")
+	must(t, os.WriteFile(config, []byte(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: gpu
+    static_configs:
+      - targets: ["`+target+`"]
+`), 0o644))
+	// Prometheus takes no port 0: ask the kernel for a free one.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	var log syncBuffer
+	cmd := exec.Command(binary, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", log.String())
+		}
+	})
+	return &prometheusServer{url: "http://" + addr}
+}
+
+// promSample is one series of an instant query's answer.
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// query runs an instant query; a server not yet up is an empty answer.
+func (p *prometheusServer) query(t *testing.T, q string) []promSample {
+	t.Helper()
+	resp, err := http.Get(p.url + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []promSample `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Status != "success" {
+		return nil
+	}
+	return answer.Data.Result
+}
+
+// waitFor queries until the answer has want series, for up to a minute.
+func (p *prometheusServer) waitFor(t *testing.T, q string, want int) []promSample {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := p.query(t, q)
+		if len(got) == want {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus: %s has %d series after a minute, want %d: %v", q, len(got), want, got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestMetricsScrapedByARealPrometheus(t *testing.T) {
+	env, _, _, _ := testEnv(nvmltest.NewDGXA100(), map[string]string{"NODE_NAME": "dgx-1"})
+	srv := startMetrics(t, env, "--pod-resources-socket", "")
+	prom := startPrometheus(t, strings.TrimPrefix(srv.url, "http://"))
+
+	temps := prom.waitFor(t, "DCGM_FI_DEV_GPU_TEMP", 8)
+	for _, s := range temps {
+		if s.Metric["gpu"] == "0" && (s.Value[1] != "31" || s.Metric["UUID"] != "GPU-00000000-0000-4000-8000-000000000000" || s.Metric["Hostname"] != "dgx-1") {
+			t.Errorf("GPU 0's temperature in Prometheus: %v", s)
+		}
+	}
+	up := prom.waitFor(t, `up{job="gpu"}`, 1)
+	if up[0].Value[1] != "1" {
+		t.Errorf("up = %v, want 1", up[0].Value[1])
+	}
+	// The dashboard's variables: label_values(DCGM_FI_DEV_GPU_TEMP, instance) and (…, gpu).
+	if got := prom.waitFor(t, `count by (instance) (DCGM_FI_DEV_GPU_TEMP)`, 1); got[0].Value[1] != "8" {
+		t.Errorf("GPUs per instance: %v", got)
+	}
+}
