@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
 
 // scriptedTelemetry answers Sample with the samples it holds, in turn (the
@@ -223,5 +225,137 @@ func TestMonitorLiveViewRedrawsInPlace(t *testing.T) {
 	}
 	if !strings.Contains(frames[2], "Recent events:\n  2026/11/26 08:00:00.000 GPU 1 XID 79: the GPU has fallen off the bus") {
 		t.Errorf("an event does not redraw the frame with it:\n%s", frames[2])
+	}
+}
+
+// The tests below run the monitor against the real NVML layer: the
+// DGX A100 double, or no driver at all.
+
+func TestMonitorWithoutADriverSaysSoAndFails(t *testing.T) {
+	env, stdout, stderr, _ := testEnv(nil, nil)
+	if code := runIn(env, "monitor", "--count", "3", "--format", "csv", "--sysfs", t.TempDir()); code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	if !strings.Contains(stderr.String(), "gpu-bootstrap monitor: no NVIDIA driver loaded") || !strings.Contains(stderr.String(), "nothing to monitor") {
+		t.Errorf("stderr does not say the driver is missing: %q", stderr)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout is not empty: %q", stdout)
+	}
+}
+
+// nvidiaSMIColumns are the columns nvidia-smi --query-gpu prints under
+// these names with --format=csv.
+var nvidiaSMIColumns = []string{
+	"timestamp", "index", "uuid", "name", "pci.bus_id", "utilization.gpu [%]", "utilization.memory [%]",
+	"memory.total [MiB]", "memory.used [MiB]", "memory.free [MiB]", "temperature.gpu", "temperature.memory",
+	"power.draw [W]", "power.limit [W]", "clocks.current.sm [MHz]", "clocks.current.memory [MHz]",
+	"clocks.current.graphics [MHz]", "clocks_event_reasons.active",
+	"ecc.errors.corrected.volatile.total", "ecc.errors.uncorrected.volatile.total",
+}
+
+// readCSV parses CSV as a script reading nvidia-smi's does: encoding/csv
+// with the space after each comma trimmed, rows keyed by header name.
+func readCSV(t *testing.T, text string) (header []string, rows []map[string]string) {
+	t.Helper()
+	r := csv.NewReader(strings.NewReader(text))
+	r.TrimLeadingSpace = true
+	records, err := r.ReadAll()
+	if err != nil || len(records) == 0 {
+		t.Fatalf("stdout is not CSV (%v):\n%s", err, text)
+	}
+	for _, record := range records[1:] {
+		row := map[string]string{}
+		for i, name := range records[0] {
+			row[name] = record[i]
+		}
+		rows = append(rows, row)
+	}
+	return records[0], rows
+}
+
+func TestMonitorCSVReadsAsNvidiaSMIs(t *testing.T) {
+	fleet := nvmltest.NewDGXA100()
+	fleet.GPUs[2].UtilizationGPU = 87
+	env, stdout, stderr, _ := testEnv(fleet, nil)
+	if code := runIn(env, "monitor", "--count", "2", "--interval", "1ms", "--format", "csv", "--gpus", "0,GPU-00000000-0000-4000-8000-000000000002"); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	header, rows := readCSV(t, stdout.String())
+	if strings.Join(header, "|") != strings.Join(nvidiaSMIColumns, "|") {
+		t.Errorf("header:\n%q\nwant nvidia-smi's:\n%q", header, nvidiaSMIColumns)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 2 samples of 2 GPUs:\n%s", len(rows), stdout)
+	}
+	gpu2 := rows[1]
+	for name, want := range map[string]string{
+		"timestamp":                     "2026/11/22 08:00:00.000",
+		"index":                         "2",
+		"uuid":                          "GPU-00000000-0000-4000-8000-000000000002",
+		"pci.bus_id":                    "00000000:47:00.0",
+		"utilization.gpu [%]":           "87 %",
+		"memory.total [MiB]":            "40960 MiB",
+		"temperature.gpu":               "31",
+		"power.draw [W]":                "61.00 W",
+		"power.limit [W]":               "400.00 W",
+		"clocks.current.sm [MHz]":       "1410 MHz",
+		"clocks.current.memory [MHz]":   "1215 MHz",
+		"clocks.current.graphics [MHz]": "1410 MHz",
+	} {
+		if gpu2[name] != want {
+			t.Errorf("GPU 2 %s = %q, want %q", name, gpu2[name], want)
+		}
+	}
+	if rows[0]["index"] != "0" || rows[2]["index"] != "0" || rows[3]["index"] != "2" {
+		t.Errorf("rows are not GPU 0 then GPU 2 per sample: %v", rows)
+	}
+	if !strings.Contains(stderr.String(), "Summary: 2 samples") {
+		t.Errorf("the summary is not on stderr:\n%s", stderr)
+	}
+}
+
+func TestMonitorJSONLines(t *testing.T) {
+	env, stdout, stderr, _ := testEnv(nvmltest.NewDGXA100(), nil)
+	if code := runIn(env, "monitor", "--count", "3", "--interval", "1ms", "--format", "json"); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	var types []string
+	for _, line := range lines {
+		var v struct {
+			Type string            `json:"type"`
+			GPUs []json.RawMessage `json:"gpus"`
+		}
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("line is not a JSON object (%v): %q", err, line)
+		}
+		types = append(types, v.Type)
+		if len(v.GPUs) != 8 {
+			t.Errorf("%s line with %d GPUs, want 8", v.Type, len(v.GPUs))
+		}
+	}
+	if strings.Join(types, ",") != "sample,sample,sample,summary" {
+		t.Errorf("line types %v, want three samples and the summary", types)
+	}
+	var first struct {
+		nvml.TelemetrySample
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Driver.Version != "550.54.15" || first.GPUs[7].UUID != "GPU-00000000-0000-4000-8000-000000000007" {
+		t.Errorf("first sample (%v): driver %+v", err, first.Driver)
+	}
+}
+
+func TestMonitorLinesWhenStdoutIsNotATerminal(t *testing.T) {
+	env, stdout, stderr, _ := testEnv(nvmltest.NewDGXA100(), nil)
+	if code := runIn(env, "monitor", "--count", "2", "--interval", "1ms", "--gpus", "3"); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	out := stdout.String()
+	if strings.ContainsRune(out, '\x1b') {
+		t.Errorf("escape codes in output to a non-terminal: %q", out)
+	}
+	if n := strings.Count(out, "2026/11/22 08:00:00.000 GPU 3 "); n != 2 || strings.Contains(out, "GPU 0 ") {
+		t.Errorf("want one line for GPU 3 per sample and nothing of other GPUs:\n%s", out)
 	}
 }
