@@ -99,7 +99,9 @@ func TestDevicesFailsWhenTheKubeletDoesNotAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if unix, ok := ln.(*net.UnixListener); ok {
+		unix.SetUnlinkOnClose(false)
+	}
 	ln.Close()
 
 	if _, err := (Lister{Socket: socket}).Devices(context.Background()); err == nil {
