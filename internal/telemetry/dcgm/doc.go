@@ -18,8 +18,9 @@
 //   - DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_MEM_COPY_UTIL, DCGM_FI_DEV_ENC_UTIL,
 //     DCGM_FI_DEV_DEC_UTIL (gauge, %)
 //   - DCGM_FI_DEV_XID_ERRORS (gauge): the last XID NVML reported for the GPU
-//     since the exporter started, with err_code and err_msg labels; absent
-//     until the first XID, as DCGM leaves the field blank until then
+//     since the exporter started, with err_code and err_msg labels (err_msg
+//     is internal/telemetry's XIDMeaning, not dcgm-exporter's wording);
+//     absent until the first XID, as DCGM leaves the field blank until then
 //   - DCGM_FI_DEV_POWER_VIOLATION, _THERMAL_, _SYNC_BOOST_, _BOARD_LIMIT_,
 //     _LOW_UTIL_ and _RELIABILITY_VIOLATION (counter, ns: DCGM stores NVML's
 //     nanoseconds unconverted, "Power Violation time in ns" in dcgm_fields.h
@@ -40,8 +41,9 @@
 //
 // Labels, in dcgm-exporter's order: gpu (NVML index), UUID, pci_bus_id (NVML's
 // spelling, "00000000:07:00.0"), device ("nvidia<index>"), modelName, for a
-// MIG instance GPU_I_PROFILE and GPU_I_ID, Hostname (NODE_NAME, else the host
-// name), DCGM_FI_DRIVER_VERSION (dcgm-exporter's default counters make the
+// MIG instance GPU_I_PROFILE and GPU_I_ID, Hostname (Options.Hostname; the
+// command gives NODE_NAME, else the host's name, as dcgm-exporter does),
+// DCGM_FI_DRIVER_VERSION (dcgm-exporter's default counters make the
 // driver version a label), and on a Kubernetes node container, namespace and
 // pod for the devices a container holds (package podresources).
 //
@@ -49,7 +51,8 @@
 // the GPU's, whatever its instances); each GPU instance gets a
 // DCGM_FI_DEV_FB_USED series with GPU_I_PROFILE and GPU_I_ID, the one reading
 // NVML gives per instance. NVML gives no per-instance utilization, so there
-// is none.
+// is none. (dcgm-exporter's default, --devices f, watches a MIG GPU's
+// instances instead of the GPU; here the GPU keeps its series.)
 //
 // A GPU NVML reports lost (fallen off the bus) loses its series, as DCGM
 // blanks a lost GPU's fields; its DCGM_FI_DEV_XID_ERRORS stays, holding the
