@@ -175,13 +175,12 @@ func (m *monitor) record(s nvml.TelemetrySample) {
 }
 
 // event prints an NVML event on a watched GPU (or on one NVML could not
-// name), with its meaning.
+// name), with its meaning. Like samples, it is stamped with the monitor's
+// clock, so the output has one time line.
 func (m *monitor) event(ev nvml.Event) {
 	if ev.GPUIndex >= 0 && !slices.Contains(m.watched, ev.GPUIndex) {
 		return
 	}
-	if ev.Time.IsZero() {
-		ev.Time = m.env.now()
-	}
+	ev.Time = m.env.now()
 	m.out.event(m.rec.AddEvent(ev))
 }
