@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
@@ -357,5 +360,51 @@ func TestMonitorLinesWhenStdoutIsNotATerminal(t *testing.T) {
 	}
 	if n := strings.Count(out, "2026/11/22 08:00:00.000 GPU 3 "); n != 2 || strings.Contains(out, "GPU 0 ") {
 		t.Errorf("want one line for GPU 3 per sample and nothing of other GPUs:\n%s", out)
+	}
+}
+
+func TestMonitorShowsMIGDevicesUnderTheirGPU(t *testing.T) {
+	fleet := nvmltest.NewDGXA100()
+	d := fleet.Device(0)
+	d.MigMode = gonvml.DEVICE_MIG_ENABLE
+	const mib = 1 << 20
+	d.MemoryInfo = gonvml.Memory{Total: 40960 * mib, Used: 5100 * mib, Free: 35860 * mib} // the MIG device's 5000 MiB and the GPU's own
+	migDevice := &mock.Device{
+		GetGpuInstanceIdFunc:     func() (int, gonvml.Return) { return 1, gonvml.SUCCESS },
+		GetComputeInstanceIdFunc: func() (int, gonvml.Return) { return 0, gonvml.SUCCESS },
+		GetUUIDFunc:              func() (string, gonvml.Return) { return "MIG-11111111-1111-1111-1111-111111111111", gonvml.SUCCESS },
+		GetAttributesFunc: func() (gonvml.DeviceAttributes, gonvml.Return) {
+			return gonvml.DeviceAttributes{GpuInstanceSliceCount: 3, ComputeInstanceSliceCount: 3, MemorySizeMB: 19968}, gonvml.SUCCESS
+		},
+		GetMemoryInfoFunc: func() (gonvml.Memory, gonvml.Return) {
+			return gonvml.Memory{Total: 19968 * mib, Used: 5000 * mib, Free: 14968 * mib}, gonvml.SUCCESS
+		},
+		GetComputeRunningProcessesFunc: func() ([]gonvml.ProcessInfo, gonvml.Return) {
+			return []gonvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 4800 * mib}}, gonvml.SUCCESS
+		},
+	}
+	d.GetMaxMigDeviceCountFunc = func() (int, gonvml.Return) { return 7, gonvml.SUCCESS }
+	d.GetMigDeviceHandleByIndexFunc = func(i int) (gonvml.Device, gonvml.Return) {
+		if i == 0 {
+			return migDevice, gonvml.SUCCESS
+		}
+		return nil, gonvml.ERROR_NOT_FOUND
+	}
+	env, stdout, stderr, _ := testEnv(fleet, nil)
+	if code := runIn(env, "monitor", "--count", "1", "--gpus", "0,1"); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(stdout.String(), "\n")
+	if len(lines) < 3 || !strings.Contains(lines[0], " GPU 0 ") || !strings.Contains(lines[2], " GPU 1 ") {
+		t.Fatalf("want GPU 0, its MIG device, then GPU 1:\n%s", stdout)
+	}
+	if want := "2026/11/22 08:00:00.000 GPU 0 MIG 3g.20gb (GI 1 CI 0): util n/a (MIG), memory 5000 / 19968 MiB, procs 1"; lines[1] != want {
+		t.Errorf("MIG line:\n got %q\nwant %q", lines[1], want)
+	}
+	if !strings.Contains(stdout.String(), "  GPU 0: 5100 MiB of 40960 MiB at 08:00:00, most held by pid 4242 with 4800 MiB") {
+		t.Errorf("the summary's peak memory does not name the process on the MIG device:\n%s", stdout)
+	}
+	if !strings.Contains(stdout.String(), "(whole GPU)") {
+		t.Errorf("the summary does not say a MIG GPU's utilization is the whole GPU's:\n%s", stdout)
 	}
 }
