@@ -14,11 +14,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"google.golang.org/grpc"
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
@@ -383,4 +386,54 @@ func TestMetricsScrapedByARealPrometheus(t *testing.T) {
 	if got := prom.waitFor(t, `count by (instance) (DCGM_FI_DEV_GPU_TEMP)`, 1); got[0].Value[1] != "8" {
 		t.Errorf("GPUs per instance: %v", got)
 	}
+}
+
+func TestMetricsGivesMIGInstancesTheirMemoryAndPods(t *testing.T) {
+	fleet := nvmltest.NewDGXA100()
+	d := fleet.Device(0)
+	d.MigMode = gonvml.DEVICE_MIG_ENABLE
+	const mib = 1 << 20
+	d.MemoryInfo = gonvml.Memory{Total: 40960 * mib, Used: 5100 * mib, Free: 35860 * mib}
+	const migUUID = "MIG-11111111-1111-1111-1111-111111111111"
+	migDevice := &mock.Device{
+		GetGpuInstanceIdFunc:     func() (int, gonvml.Return) { return 1, gonvml.SUCCESS },
+		GetComputeInstanceIdFunc: func() (int, gonvml.Return) { return 0, gonvml.SUCCESS },
+		GetUUIDFunc:              func() (string, gonvml.Return) { return migUUID, gonvml.SUCCESS },
+		GetAttributesFunc: func() (gonvml.DeviceAttributes, gonvml.Return) {
+			return gonvml.DeviceAttributes{GpuInstanceSliceCount: 3, ComputeInstanceSliceCount: 3, MemorySizeMB: 19968}, gonvml.SUCCESS
+		},
+		GetMemoryInfoFunc: func() (gonvml.Memory, gonvml.Return) {
+			return gonvml.Memory{Total: 19968 * mib, Used: 5000 * mib, Free: 14968 * mib}, gonvml.SUCCESS
+		},
+	}
+	d.GetMaxMigDeviceCountFunc = func() (int, gonvml.Return) { return 7, gonvml.SUCCESS }
+	d.GetMigDeviceHandleByIndexFunc = func(i int) (gonvml.Device, gonvml.Return) {
+		if i == 0 {
+			return migDevice, gonvml.SUCCESS
+		}
+		return nil, gonvml.ERROR_NOT_FOUND
+	}
+	socket := startKubelet(t, &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{{
+		Namespace: "ml", Name: "notebook",
+		Containers: []*v1.ContainerResources{{Name: "jupyter", Devices: []*v1.ContainerDevices{{
+			ResourceName: "nvidia.com/mig-3g.20gb", DeviceIds: []string{migUUID},
+		}}}},
+	}}})
+	env, _, _, _ := testEnv(fleet, map[string]string{"NODE_NAME": "dgx-1"})
+	srv := startMetrics(t, env, "--pod-resources-socket", socket)
+
+	_, body := httpGet(t, srv.url+"/metrics")
+	const gpu0 = `{gpu="0",UUID="GPU-00000000-0000-4000-8000-000000000000",pci_bus_id="00000000:07:00.0",device="nvidia0",modelName="Mock NVIDIA A100-SXM4-40GB",`
+	for _, want := range []string{
+		"DCGM_FI_DEV_FB_USED" + gpu0 + `Hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15"} 5100`,
+		"DCGM_FI_DEV_FB_USED" + gpu0 + `GPU_I_PROFILE="3g.20gb",GPU_I_ID="1",Hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15",container="jupyter",namespace="ml",pod="notebook"} 5000`,
+	} {
+		if !slices.Contains(series(body, "DCGM_FI_DEV_FB_USED"), want) {
+			t.Errorf("no series\n%s\nin\n%s", want, strings.Join(series(body, "DCGM_FI_DEV_FB_USED"), "\n"))
+		}
+	}
+	if n := strings.Count(body, "GPU_I_ID="); n != 1 {
+		t.Errorf("%d series with GPU_I_ID, want only the instance's FB_USED:\n%s", n, body)
+	}
+	dcgmtest.Promtool(t, []byte(body))
 }
