@@ -80,3 +80,20 @@ func TestPCIeLevels(t *testing.T) {
 		require.Equal(t, want, pcieLevel(level), "level %d", level)
 	}
 }
+
+func TestTopologyOfNVLinkedGPUs(t *testing.T) {
+	fleet := nvmltest.NewDGXA100()
+	fleet.ConnectNVLink(0, 1, 4)
+	fleet.ConnectNVLink(0, 2, 2)
+	fleet.ConnectNVLink(0, 1, 2) // more links between the same pair
+	snap, err := New(Options{Lib: fleet.Server, SysfsRoot: t.TempDir()}).Snapshot()
+	require.NoError(t, err)
+	levels := map[[2]int]string{}
+	for _, l := range snap.Topology {
+		levels[[2]int{l.GPU1, l.GPU2}] = l.Level
+	}
+	require.Equal(t, "NV6", levels[[2]int{0, 1}])
+	require.Equal(t, "NV2", levels[[2]int{0, 2}])
+	require.Equal(t, "NODE", levels[[2]int{1, 2}], "GPUs without a link between them meet over PCIe")
+	require.Equal(t, "SYS", levels[[2]int{0, 4}])
+}
