@@ -1,7 +1,9 @@
 // Package nvml is the node bootstrap's narrow view of the NVIDIA driver: a
 // snapshot of the GPUs (identity, memory, health, MIG, processes, clocks,
-// topology) and the handful of settings the bootstrap changes (persistence,
-// compute mode, power limit, application clocks, MIG).
+// topology), the handful of settings the bootstrap changes (persistence,
+// compute mode, power limit, application clocks, MIG), and telemetry for the
+// monitoring commands (Sample: readings and counters over time; WatchEvents:
+// XID and ECC events).
 //
 // It wraps github.com/NVIDIA/go-nvml, which loads libnvidia-ml.so at run time
 // through cgo. A machine without the driver is a state, not a failure:

@@ -55,6 +55,10 @@ type GPUSample struct {
 	// value is the mean of the buffer's samples since the previous Sample of
 	// this GPU (UtilizationAveraged true), so a 1 s interval reflects the
 	// whole second; otherwise it is nvmlDeviceGetUtilizationRates' reading.
+	// The mean is rounded to the nearest percent, halves up; a GPU's first
+	// Sample averages the last second of the buffer. UtilizationAveraged
+	// speaks for UtilizationGPU; UtilizationMemory is averaged the same way
+	// whenever its own buffer has new samples (telemetry_utilization.go).
 	UtilizationGPU      *uint32 `json:"utilization_gpu_percent,omitempty"`
 	UtilizationMemory   *uint32 `json:"utilization_memory_percent,omitempty"`
 	UtilizationAveraged bool    `json:"utilization_averaged,omitempty"`
