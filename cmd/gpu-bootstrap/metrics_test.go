@@ -368,13 +368,15 @@ func (p *prometheusServer) waitFor(t *testing.T, q string, want int) []promSampl
 }
 
 func TestMetricsScrapedByARealPrometheus(t *testing.T) {
-	env, _, _, _ := testEnv(nvmltest.NewDGXA100(), map[string]string{"NODE_NAME": "dgx-1"})
+	fleet := nvmltest.NewDGXA100()
+	fleet.Script(0, nvmltest.Step{TemperatureC: 40, PowerDrawMW: 90000}, nvmltest.Step{TemperatureC: 71, PowerDrawMW: 350000})
+	env, _, _, _ := testEnv(fleet, map[string]string{"NODE_NAME": "dgx-1"})
 	srv := startMetrics(t, env, "--pod-resources-socket", "")
 	prom := startPrometheus(t, strings.TrimPrefix(srv.url, "http://"))
 
 	temps := prom.waitFor(t, "DCGM_FI_DEV_GPU_TEMP", 8)
 	for _, s := range temps {
-		if s.Metric["gpu"] == "0" && (s.Value[1] != "31" || s.Metric["UUID"] != "GPU-00000000-0000-4000-8000-000000000000" || s.Metric["Hostname"] != "dgx-1") {
+		if s.Metric["gpu"] == "0" && (s.Value[1] != "40" || s.Metric["UUID"] != "GPU-00000000-0000-4000-8000-000000000000" || s.Metric["Hostname"] != "dgx-1") {
 			t.Errorf("GPU 0's temperature in Prometheus: %v", s)
 		}
 	}
@@ -385,6 +387,10 @@ func TestMetricsScrapedByARealPrometheus(t *testing.T) {
 	if got := prom.waitFor(t, `count by (instance) (DCGM_FI_DEV_GPU_TEMP)`, 1); got[0].Value[1] != "8" {
 		t.Errorf("GPUs per instance: %v", got)
 	}
+	// GPU 0 heats up: the next scrapes carry it into Prometheus.
+	fleet.Advance()
+	prom.waitFor(t, `DCGM_FI_DEV_GPU_TEMP{gpu="0"} == 71`, 1)
+	prom.waitFor(t, `DCGM_FI_DEV_POWER_USAGE{gpu="0"} == 350`, 1)
 }
 
 func TestMetricsGivesMIGInstancesTheirMemoryAndPods(t *testing.T) {
