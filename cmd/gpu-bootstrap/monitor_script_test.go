@@ -82,14 +82,17 @@ func TestMonitorSummarizesAScriptedRun(t *testing.T) {
 	fleet.Script(5, idle)
 
 	env, stdout, stderr := steppingEnv(fleet, nil)
+	env.now = fleet.Now // the double's clock: one second per step
 	if code := runIn(env, "monitor", "--count", "5", "--interval", "1ms"); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	out := stdout.String()
 	for _, want := range []string{
-		"Summary: 5 samples",
+		"Summary: 5 samples from 2026/01/01 00:00:00.000 to 2026/01/01 00:00:04.000, 8 GPUs",
 		"  GPU 3: sw_power_cap 40% (2 of 5)",
-		"  GPU 1: 40141 MiB of 40960 MiB at 08:00:00, most held by pid 4242",
+		"  GPU 1: 40141 MiB of 40960 MiB at 00:00:02, most held by pid 4242 with 30000 MiB",
+		"2026/01/01 00:00:01.000 GPU 3 throttling started: sw_power_cap",
+		"2026/01/01 00:00:02.000 GPU 3 throttling stopped: sw_power_cap",
 		"  - GPU 1 memory reached 98% of 40 GiB",
 		"  - GPU 3 was power-capped 40% of the time",
 		"  - GPU 5 idle throughout while processes held 12 GiB on it",
