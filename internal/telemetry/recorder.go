@@ -197,14 +197,14 @@ func memoryUsed(g nvml.GPUSample) (uint64, bool) {
 		return *g.MemoryUsedMiB, true
 	}
 	var sum uint64
-	var any bool
+	var read bool
 	for _, m := range g.MIG {
 		if m.MemoryUsedMiB != nil {
 			sum += *m.MemoryUsedMiB
-			any = true
+			read = true
 		}
 	}
-	return sum, any
+	return sum, read
 }
 
 // processes are the compute processes on a GPU and on its MIG devices.

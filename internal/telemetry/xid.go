@@ -3,7 +3,7 @@ package telemetry
 import "fmt"
 
 // xidMeanings are what the XIDs a datacenter operator meets most often
-// usually mean, worded after NVIDIA's XID catalogue
+// usually mean, worded after NVIDIA's XID catalog
 // (https://docs.nvidia.com/deploy/xid-errors/) and its resolution buckets.
 // An XID is a driver report, not a diagnosis: the same number can have a
 // hardware, driver or application cause.
@@ -53,5 +53,5 @@ func describeXID(xid uint64) string {
 	if meaning, ok := XIDMeaning(xid); ok {
 		return meaning
 	}
-	return fmt.Sprintf("XID %d: see NVIDIA's XID catalogue (https://docs.nvidia.com/deploy/xid-errors/)", xid)
+	return fmt.Sprintf("XID %d: see NVIDIA's XID catalog (https://docs.nvidia.com/deploy/xid-errors/)", xid)
 }
