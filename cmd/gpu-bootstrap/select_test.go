@@ -139,3 +139,52 @@ func TestSelectWithoutDriverSaysSo(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q", stdout, stderr)
 	}
 }
+
+func TestSelectPrefersAnNVLinkPair(t *testing.T) {
+	fleet := nvmltest.NewDGXA100()
+	withFreeMemory(fleet)
+	fleet.ConnectNVLink(5, 6, 12)
+	env, stdout, stderr, _ := testEnv(fleet, nil)
+	if code := runIn(env, "select", "--count", "2", "--window", "0", "--sysfs", t.TempDir()); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := `"device=GPU-00000000-0000-4000-8000-000000000005,GPU-00000000-0000-4000-8000-000000000006"` + "\n"
+	if stdout.String() != want {
+		t.Fatalf("stdout %q, want the NVLink pair %q", stdout, want)
+	}
+	if !strings.Contains(stderr.String(), "slowest link NV12") {
+		t.Errorf("stderr does not name the NVLink:\n%s", stderr)
+	}
+}
+
+// TestSelectJudgesUtilizationOverTheWindow scripts GPU 0 idle at the first
+// reading and saturated during the window: an instant reading takes it, a
+// windowed one leaves it out as busy.
+func TestSelectJudgesUtilizationOverTheWindow(t *testing.T) {
+	newFleet := func() *nvmltest.Fleet {
+		fleet := nvmltest.NewDGXA100()
+		idle := nvmltest.Step{UtilizationSamples: []uint32{0, 0, 0}, SMClockMHz: 1410, MemoryClockMHz: 1215}
+		saturated := idle
+		saturated.UtilizationSamples = []uint32{100, 100, 95}
+		fleet.Script(0, idle, saturated)
+		for i := 1; i < 8; i++ {
+			fleet.Script(i, idle, idle)
+		}
+		return fleet
+	}
+	for _, tc := range []struct {
+		window string
+		want   string
+	}{
+		{"0", "device=GPU-00000000-0000-4000-8000-000000000000\n"},
+		{"1ms", "device=GPU-00000000-0000-4000-8000-000000000001\n"},
+	} {
+		env, stdout, stderr := steppingEnv(newFleet(), nil)
+		if code := runIn(env, "select", "--exclude-busy", "--window", tc.window, "--sysfs", t.TempDir()); code != exitOK {
+			t.Fatalf("--window %s: exit %d: %s", tc.window, code, stderr)
+		}
+		if stdout.String() != tc.want {
+			t.Errorf("--window %s: stdout %q, want %q (stderr %s)", tc.window, stdout, tc.want, stderr)
+		}
+	}
+}
