@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry"
 )
@@ -36,15 +38,15 @@ func newMonitorOutput(format string, env environment, interval time.Duration) (m
 	return nil, fmt.Errorf("--format %q: use table, csv (also csv,noheader, csv,nounits, csv,noheader,nounits as nvidia-smi takes them) or json", format)
 }
 
-// isTerminal says whether w is a character device (a terminal), where the
-// table is redrawn in place.
+// isTerminal says whether w is a terminal, where the table is redrawn in
+// place. It asks the terminal driver (as isatty does), so /dev/null and
+// other character devices get plain lines.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // liveOutput redraws one table per sample, with the last few events under
