@@ -2,7 +2,10 @@
 // mode, the container runtime, the CDI spec and GPU settings, from a YAML
 // desired state; it plans before it acts and a second apply changes nothing.
 // It also lists the GPUs (inventory) and checks their health (check) with exit
-// codes fit for Docker HEALTHCHECK and Kubernetes probes.
+// codes fit for Docker HEALTHCHECK and Kubernetes probes, watches them over
+// time (monitor: nvidia-smi-compatible CSV, NVML events, a summary with
+// findings), serves their telemetry with dcgm-exporter's metric names
+// (metrics) and chooses GPUs for a container (select).
 //
 // It is the node-side half of terraform-provider-gpu, run from AMI builds
 // (Packer), EC2 user data and cloud-init. It needs cgo: NVML is loaded at run
