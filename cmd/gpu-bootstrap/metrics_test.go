@@ -22,13 +22,13 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
-	"google.golang.org/grpc"
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/dcgm"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/dcgm/dcgmtest"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/podresources/podresourcestest"
 )
 
 // syncBuffer is a bytes.Buffer the command's goroutines and the test can
@@ -200,33 +200,8 @@ func TestMetricsServesTheDGXA100UntilInterrupted(t *testing.T) {
 	}
 }
 
-// fakeKubelet serves the PodResources API on a unix socket, as the kubelet
-// does.
-type fakeKubelet struct {
-	v1.UnimplementedPodResourcesListerServer
-	resp *v1.ListPodResourcesResponse
-}
-
-func (k *fakeKubelet) List(context.Context, *v1.ListPodResourcesRequest) (*v1.ListPodResourcesResponse, error) {
-	return k.resp, nil
-}
-
-func startKubelet(t *testing.T, resp *v1.ListPodResourcesResponse) string {
-	t.Helper()
-	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	ln, err := net.Listen("unix", socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	v1.RegisterPodResourcesListerServer(srv, &fakeKubelet{resp: resp})
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
-	return socket
-}
-
 func TestMetricsLabelsTheGPUsPodsHold(t *testing.T) {
-	socket := startKubelet(t, &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{{
+	socket, _ := podresourcestest.Start(t, &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{{
 		Namespace: "ml", Name: "trainer-0",
 		Containers: []*v1.ContainerResources{{Name: "trainer", Devices: []*v1.ContainerDevices{{
 			ResourceName: "nvidia.com/gpu",
@@ -418,7 +393,7 @@ func TestMetricsGivesMIGInstancesTheirMemoryAndPods(t *testing.T) {
 		}
 		return nil, gonvml.ERROR_NOT_FOUND
 	}
-	socket := startKubelet(t, &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{{
+	socket, _ := podresourcestest.Start(t, &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{{
 		Namespace: "ml", Name: "notebook",
 		Containers: []*v1.ContainerResources{{Name: "jupyter", Devices: []*v1.ContainerDevices{{
 			ResourceName: "nvidia.com/mig-3g.20gb", DeviceIds: []string{migUUID},

@@ -5,42 +5,12 @@ import (
 	"net"
 	"path/filepath"
 	"reflect"
-	"sync/atomic"
 	"testing"
 
-	"google.golang.org/grpc"
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/podresources/podresourcestest"
 )
-
-// fakeKubelet serves the PodResourcesLister service as the kubelet does, on
-// a unix socket.
-type fakeKubelet struct {
-	v1.UnimplementedPodResourcesListerServer
-	resp  *v1.ListPodResourcesResponse
-	calls atomic.Int32
-}
-
-func (k *fakeKubelet) List(context.Context, *v1.ListPodResourcesRequest) (*v1.ListPodResourcesResponse, error) {
-	k.calls.Add(1)
-	return k.resp, nil
-}
-
-// startKubelet serves resp on a socket in a temporary directory and returns
-// the socket's path.
-func startKubelet(t *testing.T, resp *v1.ListPodResourcesResponse) (string, *fakeKubelet) {
-	t.Helper()
-	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	ln, err := net.Listen("unix", socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	kubelet := &fakeKubelet{resp: resp}
-	v1.RegisterPodResourcesListerServer(srv, kubelet)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
-	return socket, kubelet
-}
 
 func pod(namespace, name string, containers ...*v1.ContainerResources) *v1.PodResources {
 	return &v1.PodResources{Namespace: namespace, Name: name, Containers: containers}
@@ -51,7 +21,7 @@ func container(name, resource string, ids ...string) *v1.ContainerResources {
 }
 
 func TestDevicesMapsGPUsMIGDevicesAndTimeSlicedReplicas(t *testing.T) {
-	socket, kubelet := startKubelet(t, &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{
+	socket, kubelet := podresourcestest.Start(t, &v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{
 		pod("ml", "trainer-0", container("trainer", "nvidia.com/gpu", "GPU-aaaa", "GPU-bbbb")),
 		pod("ml", "notebook", container("jupyter", "nvidia.com/mig-1g.5gb", "MIG-cccc")),
 		// Time-slicing: two pods hold replicas of one GPU; the first by
@@ -80,7 +50,7 @@ func TestDevicesMapsGPUsMIGDevicesAndTimeSlicedReplicas(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Devices() =\n%v\nwant\n%v", got, want)
 	}
-	if n := kubelet.calls.Load(); n != 1 {
+	if n := kubelet.Calls(); n != 1 {
 		t.Errorf("List called %d times, want 1", n)
 	}
 }
