@@ -73,7 +73,7 @@ func (g *GPUs) WatchEvents(ctx context.Context) (<-chan Event, error) {
 	}
 	gpus, err := g.registerEvents(set)
 	if err != nil {
-		callReturn(set.Free)
+		_ = callReturn(set.Free) // nothing was registered: a failed free leaks nothing the caller can act on
 		return nil, err
 	}
 	events := make(chan Event, 16)
@@ -130,7 +130,7 @@ func (g *GPUs) registerEvents(set gonvml.EventSet) (map[gonvml.Device]gpuRef, er
 func (g *GPUs) watchEvents(ctx context.Context, stop <-chan struct{}, set gonvml.EventSet, gpus map[gonvml.Device]gpuRef, events chan<- Event) {
 	defer g.watches.running.Done()
 	defer close(events)
-	defer callReturn(set.Free)
+	defer func() { _ = callReturn(set.Free) }()
 	ended := func() bool {
 		select {
 		case <-ctx.Done():

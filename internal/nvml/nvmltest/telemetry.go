@@ -92,7 +92,7 @@ func (f *Fleet) wireTelemetry(dev *dgxa100.Device, gpu *GPU) {
 	dev.GetViolationStatusFunc = func(policy gonvml.PerfPolicyType) (gonvml.ViolationTime, gonvml.Return) {
 		gpu.mu.Lock()
 		defer gpu.mu.Unlock()
-		if _, modelled := violationReasons[policy]; !modelled {
+		if _, modeled := violationReasons[policy]; !modeled {
 			return gonvml.ViolationTime{}, gonvml.ERROR_NOT_SUPPORTED
 		}
 		// nvmlViolationTime_t: referenceTime in µs (CPU time), violationTime in ns.
