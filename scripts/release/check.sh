@@ -19,11 +19,14 @@
 #   5. the amd64 .deb installed with the real dpkg into a Debian 12 root:
 #      /usr/bin/gpu-bootstrap runs, /etc/gpu-bootstrap/config.yaml is a
 #      conffile, an edited config survives a reinstall and a remove, and
-#      purge removes it.
-#   6. both .rpm with the real rpm into an empty --root: files, the config
-#      marked %config(noreplace), an edited config kept on reinstall.
+#      purge removes it; the metrics unit is installed (the example's bytes),
+#      passes the host's `systemd-analyze verify` with its command pointed at
+#      the root's binary, and goes with `dpkg -r`.
+#   6. both .rpm with the real rpm into an empty --root: files (the metrics
+#      unit among them), the config marked %config(noreplace), an edited
+#      config kept on reinstall.
 #
-# Needs root (chroot, dpkg into a root), binutils, binutils-aarch64-linux-gnu,
+# Needs root (chroot, dpkg into a root), systemd-analyze, binutils, binutils-aarch64-linux-gnu,
 # gcc and gcc-aarch64-linux-gnu (the probe), qemu-user-static, debootstrap (first run: Debian's archive, then cached),
 # rpm. Any missing tool fails the check with what to install.
 #
@@ -53,6 +56,7 @@ need qemu-aarch64-static qemu-user-static
 need dpkg-deb dpkg
 need rpm rpm
 need chroot coreutils
+need systemd-analyze systemd
 [[ "$(id -u)" == 0 ]] || fail "needs root (chroot and dpkg into a Debian root); run it with sudo"
 [[ -d /usr/aarch64-linux-gnu/lib ]] || fail "/usr/aarch64-linux-gnu/lib missing; install libc6-arm64-cross"
 
@@ -238,16 +242,26 @@ out="$(in_bookworm /usr/bin/gpu-bootstrap version)" || fail "/usr/bin/gpu-bootst
 [[ "${out}" == "gpu-bootstrap ${version}" ]] || fail ".deb: version printed '${out}'"
 in_bookworm dpkg-query -W -f '${Conffiles}\n' gpu-bootstrap | grep -q '^ /etc/gpu-bootstrap/config.yaml ' ||
 	fail ".deb: /etc/gpu-bootstrap/config.yaml is not a conffile"
+metrics_unit="usr/lib/systemd/system/gpu-bootstrap-metrics.service"
+cmp -s "${bookworm}/${metrics_unit}" examples/bootstrap/metrics/gpu-bootstrap-metrics.service ||
+	fail ".deb: /${metrics_unit} is missing or is not examples/bootstrap/metrics/gpu-bootstrap-metrics.service"
+# The unit names its command bare (systemd looks it up in /usr/local/bin,
+# /usr/bin, ...); the host's systemd checks the unit with that command
+# pointed at the root's binary (the minimal root has no systemd of its own).
+sed "s#^ExecStart=gpu-bootstrap #ExecStart=${bookworm}/usr/bin/gpu-bootstrap #" "${bookworm}/${metrics_unit}" >"${work}/gpu-bootstrap-metrics.service"
+grep -q "^ExecStart=${bookworm}/usr/bin/gpu-bootstrap metrics " "${work}/gpu-bootstrap-metrics.service" || fail ".deb: /${metrics_unit}: ExecStart does not run gpu-bootstrap metrics"
+out="$(systemd-analyze verify "${work}/gpu-bootstrap-metrics.service" 2>&1)" || fail ".deb: systemd-analyze verify /${metrics_unit}:\n${out}"
 # (cmd/gpu-bootstrap's TestExampleConfigsAreValid validates the shipped config.)
 echo "# edited by check-release" >>"${bookworm}/etc/gpu-bootstrap/config.yaml"
 in_bookworm dpkg -i "/tmp/${deb}" >"${work}/dpkg.out" 2>&1 || fail "dpkg -i ${deb} (reinstall):\n$(cat "${work}/dpkg.out")"
 grep -q '^# edited by check-release$' "${bookworm}/etc/gpu-bootstrap/config.yaml" || fail ".deb: reinstalling replaced the edited /etc/gpu-bootstrap/config.yaml"
 in_bookworm dpkg -r gpu-bootstrap >"${work}/dpkg.out" 2>&1 || fail "dpkg -r gpu-bootstrap:\n$(cat "${work}/dpkg.out")"
 [[ ! -e "${bookworm}/usr/bin/gpu-bootstrap" ]] || fail ".deb: dpkg -r left /usr/bin/gpu-bootstrap"
+[[ ! -e "${bookworm}/${metrics_unit}" ]] || fail ".deb: dpkg -r left /${metrics_unit}"
 grep -q '^# edited by check-release$' "${bookworm}/etc/gpu-bootstrap/config.yaml" || fail ".deb: dpkg -r removed the edited config (a conffile stays until purge)"
 in_bookworm dpkg -P gpu-bootstrap >"${work}/dpkg.out" 2>&1 || fail "dpkg -P gpu-bootstrap:\n$(cat "${work}/dpkg.out")"
 [[ ! -e "${bookworm}/etc/gpu-bootstrap/config.yaml" ]] || fail ".deb: dpkg -P left /etc/gpu-bootstrap/config.yaml"
-ok "${deb} in a Debian 12 root: installs, runs, conffile kept on reinstall and remove, purged with -P"
+ok "${deb} in a Debian 12 root: installs, runs, metrics unit verified by systemd-analyze, conffile kept on reinstall and remove, purged with -P"
 
 # --- 6. the .rpm files with rpm --root -----------------------------------
 for arch in amd64 arm64; do
@@ -259,6 +273,8 @@ for arch in amd64 arm64; do
 	rpm --root "${r}" -i --nodeps --ignorearch "${dist}/${rpmfile}" >"${work}/rpm.out" 2>&1 || fail "rpm -i ${rpmfile}:\n$(cat "${work}/rpm.out")"
 	[[ -x "${r}/usr/bin/gpu-bootstrap" ]] || fail "${rpmfile}: no /usr/bin/gpu-bootstrap"
 	cmp -s "${r}/usr/bin/gpu-bootstrap" "${work}/${arch}/gpu-bootstrap" || fail "${rpmfile}: /usr/bin/gpu-bootstrap differs from the tar.gz's binary"
+	cmp -s "${r}/usr/lib/systemd/system/gpu-bootstrap-metrics.service" examples/bootstrap/metrics/gpu-bootstrap-metrics.service ||
+		fail "${rpmfile}: /usr/lib/systemd/system/gpu-bootstrap-metrics.service is missing or differs from the example"
 	[[ "$(rpm -qp --qf '%{ARCH}' "${dist}/${rpmfile}" 2>/dev/null)" == "$(rpmarch "${arch}")" ]] || fail "${rpmfile}: wrong ARCH"
 	# rpm's --configfiles lists %config files; %config(noreplace) sets the
 	# RPMFILE_NOREPLACE bit (16) in FILEFLAGS (rpm's lib/rpmfiles.h).
@@ -267,7 +283,7 @@ for arch in amd64 arm64; do
 	echo "# edited by check-release" >>"${r}/etc/gpu-bootstrap/config.yaml"
 	rpm --root "${r}" -U --replacepkgs --nodeps --ignorearch "${dist}/${rpmfile}" >"${work}/rpm.out" 2>&1 || fail "rpm -U --replacepkgs ${rpmfile}:\n$(cat "${work}/rpm.out")"
 	grep -q '^# edited by check-release$' "${r}/etc/gpu-bootstrap/config.yaml" || fail "${rpmfile}: reinstalling replaced the edited config"
-	ok "${rpmfile}: rpm --root installs /usr/bin/gpu-bootstrap and a %config(noreplace) config kept on reinstall"
+	ok "${rpmfile}: rpm --root installs /usr/bin/gpu-bootstrap, the metrics unit and a %config(noreplace) config kept on reinstall"
 done
 
 echo "check-release: all checks passed for gpu-bootstrap ${version} in ${dist}"
