@@ -13,16 +13,16 @@ import (
 // nil. An answer that says the GPU itself is in trouble (ERROR_GPU_IS_LOST,
 // ERROR_RESET_REQUIRED) stops the reader and is recorded on the Device.
 type deviceReader struct {
-	lib     gonvml.Interface
 	dev     gonvml.Device
 	out     *Device
+	names   *processNames // shared by the GPUs of one Snapshot
 	stopped bool
 }
 
-// readDevice reads GPU number index.
-func readDevice(lib gonvml.Interface, dev gonvml.Device, index int) Device {
+// readDevice reads GPU number index; names looks process names up.
+func readDevice(dev gonvml.Device, index int, names *processNames) Device {
 	d := Device{Index: index, Processes: []Process{}}
-	r := &deviceReader{lib: lib, dev: dev, out: &d}
+	r := &deviceReader{dev: dev, out: &d, names: names}
 	steps := []func(){
 		r.readIdentity,
 		r.readMemory,
@@ -194,16 +194,7 @@ func (r *deviceReader) readProcesses() {
 	if !r.ok("processes", ret) {
 		return
 	}
-	for _, p := range procs {
-		proc := Process{PID: p.Pid}
-		if p.UsedGpuMemory != valueNotAvailable {
-			proc.UsedMemoryMiB = p.UsedGpuMemory / mib
-		}
-		if name, ret := call1(func() (string, gonvml.Return) { return r.lib.SystemGetProcessName(int(p.Pid)) }); ret == gonvml.SUCCESS {
-			proc.Name = name
-		}
-		r.out.Processes = append(r.out.Processes, proc)
-	}
+	r.out.Processes = append(r.out.Processes, r.names.processes(procs)...)
 }
 
 func (r *deviceReader) readMIG() {

@@ -32,13 +32,14 @@ func (g *GPUs) Snapshot() (Snapshot, error) {
 		return snap, fmt.Errorf("counting GPUs through NVML: %w", explain(ret))
 	}
 	handles := make([]gonvml.Device, count)
+	names := &processNames{lib: g.lib}
 	for i := 0; i < count; i++ {
 		dev, ret := call1(func() (gonvml.Device, gonvml.Return) { return g.lib.DeviceGetHandleByIndex(i) })
 		if ret != gonvml.SUCCESS {
 			snap.Devices = append(snap.Devices, unreadableDevice(i, "getting the device handle", ret))
 			continue
 		}
-		d := readDevice(g.lib, dev, i)
+		d := readDevice(dev, i, names)
 		if d.Error == "" {
 			handles[i] = dev
 		}
