@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,19 +61,10 @@ func (f *selectFlags) request() (gpuselect.Request, error) {
 	if f.window < 0 {
 		return req, fmt.Errorf("--window %s: a duration of 0 or more", f.window)
 	}
-	if !isSelectFormat(f.format) {
+	if !slices.Contains(gpuselect.Formats, f.format) {
 		return req, fmt.Errorf("--format %q: use one of %s", f.format, strings.Join(gpuselect.Formats, ", "))
 	}
 	return req, nil
-}
-
-func isSelectFormat(format string) bool {
-	for _, f := range gpuselect.Formats {
-		if f == format {
-			return true
-		}
-	}
-	return false
 }
 
 func runSelect(ctx context.Context, args []string, env environment) int {

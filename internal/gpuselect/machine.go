@@ -23,6 +23,9 @@ type GPU struct {
 	Unusable string `json:"unusable,omitempty"`
 }
 
+// lostGPU is why a GPU NVML reports lost cannot be chosen.
+const lostGPU = "fallen off the bus (NVML: GPU is lost); reset it or reboot"
+
 // Machine is the GPUs of one machine and how they reach each other.
 type Machine struct {
 	GPUs  []GPU
@@ -62,12 +65,12 @@ func MachineFromSnapshot(snap nvml.Snapshot, sample *nvml.TelemetrySample) Machi
 				g.Processes = len(s.Processes)
 			}
 			if s.Lost {
-				g.Unusable = "fallen off the bus (NVML: GPU is lost); reset it or reboot"
+				g.Unusable = lostGPU
 			}
 		}
 		switch {
 		case d.Lost:
-			g.Unusable = "fallen off the bus (NVML: GPU is lost); reset it or reboot"
+			g.Unusable = lostGPU
 		case d.Error != "" || d.UUID == "":
 			g.Unusable = "cannot be read: " + d.Error
 		}
