@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/poll"
 )
 
 // Log messages around the calls and waits of this package, at debug level,
@@ -18,28 +20,16 @@ const (
 	logCallFinished = "Kubernetes call finished"
 )
 
+// waitLog frames every wait of this package in the log, in the shape
+// every backend's waits share (internal/poll).
+var waitLog = poll.Log{Started: logWaitStarted, Finished: logWaitFinished}
+
 // startWait logs the start of a wait for what (a word such as
 // "job_completion", no spaces) on the object id, and returns the function
 // that logs its end, with both instants at nanosecond resolution and
 // whether it succeeded.
 func startWait(ctx context.Context, what, id string) func(error) {
-	started := time.Now()
-	tflog.Debug(ctx, logWaitStarted, map[string]any{"what": what, "id": id})
-	return func(err error) {
-		ended := time.Now()
-		fields := map[string]any{
-			"what":       what,
-			"id":         id,
-			"ok":         err == nil,
-			"started_at": started.UTC().Format(time.RFC3339Nano),
-			"ended_at":   ended.UTC().Format(time.RFC3339Nano),
-			"waited_ms":  ended.Sub(started).Milliseconds(),
-		}
-		if err != nil {
-			fields["error"] = err.Error()
-		}
-		tflog.Debug(ctx, logWaitFinished, fields)
-	}
+	return waitLog.Start(ctx, map[string]any{"what": what, "id": id})
 }
 
 // logCall returns the function that logs the end of an operation of
