@@ -8,12 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 
-# etcd is Debian's package, not built here: say so before minutes of building.
-etcd="${GPU_TESTBED_ETCD:-$(command -v etcd || echo /usr/bin/etcd)}"
-if [[ ! -x "$etcd" ]]; then
-  echo "demo: no etcd (looked at \$GPU_TESTBED_ETCD, etcd on PATH, /usr/bin/etcd); on Debian or Ubuntu: apt-get install etcd-server" >&2
-  exit 1
-fi
 # go-nvml's cgo preamble calls NVML functions the header marks deprecated.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
 
@@ -50,7 +44,7 @@ echo "    built in $((SECONDS - started))s"
 mkdir -p "$work/plugins"
 mv "$work/terraform-provider-gpu" "$work/plugins/"
 
-echo "==> the testbed's binaries: only what the demo runs (no OpenTofu, no Packer; make testbed builds those)"
+echo "==> the testbed's binaries: only what the demo runs (etcd, Kubernetes, kwok, Terraform; make testbed also builds OpenTofu and Packer)"
 "${testbed[@]}" install --only demo --tools-dir tools
 echo "    demo ready to start after $((SECONDS - started))s"
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -27,14 +26,14 @@ type MissingBinariesError struct {
 }
 
 func (e *MissingBinariesError) Error() string {
-	return fmt.Sprintf("testbed binaries missing: %s; run `make testbed` to build them (etcd comes from the Debian package etcd-server)",
+	return fmt.Sprintf("testbed binaries missing: %s; run `make testbed` to build them",
 		strings.Join(e.Missing, ", "))
 }
 
-// Binaries resolves the path of every binary: the Kubernetes, kwok and
-// Terraform builds in the cache (see CacheRoot), and etcd from
-// $GPU_TESTBED_ETCD, else PATH, else /usr/bin/etcd. The error, a
-// *MissingBinariesError, names every one that is missing.
+// Binaries resolves the path of every binary: the etcd, Kubernetes, kwok
+// and Terraform builds in the cache (see CacheRoot), or the etcd that
+// $GPU_TESTBED_ETCD names. The error, a *MissingBinariesError, names every
+// one that is missing.
 func Binaries() (BinaryPaths, error) {
 	paths, err := locateBinaries()
 	if err != nil {
@@ -59,7 +58,7 @@ func locateBinaries() (BinaryPaths, error) {
 		return BinaryPaths{}, err
 	}
 	return BinaryPaths{
-		Etcd:                  locateEtcd(),
+		Etcd:                  locateEtcd(root),
 		KubeAPIServer:         filepath.Join(kubeBinDir(root), "kube-apiserver"),
 		KubeControllerManager: filepath.Join(kubeBinDir(root), "kube-controller-manager"),
 		KubeScheduler:         filepath.Join(kubeBinDir(root), "kube-scheduler"),
@@ -99,14 +98,13 @@ func TerraformPath() (string, error) {
 	return paths.Terraform, nil
 }
 
-func locateEtcd() string {
+// locateEtcd is $GPU_TESTBED_ETCD when set, else the etcd built beside
+// the Kubernetes control plane (the version that Kubernetes release pins).
+func locateEtcd(root string) string {
 	if path := os.Getenv("GPU_TESTBED_ETCD"); path != "" {
 		return path
 	}
-	if path, err := exec.LookPath("etcd"); err == nil {
-		return path
-	}
-	return "/usr/bin/etcd"
+	return filepath.Join(kubeBinDir(root), "etcd")
 }
 
 // check returns a *MissingBinariesError naming every required binary that

@@ -45,7 +45,7 @@ func TestCacheRoot(t *testing.T) {
 func TestBinariesAreKeyedByVersionUnderTheCache(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("GPU_TESTBED_CACHE", root)
-	t.Setenv("GPU_TESTBED_ETCD", filepath.Join(root, "etcd"))
+	t.Setenv("GPU_TESTBED_ETCD", "")
 
 	_, err := Binaries()
 	var missing *MissingBinariesError
@@ -54,7 +54,7 @@ func TestBinariesAreKeyedByVersionUnderTheCache(t *testing.T) {
 	require.Contains(t, err.Error(), "make testbed")
 
 	paths := map[string]string{
-		"etcd":                    filepath.Join(root, "etcd"),
+		"etcd":                    filepath.Join(root, "bin", "kube-v1.31.4", "etcd"),
 		"kube-apiserver":          filepath.Join(root, "bin", "kube-v1.31.4", "kube-apiserver"),
 		"kube-controller-manager": filepath.Join(root, "bin", "kube-v1.31.4", "kube-controller-manager"),
 		"kube-scheduler":          filepath.Join(root, "bin", "kube-v1.31.4", "kube-scheduler"),
@@ -81,6 +81,20 @@ func TestBinariesAreKeyedByVersionUnderTheCache(t *testing.T) {
 	require.NoError(t, os.Chmod(paths["kwok"], 0o644))
 	_, err = Binaries()
 	require.ErrorContains(t, err, "kwok", "a file that is not executable counts as missing")
+}
+
+func TestGPUTestbedEtcdPointsAtAnotherEtcd(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("GPU_TESTBED_CACHE", root)
+	other := filepath.Join(t.TempDir(), "etcd")
+	t.Setenv("GPU_TESTBED_ETCD", other)
+	_, err := KubernetesBinaries()
+	require.ErrorContains(t, err, "etcd ("+other+")", "the etcd named is the one looked for")
+
+	require.NoError(t, os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755))
+	got, err := locateBinaries()
+	require.NoError(t, err)
+	require.Equal(t, other, got.Etcd)
 }
 
 func TestTheClusterDoesNotNeedTerraform(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 type Set string
 
 const (
-	// SetDemo is what `make demo` runs: the control plane, kwok and the
-	// Terraform CLI (etcd comes from Debian's etcd-server).
+	// SetDemo is what `make demo` runs: etcd and the control plane, kwok
+	// and the Terraform CLI.
 	SetDemo Set = "demo"
 	// SetTest is everything `make test` needs: the demo set, OpenTofu (the
 	// acceptance tests' second CLI) and Packer (make validate-examples).
@@ -48,14 +48,18 @@ func buildSteps(root, toolsDir string) []buildStep {
 	return []buildStep{
 		{
 			name:     "kube",
-			title:    "Kubernetes " + KubernetesVersion,
+			title:    "Kubernetes " + KubernetesVersion + " and etcd",
 			sets:     []Set{SetDemo, SetTest},
 			dir:      kubeBinDir(root),
-			binaries: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"},
+			binaries: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"},
 			goArgs: []string{"-C", kubeModule, "install", "-ldflags", kubeVersionLDFlags(),
 				"k8s.io/kubernetes/cmd/kube-apiserver",
 				"k8s.io/kubernetes/cmd/kube-controller-manager",
 				"k8s.io/kubernetes/cmd/kube-scheduler",
+				// etcd's server at the version this Kubernetes pins: most of
+				// what it compiles (gRPC, the etcd client) is shared with
+				// kube-apiserver, so one go command builds it for little.
+				"github.com/gpuinfra/terraform-provider-gpu/tools/kube/etcd",
 			},
 			firstBuild: 7 * time.Minute,
 		},
