@@ -53,11 +53,12 @@ func TestSelectStepsRejectsAnUnknownName(t *testing.T) {
 }
 
 // The demo set holds the binaries the demo's testbed and Terraform CLI
-// need, and nothing else: what Binaries resolves minus etcd (Debian's) and
+// need, and nothing else: what Binaries resolves, etcd included, minus
 // tofu (the acceptance tests').
 func TestDemoSetBuildsWhatTheDemoRuns(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("GPU_TESTBED_CACHE", root)
+	t.Setenv("GPU_TESTBED_ETCD", "")
 	demo, err := selectSteps(buildSteps(root, "/tools"), []string{"demo"})
 	require.NoError(t, err)
 	var built []string
@@ -69,7 +70,7 @@ func TestDemoSetBuildsWhatTheDemoRuns(t *testing.T) {
 	paths, err := locateBinaries()
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{
-		paths.KubeAPIServer, paths.KubeControllerManager, paths.KubeScheduler, paths.Kwok, paths.Terraform,
+		paths.Etcd, paths.KubeAPIServer, paths.KubeControllerManager, paths.KubeScheduler, paths.Kwok, paths.Terraform,
 	}, built)
 }
 
@@ -78,7 +79,7 @@ func TestFirstRunEstimate(t *testing.T) {
 	demo, err := selectSteps(buildSteps(root, "/tools"), []string{"demo"})
 	require.NoError(t, err)
 	require.Contains(t, firstRunEstimate(demo),
-		"first run builds 5 binaries (kube-apiserver, kube-controller-manager, kube-scheduler, terraform, kwok): about ")
+		"first run builds 6 binaries (kube-apiserver, kube-controller-manager, kube-scheduler, etcd, terraform, kwok): about ")
 	require.Contains(t, firstRunEstimate(demo), "later runs start in seconds")
 
 	for _, step := range demo[:2] { // kube and terraform present
