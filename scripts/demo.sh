@@ -29,23 +29,30 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# One go build for the three programs of this module: the go command
-# compiles the packages they share once, on every core. Its `go: downloading`
-# lines go to a log, shown only when the build fails.
+# gpu-testbed first, alone: it builds the testbed's binaries. Then those
+# builds and the provider's and gpu-bootstrap's run side by side, so that
+# neither leaves a core idle while the other links or downloads. The go
+# command's `go: downloading` lines go to a log, shown only when it fails.
 log="$work.go-build.log"
-echo "==> building gpu-testbed, the provider and gpu-bootstrap (log: $log)"
-if ! go build -o "$work/" ./cmd/gpu-testbed ./cmd/gpu-bootstrap . >"$log" 2>&1; then
-  tail -n 25 "$log"
-  echo "demo: go build failed; the lines above are the end of $log" >&2
-  exit 1
-fi
-rm -f "$log"
+go_build() {
+  if ! go build -o "$work/" "$@" >>"$log" 2>&1; then
+    tail -n 25 "$log"
+    echo "demo: go build failed; the lines above are the end of $log" >&2
+    return 1
+  fi
+}
+echo "==> building gpu-testbed (log: $log)"
+go_build ./cmd/gpu-testbed
 echo "    built in $((SECONDS - started))s"
+
+echo "==> building the testbed's binaries (only what the demo runs: etcd, Kubernetes, kwok, Terraform; make testbed also builds OpenTofu and Packer), and beside them the provider and gpu-bootstrap"
+go_build ./cmd/gpu-bootstrap . &
+programs=$!
+"${testbed[@]}" install --only demo --tools-dir tools
+wait "$programs"
+rm -f "$log"
 mkdir -p "$work/plugins"
 mv "$work/terraform-provider-gpu" "$work/plugins/"
-
-echo "==> the testbed's binaries: only what the demo runs (etcd, Kubernetes, kwok, Terraform; make testbed also builds OpenTofu and Packer)"
-"${testbed[@]}" install --only demo --tools-dir tools
 echo "    demo ready to start after $((SECONDS - started))s"
 
 echo "==> starting the testbed (etcd, kube-apiserver, controller-manager, scheduler, kwok GPU nodes)"
