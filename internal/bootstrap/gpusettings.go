@@ -276,8 +276,8 @@ func (s gpuSettingsStep) planApplicationClocks(devs []nvml.Device) (*Change, err
 	}, nil
 }
 
-// forEachGPU is a GPU action (ActionOp) that calls set for each GPU, stopping at the
-// first error.
+// forEachGPU is a GPU action (ActionOp) that calls set for each GPU,
+// stopping at the first error.
 func forEachGPU(devs []nvml.Device, set func(h *Host, dev nvml.Device) error) func(context.Context, *Host) error {
 	return func(ctx context.Context, h *Host) error {
 		for _, dev := range devs {
