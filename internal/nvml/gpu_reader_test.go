@@ -51,6 +51,16 @@ func TestALostGPUIsNotAskedAgain(t *testing.T) {
 				}
 			},
 		},
+		{
+			what:  "a MIG device",
+			error: "reading MIG devices: ERROR_GPU_IS_LOST",
+			at: func(fleet *nvmltest.Fleet, n *uint64) {
+				d := fleet.Device(gpu)
+				d.MigMode = gonvml.DEVICE_MIG_ENABLE
+				d.GetMaxMigDeviceCountFunc = func() (int, gonvml.Return) { return 7, gonvml.SUCCESS }
+				d.GetMigDeviceHandleByIndexFunc = func(int) (gonvml.Device, gonvml.Return) { return nil, lose(fleet, n) }
+			},
+		},
 	}
 	passes := []struct {
 		name string
