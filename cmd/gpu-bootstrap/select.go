@@ -32,11 +32,21 @@ func (f *selectFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.count, "count", 1, "how many GPUs to choose")
 	fs.StringVar(&f.minFreeMemory, "min-free-memory", "", "free memory each GPU must have, e.g. 20GiB, 40GB, 512MiB")
 	fs.StringVar(&f.product, "product", "", "only GPUs whose name contains this, case-insensitively (H100, A100-SXM4-80GB)")
-	fs.StringVar(&f.prefer, "prefer", string(gpuselect.PreferIdle), "among GPUs that qualify: idle (least utilized, most free memory) or packed (least free memory that fits)")
+	fs.StringVar(&f.prefer, "prefer", string(gpuselect.PreferIdle), "among GPUs that qualify: "+preferHelp())
 	fs.BoolVar(&f.excludeBusy, "exclude-busy", false, "leave out GPUs running a process or at --busy-utilization or above")
 	fs.UintVar(&f.busyUtilization, "busy-utilization", 10, "utilization in `percent` at which a GPU counts as busy for --exclude-busy")
 	fs.DurationVar(&f.window, "window", time.Second, "how long to watch utilization before choosing (0: one instant reading)")
 	fs.StringVar(&f.format, "format", "docker", "output: docker (docker run --gpus value), env (NVIDIA_VISIBLE_DEVICES=...), compose (device_ids list) or json")
+}
+
+// preferHelp names each preference with what it does:
+// "idle (least utilized, most free memory) or packed (…)".
+func preferHelp() string {
+	each := make([]string, len(gpuselect.Preferences))
+	for i, p := range gpuselect.Preferences {
+		each[i] = fmt.Sprintf("%s (%s)", p.Name, p.Description)
+	}
+	return gpuselect.OrList(each)
 }
 
 // request turns the flags into a validated request.

@@ -8,54 +8,70 @@ import (
 	"os"
 )
 
-// This file runs a change's steps one by one and keeps account of each:
-// the commands of a Commands change and the ops of an Ops change (commands,
-// file writes and removals, checks), so a change that fails part way says
-// exactly which of its commands ran, and an Ops change's Undo puts back what
-// they did. It also reads the warnings that package managers print while
-// succeeding (apply_warnings.go).
+// This file owns what a change is made of, its ops, and runs them one by
+// one keeping account of each (commands, file writes and removals, checks,
+// GPU actions), so a change that fails part way says exactly which of its
+// ops ran, and a change's Undo puts back what they did. It also reads the
+// warnings that package managers print while succeeding (apply_warnings.go).
 
-// Op is one operation of an Ops change: exactly one of Command, File,
-// Remove and Check is set.
-type Op struct {
-	Command *Command
-	// FatalWarnings makes a Command that exits 0 fail when one of its
+// Op is one operation of a change. Its type says which: CommandOp, FileOp,
+// RemoveOp, CheckOp or ActionOp, each holding only what it needs.
+type Op interface {
+	// String is the op as the plan and the apply report show it; "" for
+	// an ActionOp, which the plan does not list.
+	String() string
+	// run applies the op and records it in p when it completes.
+	run(ctx context.Context, h *Host, backupRoot string, p *changeProgress) error
+}
+
+// CommandOp runs a command.
+type CommandOp struct {
+	Command Command
+	// FatalWarnings makes a command that exits 0 fail when one of its
 	// warnings (see commandWarnings) contains one of these strings: apt-get
 	// update exits 0 on a repository whose signature no longer verifies
 	// and keeps the old index, and an install from that repository must
 	// not go on as if nothing happened.
 	FatalWarnings []string
-	// File is written atomically with a backup (Host.writeFile).
-	File *FileChange
-	// Remove is a file removed after a backup; a missing file is left
-	// missing.
-	Remove string
-	// Check reads the host and fails when it is not as the change needs
-	// (a branch the repository does not offer, a stack left mixed).
-	Check func(ctx context.Context, h *Host) error
-	// What says what Check checks, for the plan ("check that branch 550 is
+}
+
+// FileOp writes a file atomically with a backup (Host.writeFile).
+type FileOp struct{ File *FileChange }
+
+// RemoveOp removes a file after a backup; a missing file is left missing.
+type RemoveOp struct{ Path string }
+
+// CheckOp reads the host and fails when it is not as the change needs (a
+// branch the repository does not offer, a stack left mixed).
+type CheckOp struct {
+	// What says what it checks, for the plan ("check that branch 550 is
 	// in the repository").
-	What string
+	What  string
+	Check func(ctx context.Context, h *Host) error
 }
 
-// String is the op as the plan and the apply report show it.
-func (o Op) String() string {
-	switch {
-	case o.Command != nil:
-		return o.Command.String()
-	case o.File != nil:
-		if o.File.Created() {
-			return "write " + o.File.Path
-		}
-		return "rewrite " + o.File.Path
-	case o.Remove != "":
-		return "remove " + o.Remove
+// ActionOp changes GPU state through NVML.
+type ActionOp func(ctx context.Context, h *Host) error
+
+func (o CommandOp) String() string { return o.Command.String() }
+func (o FileOp) String() string {
+	if o.File.Created() {
+		return "write " + o.File.Path
 	}
-	return o.What
+	return "rewrite " + o.File.Path
 }
+func (o RemoveOp) String() string { return "remove " + o.Path }
+func (o CheckOp) String() string  { return o.What }
+func (ActionOp) String() string   { return "" }
 
-// CommandOp is an Op running c.
-func CommandOp(c Command) Op { return Op{Command: &c} }
+// commandOps are CommandOps running cmds in order.
+func commandOps(cmds ...Command) []Op {
+	ops := make([]Op, len(cmds))
+	for i, cmd := range cmds {
+		ops[i] = CommandOp{Command: cmd}
+	}
+	return ops
+}
 
 // changeProgress is what a change did while it ran: its steps that
 // completed, the warnings they printed, and after a failure what Undo
@@ -68,86 +84,79 @@ type changeProgress struct {
 	notUndone []string
 }
 
-// runChange applies one change, recording every completed step.
+// runChange applies one change, recording every completed op; when an op
+// fails after others ran, the change's Undo runs.
 func runChange(ctx context.Context, h *Host, change Change, backupRoot string) (changeProgress, error) {
 	var p changeProgress
-	switch {
-	case change.File != nil:
-		backup, err := h.writeFile(change.File, backupRoot)
-		if err == nil {
-			p.backup = backup
-			p.done = append(p.done, "wrote "+change.File.Path)
-		}
-		return p, err
-	case len(change.Commands) > 0:
-		for _, cmd := range change.Commands {
-			if err := runOp(ctx, h, CommandOp(cmd), backupRoot, &p); err != nil {
-				return p, err
-			}
-		}
-		return p, nil
-	case len(change.Ops) > 0:
-		for _, op := range change.Ops {
-			if err := runOp(ctx, h, op, backupRoot, &p); err != nil {
-				if len(p.done) > 0 && len(change.Undo) > 0 {
-					undo(ctx, h, change.Undo, backupRoot, &p)
-				}
-				return p, err
-			}
-		}
-		return p, nil
-	case change.Action != nil:
-		return p, change.Action(ctx, h)
+	if len(change.Ops) == 0 {
+		return p, fmt.Errorf("change %q has nothing to do", change.Summary)
 	}
-	return p, fmt.Errorf("change %q has nothing to do", change.Summary)
+	for _, op := range change.Ops {
+		if err := op.run(ctx, h, backupRoot, &p); err != nil {
+			if len(p.done) > 0 && len(change.Undo) > 0 {
+				undo(ctx, h, change.Undo, backupRoot, &p)
+			}
+			return p, err
+		}
+	}
+	return p, nil
 }
 
-// runOp runs one op and records it in p when it completes.
-func runOp(ctx context.Context, h *Host, op Op, backupRoot string, p *changeProgress) error {
-	switch {
-	case op.Command != nil:
-		out, err := h.Runner.Run(ctx, *op.Command)
-		if err != nil {
-			return err
-		}
-		warnings := commandWarnings(out)
-		if fatal := fatalWarnings(warnings, op.FatalWarnings); len(fatal) > 0 {
-			return &WarningError{Command: *op.Command, Warnings: fatal}
-		}
-		p.warnings = append(p.warnings, warnings...)
-		p.done = append(p.done, "ran "+op.Command.String())
-	case op.File != nil:
-		backup, err := h.writeFile(op.File, backupRoot)
-		if err != nil {
-			return err
-		}
-		if p.backup == "" {
-			p.backup = backup
-		}
-		p.done = append(p.done, "wrote "+op.File.Path)
-	case op.Remove != "":
-		removed, err := h.removeFile(op.Remove, backupRoot)
-		if err != nil {
-			return err
-		}
-		if removed {
-			p.done = append(p.done, "removed "+op.Remove)
-		}
-	case op.Check != nil:
-		return op.Check(ctx, h)
+func (o CommandOp) run(ctx context.Context, h *Host, _ string, p *changeProgress) error {
+	out, err := h.Runner.Run(ctx, o.Command)
+	if err != nil {
+		return err
+	}
+	warnings := commandWarnings(out)
+	if fatal := fatalWarnings(warnings, o.FatalWarnings); len(fatal) > 0 {
+		return &WarningError{Command: o.Command, Warnings: fatal}
+	}
+	p.warnings = append(p.warnings, warnings...)
+	p.done = append(p.done, "ran "+o.Command.String())
+	return nil
+}
+
+func (o FileOp) run(_ context.Context, h *Host, backupRoot string, p *changeProgress) error {
+	backup, err := h.writeFile(o.File, backupRoot)
+	if err != nil {
+		return err
+	}
+	if p.backup == "" {
+		p.backup = backup
+	}
+	p.done = append(p.done, "wrote "+o.File.Path)
+	return nil
+}
+
+func (o RemoveOp) run(_ context.Context, h *Host, backupRoot string, p *changeProgress) error {
+	removed, err := h.removeFile(o.Path, backupRoot)
+	if err != nil {
+		return err
+	}
+	if removed {
+		p.done = append(p.done, "removed "+o.Path)
 	}
 	return nil
 }
 
+func (o CheckOp) run(ctx context.Context, h *Host, _ string, _ *changeProgress) error {
+	return o.Check(ctx, h)
+}
+
+func (o ActionOp) run(ctx context.Context, h *Host, _ string, _ *changeProgress) error {
+	return o(ctx, h)
+}
+
 // undo runs the undo ops, recording what it restored and what it could
-// not. A failing command or file op does not stop it; a failing Check does:
+// not. A failing command or file op does not stop it; a failing check does:
 // it says the rest must not be put back (the driver stack has already moved,
 // and the old lock would contradict it).
 func undo(ctx context.Context, h *Host, ops []Op, backupRoot string, p *changeProgress) {
 	var scratch changeProgress
 	for i, op := range ops {
-		if err := runOp(ctx, h, op, backupRoot, &scratch); err != nil {
-			if op.Check != nil {
+		_, isCheck := op.(CheckOp)
+		if err := op.run(ctx, h, backupRoot, &scratch); err != nil {
+			if isCheck {
 				for _, rest := range ops[i+1:] {
 					p.notUndone = append(p.notUndone, fmt.Sprintf("%s: not done, %v", rest, err))
 				}
@@ -156,7 +165,7 @@ func undo(ctx context.Context, h *Host, ops []Op, backupRoot string, p *changePr
 			p.notUndone = append(p.notUndone, fmt.Sprintf("%s: %v", op, err))
 			continue
 		}
-		if op.Check == nil {
+		if !isCheck {
 			p.undone = append(p.undone, op.String())
 		}
 	}
@@ -186,11 +195,14 @@ func (h *Host) removeFile(path, backupRoot string) (removed bool, err error) {
 	return true, nil
 }
 
-// opsLines is a change's ops as the plan lists them.
+// opsLines is a change's ops as the plan lists them; an ActionOp has no
+// line.
 func opsLines(ops []Op) []string {
-	lines := make([]string, len(ops))
-	for i, op := range ops {
-		lines[i] = op.String()
+	var lines []string
+	for _, op := range ops {
+		if line := op.String(); line != "" {
+			lines = append(lines, line)
+		}
 	}
 	return lines
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// opsStep plans one Ops change with an Undo.
+// opsStep plans one change.
 type opsStep struct{ change Change }
 
 func (opsStep) Name() string { return "ops" }
@@ -16,7 +16,7 @@ func (opsStep) Name() string { return "ops" }
 func (s opsStep) Plan(context.Context, *Host) ([]Change, error) { return []Change{s.change}, nil }
 
 func cmd(h *Host, name string, args ...string) Op {
-	return CommandOp(Command{Root: h.Root, Name: name, Args: args})
+	return CommandOp{Command: Command{Root: h.Root, Name: name, Args: args}}
 }
 
 func TestAFailedChangeSaysWhichOfItsCommandsRanAndWhatItPutBack(t *testing.T) {
@@ -27,11 +27,11 @@ func TestAFailedChangeSaysWhichOfItsCommandsRanAndWhatItPutBack(t *testing.T) {
 		Summary: "move the stack",
 		Ops: []Op{
 			cmd(h, "apt-get", "purge", "-y", "old-pin"),
-			{File: &FileChange{Path: "/etc/lock", Old: []byte("old lock\n"), New: []byte("new lock\n")}},
+			FileOp{File: &FileChange{Path: "/etc/lock", Old: []byte("old lock\n"), New: []byte("new lock\n")}},
 			cmd(h, "apt-get", "install", "-y", "stack"),
 		},
 		Undo: []Op{
-			{File: &FileChange{Path: "/etc/lock", Old: []byte("new lock\n"), New: []byte("old lock\n")}},
+			FileOp{File: &FileChange{Path: "/etc/lock", Old: []byte("new lock\n"), New: []byte("old lock\n")}},
 			cmd(h, "apt-get", "install", "-y", "old-pin"),
 		},
 	}
@@ -67,11 +67,11 @@ func TestAFailedChangeSaysWhichOfItsCommandsRanAndWhatItPutBack(t *testing.T) {
 func TestAFailedCommandsChangeListsTheCommandsThatRan(t *testing.T) {
 	h, runner := newTestHost(t)
 	runner.Reply("apt-get install", Output{ExitCode: 100})
-	change := Change{Summary: "pin and install", Commands: []Command{
-		{Root: h.Root, Name: "apt-get", Args: []string{"update"}},
-		{Root: h.Root, Name: "apt-mark", Args: []string{"hold", "x"}},
-		{Root: h.Root, Name: "apt-get", Args: []string{"install", "-y", "x"}},
-	}}
+	change := Change{Summary: "pin and install", Ops: commandOps(
+		Command{Root: h.Root, Name: "apt-get", Args: []string{"update"}},
+		Command{Root: h.Root, Name: "apt-mark", Args: []string{"hold", "x"}},
+		Command{Root: h.Root, Name: "apt-get", Args: []string{"install", "-y", "x"}},
+	)}
 	_, err := Apply(context.Background(), h, []Step{opsStep{change}}, ApplyOptions{})
 	var partial *PartialApplyError
 	if !errors.As(err, &partial) || len(partial.PartlyApplied) != 2 || !strings.HasSuffix(partial.PartlyApplied[1], "apt-mark hold x") {
@@ -86,7 +86,7 @@ func TestUndoStopsWhereACheckSaysTheHostMovedOn(t *testing.T) {
 		Summary: "x",
 		Ops:     []Op{cmd(h, "ok"), cmd(h, "fail")},
 		Undo: []Op{
-			{Check: func(context.Context, *Host) error { return errors.New("the stack moved") }, What: "stack unchanged"},
+			CheckOp{What: "stack unchanged", Check: func(context.Context, *Host) error { return errors.New("the stack moved") }},
 			cmd(h, "restore-old-lock"),
 		},
 	}
@@ -116,7 +116,7 @@ func TestAptWarningsAreShownAndTheRepositorysOwnStopTheChange(t *testing.T) {
 		h, runner := newTestHost(t)
 		runner.Reply("apt-get update", Output{Stderr: []byte(other)})
 		change := Change{Summary: "install", Ops: []Op{
-			{Command: &Command{Root: h.Root, Name: "apt-get", Args: []string{"update"}}, FatalWarnings: []string{cuda}},
+			CommandOp{Command: Command{Root: h.Root, Name: "apt-get", Args: []string{"update"}}, FatalWarnings: []string{cuda}},
 			cmd(h, "apt-get", "install", "-y", "nvidia-open"),
 		}}
 		var out bytes.Buffer
@@ -132,7 +132,7 @@ func TestAptWarningsAreShownAndTheRepositorysOwnStopTheChange(t *testing.T) {
 		h, runner := newTestHost(t)
 		runner.Reply("apt-get update", Output{Stderr: []byte(gpgWarning)})
 		change := Change{Summary: "install", Ops: []Op{
-			{Command: &Command{Root: h.Root, Name: "apt-get", Args: []string{"update"}}, FatalWarnings: []string{cuda}},
+			CommandOp{Command: Command{Root: h.Root, Name: "apt-get", Args: []string{"update"}}, FatalWarnings: []string{cuda}},
 			cmd(h, "apt-get", "install", "-y", "nvidia-open"),
 		}}
 		_, err := Apply(context.Background(), h, []Step{opsStep{change}}, ApplyOptions{})

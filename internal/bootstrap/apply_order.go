@@ -23,13 +23,13 @@ func orderFileWrites(changes []Change) {
 	var slots []int
 	var files []Change
 	for i, c := range changes {
-		if c.File != nil {
+		if c.File() != nil {
 			slots = append(slots, i)
 			files = append(files, c)
 		}
 	}
 	sort.SliceStable(files, func(a, b int) bool {
-		return files[a].File.Created() && !files[b].File.Created()
+		return files[a].File().Created() && !files[b].File().Created()
 	})
 	for i, slot := range slots {
 		changes[slot] = files[i]
@@ -44,14 +44,15 @@ func (h *Host) noteSymlinks(changes []Change) {
 		return
 	}
 	for i := range changes {
-		if changes[i].File == nil {
+		file := changes[i].File()
+		if file == nil {
 			continue
 		}
-		_, res, err := h.resolvePath(changes[i].File.Path)
+		_, res, err := h.resolvePath(file.Path)
 		if err != nil {
 			continue // apply reports it
 		}
-		if note := describeLinks(changes[i].File.Path, res); note != "" {
+		if note := describeLinks(file.Path, res); note != "" {
 			changes[i].Summary += " (" + note + ")"
 		}
 	}

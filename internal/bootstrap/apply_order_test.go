@@ -19,9 +19,9 @@ func (twoFileStep) Plan(_ context.Context, h *Host) ([]Change, error) {
 		return nil, err
 	}
 	return []Change{
-		{Summary: "import the drop-in", File: &FileChange{Path: "/etc/engine/main.conf", Old: main, New: []byte("import dropin.conf\n")}},
-		{Summary: "reload", Commands: []Command{{Name: "true"}}},
-		{Summary: "add the drop-in", File: &FileChange{Path: "/etc/engine/dropin.conf", New: []byte("runtime nvidia\n")}},
+		{Summary: "import the drop-in", Ops: []Op{FileOp{File: &FileChange{Path: "/etc/engine/main.conf", Old: main, New: []byte("import dropin.conf\n")}}}},
+		{Summary: "reload", Ops: commandOps(Command{Name: "true"})},
+		{Summary: "add the drop-in", Ops: []Op{FileOp{File: &FileChange{Path: "/etc/engine/dropin.conf", New: []byte("runtime nvidia\n")}}}},
 	}, nil
 }
 

@@ -38,7 +38,7 @@ func (s fileStep) Plan(_ context.Context, h *Host) ([]Change, error) {
 	}
 	return []Change{{
 		Summary: "write " + s.path,
-		File:    &FileChange{Path: s.path, Old: old, New: []byte(s.content), Mode: 0o640},
+		Ops:     []Op{FileOp{File: &FileChange{Path: s.path, Old: old, New: []byte(s.content), Mode: 0o640}}},
 		Restart: s.restart,
 	}}, nil
 }
@@ -52,7 +52,7 @@ func (s commandStep) Plan(_ context.Context, h *Host) ([]Change, error) {
 	if h.Exists(s.marker) {
 		return nil, nil
 	}
-	return []Change{{Summary: "install", Commands: []Command{{Root: h.Root, Name: "apt-get", Args: []string{"install", "-y", "thing"}}}}}, nil
+	return []Change{{Summary: "install", Ops: commandOps(Command{Root: h.Root, Name: "apt-get", Args: []string{"install", "-y", "thing"}})}}, nil
 }
 
 // pendingProbe records what Host.Pending said about an earlier step.

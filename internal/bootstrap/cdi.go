@@ -106,7 +106,7 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	}
 	return []Change{{
 		Summary: fmt.Sprintf("%s the CDI spec %s (%s: %d GPUs, driver %s)", verb, target, spec.Kind, len(snap.Devices), snap.Driver.Version),
-		File:    &FileChange{Path: target, Old: old, New: want, Mode: 0o644},
+		Ops:     []Op{FileOp{File: &FileChange{Path: target, Old: old, New: want, Mode: 0o644}}},
 		Note:    note,
 	}}, nil
 }

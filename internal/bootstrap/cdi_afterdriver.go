@@ -18,14 +18,14 @@ import (
 func afterDriverChange(step Step, summary string) Change {
 	return Change{
 		Summary: summary,
-		Action: func(ctx context.Context, h *Host) error {
+		Ops: []Op{ActionOp(func(ctx context.Context, h *Host) error {
 			changes, err := step.Plan(ctx, h)
 			if err != nil {
 				return err
 			}
 			backupRoot := path.Join(BackupDir, h.now().UTC().Format("20060102T150405Z"))
 			for _, change := range changes {
-				if change.Action != nil && change.Summary == summary {
+				if change.Action() != nil && change.Summary == summary {
 					// Still no driver: planning again would only defer again.
 					return fmt.Errorf("%s: the NVIDIA driver is still not loaded; reboot or load the kernel module (modprobe nvidia) and run apply again", step.Name())
 				}
@@ -34,6 +34,6 @@ func afterDriverChange(step Step, summary string) Change {
 				}
 			}
 			return nil
-		},
+		})},
 	}
 }

@@ -133,18 +133,18 @@ func TestCDISpecOfADGXA100MatchesTheGoldenFile(t *testing.T) {
 	changes, err := newCDIStep(CDIConfig{Enabled: true}).Plan(context.Background(), h)
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
-	require.Equal(t, "/etc/cdi/nvidia.yaml", changes[0].File.Path)
-	require.True(t, changes[0].File.Created())
+	require.Equal(t, "/etc/cdi/nvidia.yaml", changes[0].File().Path)
+	require.True(t, changes[0].File().Created())
 	require.Equal(t, "write the CDI spec /etc/cdi/nvidia.yaml (nvidia.com/gpu: 8 GPUs, driver 550.54.15)", changes[0].Summary)
 
 	golden := filepath.Join("testdata", "cdi", "dgxa100.golden.yaml")
 	if updateGolden() {
 		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-		require.NoError(t, os.WriteFile(golden, changes[0].File.New, 0o644))
+		require.NoError(t, os.WriteFile(golden, changes[0].File().New, 0o644))
 	}
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err, "run go test -run TestCDISpec -update to create it")
-	require.Equal(t, string(want), string(changes[0].File.New), "the spec differs from %s (go test -update rewrites it)", golden)
+	require.Equal(t, string(want), string(changes[0].File().New), "the spec differs from %s (go test -update rewrites it)", golden)
 }
 
 func TestCDISpecFollowsTheCDISpecification(t *testing.T) {
@@ -154,7 +154,7 @@ func TestCDISpecFollowsTheCDISpecification(t *testing.T) {
 	require.NoError(t, err)
 
 	var spec specs.Spec
-	require.NoError(t, yaml.Unmarshal(changes[0].File.New, &spec))
+	require.NoError(t, yaml.Unmarshal(changes[0].File().New, &spec))
 	require.NoError(t, specs.ValidateVersion(&spec), "cdiVersion must cover the features used")
 	require.Equal(t, "0.5.0", spec.Version, "device names starting with a digit need 0.5.0, and nothing newer is used")
 	require.Equal(t, "nvidia.com/gpu", spec.Kind)
@@ -261,10 +261,10 @@ func TestCDIPlanComparesMeaningNotBytes(t *testing.T) {
 	// The same spec as nvidia-ctk would lay it out: another key order,
 	// other indents, no comment.
 	var spec map[string]any
-	require.NoError(t, yaml.Unmarshal(changes[0].File.New, &spec))
+	require.NoError(t, yaml.Unmarshal(changes[0].File().New, &spec))
 	reordered, err := yaml.Marshal(spec)
 	require.NoError(t, err)
-	require.NotEqual(t, string(changes[0].File.New), string(reordered))
+	require.NotEqual(t, string(changes[0].File().New), string(reordered))
 	plantFiles(t, h.Root, map[string]string{"/etc/cdi/nvidia.yaml": string(reordered)})
 
 	changes, err = step.Plan(context.Background(), h)
@@ -277,8 +277,8 @@ func TestCDIPlanComparesMeaningNotBytes(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
 	require.True(t, strings.HasPrefix(changes[0].Summary, "update the CDI spec /etc/cdi/nvidia.yaml"), changes[0].Summary)
-	require.Equal(t, reordered, changes[0].File.Old)
-	require.NotContains(t, string(changes[0].File.New), "/dev/nvidia-modeset")
+	require.Equal(t, reordered, changes[0].File().Old)
+	require.NotContains(t, string(changes[0].File().New), "/dev/nvidia-modeset")
 }
 
 func TestCDIPlanLeavesAnUnparsableSpecAlone(t *testing.T) {
@@ -349,7 +349,7 @@ func TestCDIWithoutADriver(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, plan[1].Changes, 1)
 		require.Equal(t, "write the CDI spec /etc/cdi/nvidia.yaml after the driver is installed", plan[1].Changes[0].Summary)
-		require.NotNil(t, plan[1].Changes[0].Action)
+		require.NotNil(t, plan[1].Changes[0].Action())
 	})
 	t.Run("no driver step: an error that says CDI needs the driver", func(t *testing.T) {
 		_, err := step.Plan(context.Background(), h)
@@ -361,7 +361,7 @@ func TestCDIWithoutADriver(t *testing.T) {
 		plan, err := MakePlan(context.Background(), h, []Step{pendingStep{"driver"}, step})
 		require.NoError(t, err)
 		fleet.Server.InitFunc = func() gonvml.Return { return gonvml.SUCCESS } // the driver was installed
-		require.NoError(t, plan[1].Changes[0].Action(context.Background(), h))
+		require.NoError(t, plan[1].Changes[0].Action()(context.Background(), h))
 		require.True(t, h.Exists("/etc/cdi/nvidia.yaml"))
 	})
 }
@@ -372,7 +372,7 @@ type pendingStep struct{ name string }
 
 func (s pendingStep) Name() string { return s.name }
 func (s pendingStep) Plan(context.Context, *Host) ([]Change, error) {
-	return []Change{{Summary: "install the driver", Action: func(context.Context, *Host) error { return errors.New("not in tests") }}}, nil
+	return []Change{{Summary: "install the driver", Ops: []Op{ActionOp(func(context.Context, *Host) error { return errors.New("not in tests") })}}}, nil
 }
 
 func TestCDIConfigValidation(t *testing.T) {

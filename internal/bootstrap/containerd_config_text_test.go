@@ -61,7 +61,7 @@ func TestContainerdConfigTextContainerdCannotRead(t *testing.T) {
 			if tc.want == "" {
 				require.NoError(t, err)
 				require.Len(t, changes, 1)
-				require.Equal(t, "\uFEFF", string(changes[0].File.New[:3]), "the mark stays where it was")
+				require.Equal(t, "\uFEFF", string(changes[0].File().New[:3]), "the mark stays where it was")
 				return
 			}
 			var perr *ParseError

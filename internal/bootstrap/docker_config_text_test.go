@@ -27,7 +27,7 @@ func TestDockerConfigTextEncodings(t *testing.T) {
 	changes, err := plan(t, "\uFEFF{\n  \"log-driver\": \"journald\"\n}\n")
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
-	got := string(changes[0].File.New)
+	got := string(changes[0].File().New)
 	require.Equal(t, "\uFEFF{\n  \"log-driver\": \"journald\",\n", got[:len("\uFEFF{\n  \"log-driver\": \"journald\",\n")], "the mark and the member stay as they were:\n%s", got)
 	require.Contains(t, got, `"nvidia"`)
 

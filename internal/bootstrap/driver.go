@@ -184,8 +184,8 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		changes = append(changes, pkg.setup...)
 		if len(pkg.release) > 0 {
 			changes = append(changes, Change{
-				Summary:  "release the hold on " + strings.Join(pkg.releasePackages, ", ") + " so branch " + s.cfg.Branch + " can replace them",
-				Commands: pkg.release,
+				Summary: "release the hold on " + strings.Join(pkg.releasePackages, ", ") + " so branch " + s.cfg.Branch + " can replace them",
+				Ops:     commandOps(pkg.release...),
 			})
 		}
 		install := pkg.installChange(s.cfg)
@@ -207,7 +207,7 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 			// stays in the plan until the machine runs the branch.
 			changes = append(changes, Change{
 				Summary: fmt.Sprintf("replace the running driver %s with branch %s (installed: %s)", snap.Driver.Version, s.cfg.Branch, pkg.installedVersion),
-				Action:  func(context.Context, *Host) error { return nil },
+				Ops:     []Op{ActionOp(func(context.Context, *Host) error { return nil })},
 				Note:    fmt.Sprintf("reboot to load driver branch %s; %s stays loaded until then", s.cfg.Branch, snap.Driver.Version),
 				Reboot:  true,
 			})
@@ -217,7 +217,7 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		// module stays loaded: modprobe cannot fix that, a reboot does.
 		changes = append(changes, Change{
 			Summary: fmt.Sprintf("load driver branch %s in place of the kernel module still loaded (%s)", s.cfg.Branch, snap.Driver.Reason),
-			Action:  func(context.Context, *Host) error { return nil },
+			Ops:     []Op{ActionOp(func(context.Context, *Host) error { return nil })},
 			Note:    fmt.Sprintf("reboot to load driver branch %s", s.cfg.Branch),
 			Reboot:  true,
 		})
@@ -241,14 +241,14 @@ func loadChange(snap nvml.Snapshot, cfg DriverConfig) *Change {
 		if fn.Driver == "nouveau" {
 			return &Change{
 				Summary: "load the NVIDIA kernel module after a reboot (nouveau drives " + fn.Address + " now)",
-				Action:  func(context.Context, *Host) error { return nil },
+				Ops:     []Op{ActionOp(func(context.Context, *Host) error { return nil })},
 				Note:    "reboot: the driver packages blacklist nouveau, and the nvidia module can only bind the GPUs once nouveau is gone",
 				Reboot:  true,
 			}
 		}
 	}
 	return &Change{
-		Summary:  fmt.Sprintf("load the NVIDIA kernel module (branch %s, %s)", cfg.Branch, cfg.flavor()),
-		Commands: []Command{{Root: "/", Name: "modprobe", Args: []string{"nvidia"}}},
+		Summary: fmt.Sprintf("load the NVIDIA kernel module (branch %s, %s)", cfg.Branch, cfg.flavor()),
+		Ops:     commandOps(Command{Root: "/", Name: "modprobe", Args: []string{"nvidia"}}),
 	}
 }

@@ -50,12 +50,12 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 		deb := "/tmp/" + cudaKeyringPackage
 		p.setup = append(p.setup, Change{
 			Summary: fmt.Sprintf("add NVIDIA's CUDA apt repository for %s (%s)", d.CUDARepo, cudaKeyringPackage),
-			Commands: []Command{
+			Ops: commandOps(
 				aptGetNoninteractive(h, "update"),
 				aptGetNoninteractive(h, "install", "-y", "ca-certificates", "curl"),
-				{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", deb, repo + cudaKeyringPackage}},
-				{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}},
-			},
+				Command{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", deb, repo + cudaKeyringPackage}},
+				Command{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}},
+			),
 		})
 	}
 	problems := stack.problems(cfg)
@@ -104,7 +104,7 @@ func (pl aptBranchPlan) change() Change {
 	h, cfg := pl.h, pl.cfg
 	var ops, undoOps, redo, rehold []Op
 	var why []string
-	ops = append(ops, Op{Check: checkDpkgLock, What: "check that no other apt or dpkg holds " + dpkgFrontendLock})
+	ops = append(ops, CheckOp{What: "check that no other apt or dpkg holds " + dpkgFrontendLock, Check: checkDpkgLock})
 	havePin := false
 	for _, l := range pl.locks {
 		havePin = havePin || l.pinning != "" && l.pinning == pl.want.pinning && l.state == "installed"
@@ -112,8 +112,8 @@ func (pl aptBranchPlan) change() Change {
 	if pl.move || pl.want.pinning != "" && pl.relock && !havePin {
 		// The pinning package and the stack come from the repository:
 		// refresh its index, and stop if it is stale or unverified.
-		ops = append(ops, Op{Command: ptr(aptGetNoninteractive(h, "update")), FatalWarnings: []string{strings.TrimSuffix(strings.TrimPrefix(pl.repo, "https://"), "/")}})
-		ops = append(ops, Op{Check: pl.checkOffered, What: fmt.Sprintf("check that NVIDIA's CUDA repository for %s offers branch %s (%s %s.*)", pl.repoName, cfg.Branch, pl.names.kernel[cfg.flavor()], cfg.Branch)})
+		ops = append(ops, CommandOp{Command: aptGetNoninteractive(h, "update"), FatalWarnings: []string{strings.TrimSuffix(strings.TrimPrefix(pl.repo, "https://"), "/")}})
+		ops = append(ops, CheckOp{What: fmt.Sprintf("check that NVIDIA's CUDA repository for %s offers branch %s (%s %s.*)", pl.repoName, cfg.Branch, pl.names.kernel[cfg.flavor()], cfg.Branch), Check: pl.checkOffered})
 	}
 	// A hold keeps apt from moving (or purging) a package; the lock
 	// replaces it. Without a move only a held pinning package is in the way.
@@ -124,8 +124,8 @@ func (pl aptBranchPlan) change() Change {
 		}
 	}
 	if len(release) > 0 {
-		ops = append(ops, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"unhold"}, release...)}))
-		rehold = append(rehold, CommandOp(Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, release...)}))
+		ops = append(ops, CommandOp{Command: Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"unhold"}, release...)}})
+		rehold = append(rehold, CommandOp{Command: Command{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, release...)}})
 		why = append(why, "release the hold on "+strings.Join(release, ", ")+" (a hold blocks the move; the branch lock replaces it)")
 	}
 	if pl.relock {
@@ -142,23 +142,23 @@ func (pl aptBranchPlan) change() Change {
 			case pl.want.pinning == "":
 				keepFile = true // rewritten below
 			default:
-				ops = append(ops, Op{Remove: aptLockPath})
-				redo = append(redo, Op{File: &FileChange{Path: aptLockPath, New: l.content, Mode: 0o644}})
+				ops = append(ops, RemoveOp{Path: aptLockPath})
+				redo = append(redo, FileOp{File: &FileChange{Path: aptLockPath, New: l.content, Mode: 0o644}})
 			}
 		}
 		if len(purge) > 0 {
 			// Purge, not remove: the pinning package's preferences file
 			// is a conffile, which a removal leaves in place, still pinning.
-			ops = append(ops, CommandOp(aptGetNoninteractive(h, append([]string{"purge", "-y"}, purge...)...)))
+			ops = append(ops, CommandOp{Command: aptGetNoninteractive(h, append([]string{"purge", "-y"}, purge...)...)})
 			if len(restorePkgs) > 0 {
-				redo = append(redo, CommandOp(aptGetNoninteractive(h, append([]string{"install", "-y", "--allow-downgrades"}, restorePkgs...)...)))
+				redo = append(redo, CommandOp{Command: aptGetNoninteractive(h, append([]string{"install", "-y", "--allow-downgrades"}, restorePkgs...)...)})
 			}
 		}
 		switch {
 		case pl.want.pinning != "" && havePin:
 		case pl.want.pinning != "":
-			ops = append(ops, CommandOp(aptGetNoninteractive(h, "install", "-y", pl.want.pinning)))
-			undoOps = append(undoOps, CommandOp(aptGetNoninteractive(h, "purge", "-y", pl.want.pinning)))
+			ops = append(ops, CommandOp{Command: aptGetNoninteractive(h, "install", "-y", pl.want.pinning)})
+			undoOps = append(undoOps, CommandOp{Command: aptGetNoninteractive(h, "purge", "-y", pl.want.pinning)})
 		default:
 			var old []byte
 			if keepFile {
@@ -168,24 +168,24 @@ func (pl aptBranchPlan) change() Change {
 					}
 				}
 			}
-			ops = append(ops, Op{File: &FileChange{Path: aptLockPath, Old: old, New: pl.want.content, Mode: 0o644}})
+			ops = append(ops, FileOp{File: &FileChange{Path: aptLockPath, Old: old, New: pl.want.content, Mode: 0o644}})
 			if old == nil {
-				undoOps = append(undoOps, Op{Remove: aptLockPath})
+				undoOps = append(undoOps, RemoveOp{Path: aptLockPath})
 			} else {
-				undoOps = append(undoOps, Op{File: &FileChange{Path: aptLockPath, Old: pl.want.content, New: old, Mode: 0o644}})
+				undoOps = append(undoOps, FileOp{File: &FileChange{Path: aptLockPath, Old: pl.want.content, New: old, Mode: 0o644}})
 			}
 		}
 	}
 	if pl.move {
-		ops = append(ops, CommandOp(aptGetNoninteractive(h, append([]string{"install", "-y", "--allow-downgrades"}, pl.installArgs()...)...)))
-		ops = append(ops, Op{Check: pl.checkStack, What: fmt.Sprintf("check that every installed driver stack package is on branch %s", cfg.Branch)})
+		ops = append(ops, CommandOp{Command: aptGetNoninteractive(h, append([]string{"install", "-y", "--allow-downgrades"}, pl.installArgs()...)...)})
+		ops = append(ops, CheckOp{What: fmt.Sprintf("check that every installed driver stack package is on branch %s", cfg.Branch), Check: pl.checkStack})
 	}
 	// Undo: only while the stack is as it was (a failed download, a
 	// refused transaction), the new lock goes and the old one comes back;
 	// a stack that did move keeps the new lock, which agrees with it.
 	undoOps = append(append(undoOps, redo...), rehold...)
 	if len(undoOps) > 0 {
-		undoOps = append([]Op{{Check: pl.checkStackUnchanged, What: "check that the driver stack is as it was before the change"}}, undoOps...)
+		undoOps = append([]Op{CheckOp{What: "check that the driver stack is as it was before the change", Check: pl.checkStackUnchanged}}, undoOps...)
 	}
 	return Change{Summary: pl.summary(why), Ops: ops, Undo: undoOps}
 }
@@ -348,5 +348,3 @@ func orNone(items []string) string {
 	}
 	return strings.Join(items, ", ")
 }
-
-func ptr[T any](v T) *T { return &v }

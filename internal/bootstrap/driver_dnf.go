@@ -156,14 +156,14 @@ func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kern
 			epel = "https://dl.fedoraproject.org/pub/epel/epel-release-latest-" + d.Release.major() + ".noarch.rpm"
 		}
 		p.setup = append(p.setup, Change{
-			Summary:  "add EPEL, which carries dkms for the NVIDIA kernel module packages",
-			Commands: []Command{{Root: h.Root, Name: "dnf", Args: []string{"-y", "install", epel}}},
+			Summary: "add EPEL, which carries dkms for the NVIDIA kernel module packages",
+			Ops:     commandOps(Command{Root: h.Root, Name: "dnf", Args: []string{"-y", "install", epel}}),
 		})
 	}
 	kernelPkgs := dnfKernelPackages(d, kernel)
 	p.setup = append(p.setup, Change{
-		Summary:  "install the kernel development packages DKMS builds the NVIDIA module against: " + strings.Join(kernelPkgs, ", "),
-		Commands: []Command{{Root: h.Root, Name: "dnf", Args: append([]string{"-y", "install"}, kernelPkgs...)}},
+		Summary: "install the kernel development packages DKMS builds the NVIDIA module against: " + strings.Join(kernelPkgs, ", "),
+		Ops:     commandOps(Command{Root: h.Root, Name: "dnf", Args: append([]string{"-y", "install"}, kernelPkgs...)}),
 	})
 
 	viaMeta := cfg.branchNumber() > lastModuleInstallBranch
@@ -252,7 +252,7 @@ func dnfAddRepo(h *Host, url, summary string) []Change {
 		return nil
 	}
 	return []Change{{
-		Summary:  summary + " (" + repoFile + ")",
-		Commands: []Command{{Root: h.Root, Name: "dnf", Args: []string{"config-manager", "--add-repo", url}}},
+		Summary: summary + " (" + repoFile + ")",
+		Ops:     commandOps(Command{Root: h.Root, Name: "dnf", Args: []string{"config-manager", "--add-repo", url}}),
 	}}
 }

@@ -120,7 +120,7 @@ func TestDriverPlanDNFCommands(t *testing.T) {
 				t.Errorf("plan ran %q, want only %q", got, rpmStackQuery)
 			}
 			for _, c := range changes {
-				for _, cmd := range c.Commands {
+				for _, cmd := range commandsOf(c) {
 					if cmd.Root != h.Root {
 						t.Errorf("%s runs with Root %q, want the image root (chroot)", cmd, cmd.Root)
 					}

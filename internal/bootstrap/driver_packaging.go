@@ -58,7 +58,7 @@ func (p driverPackaging) installChange(cfg DriverConfig) Change {
 	if p.stackNote != "" {
 		summary += " (" + p.stackNote + ")"
 	}
-	return Change{Summary: summary, Commands: cmds}
+	return Change{Summary: summary, Ops: commandOps(cmds...)}
 }
 
 // pinChange pins packages that are installed already.
@@ -70,8 +70,8 @@ func (p driverPackaging) pinChange(cfg DriverConfig) Change {
 		cmds = append(append([]Command{}, p.prepare...), p.pin...)
 	}
 	return Change{
-		Summary:  fmt.Sprintf("pin the installed NVIDIA driver to branch %s so upgrades stay on it", cfg.Branch),
-		Commands: cmds,
+		Summary: fmt.Sprintf("pin the installed NVIDIA driver to branch %s so upgrades stay on it", cfg.Branch),
+		Ops:     commandOps(cmds...),
 	}
 }
 

@@ -72,10 +72,10 @@ func commandLines(cmds []Command) []string {
 func opLines(ops []Op) []string {
 	lines := make([]string, len(ops))
 	for i, op := range ops {
-		switch {
-		case op.Command != nil:
-			lines[i] = commandLines([]Command{*op.Command})[0]
-		case op.Check != nil:
+		switch op := op.(type) {
+		case CommandOp:
+			lines[i] = commandLines([]Command{op.Command})[0]
+		case CheckOp:
 			lines[i] = "check"
 		default:
 			lines[i] = op.String()
@@ -84,20 +84,29 @@ func opLines(ops []Op) []string {
 	return lines
 }
 
+// commandsOf are the commands a change runs.
+func commandsOf(c Change) []Command {
+	var cmds []Command
+	for _, op := range c.Ops {
+		if op, ok := op.(CommandOp); ok {
+			cmds = append(cmds, op.Command)
+		}
+	}
+	return cmds
+}
+
 // changeCommands is every change's command lines, one slice per change
-// ("action" for an Action, "file <path>" for a file).
+// ("action" for a GPU action, "file <path>" for a file).
 func changeCommands(changes []Change) [][]string {
 	out := make([][]string, len(changes))
 	for i, c := range changes {
 		switch {
-		case c.File != nil:
-			out[i] = []string{"file " + c.File.Path}
-		case c.Action != nil:
+		case c.File() != nil:
+			out[i] = []string{"file " + c.File().Path}
+		case c.Action() != nil:
 			out[i] = []string{"action"}
-		case len(c.Ops) > 0:
-			out[i] = opLines(c.Ops)
 		default:
-			out[i] = commandLines(c.Commands)
+			out[i] = opLines(c.Ops)
 		}
 	}
 	return out
@@ -272,7 +281,7 @@ func TestDriverPlanCommands(t *testing.T) {
 				t.Errorf("plan ran %q, want %q", got, tt.planTime)
 			}
 			for _, c := range changes {
-				for _, cmd := range c.Commands {
+				for _, cmd := range commandsOf(c) {
 					if cmd.Root != h.Root {
 						t.Errorf("%s runs with Root %q, want the image root (chroot)", cmd, cmd.Root)
 					}
@@ -485,13 +494,13 @@ func TestLoadChangeOnARunningMachine(t *testing.T) {
 	cfg := DriverConfig{Branch: "580"}
 	withGPU := nvml.Snapshot{PCI: []nvml.PCIDevice{{Address: "0000:07:00.0", DeviceID: "20b0", Class: "0302"}}}
 	load := loadChange(withGPU, cfg)
-	if load == nil || len(load.Commands) != 1 || load.Commands[0].String() != "modprobe nvidia" || load.Commands[0].Root != "/" {
+	if load == nil || len(commandsOf(*load)) != 1 || commandsOf(*load)[0].String() != "modprobe nvidia" || commandsOf(*load)[0].Root != "/" {
 		t.Fatalf("load change = %+v, want modprobe nvidia on /", load)
 	}
 
 	withNouveau := nvml.Snapshot{PCI: []nvml.PCIDevice{{Address: "0000:07:00.0", DeviceID: "20b0", Class: "0302", Driver: "nouveau"}}}
 	load = loadChange(withNouveau, cfg)
-	if load == nil || load.Commands != nil || !strings.Contains(load.Note, "reboot") {
+	if load == nil || commandsOf(*load) != nil || !strings.Contains(load.Note, "reboot") {
 		t.Errorf("with nouveau bound: %+v, want a reboot note and no modprobe", load)
 	}
 

@@ -179,9 +179,9 @@ func (s gpuSettingsStep) planComputeMode(devs []nvml.Device) (*Change, error) {
 	}
 	return &Change{
 		Summary: fmt.Sprintf("set compute mode %s on %s (now %s)", mode, gpuLabels(todo), currentValues(todo, func(d nvml.Device) string { return orUnknown(d.ComputeMode) })),
-		Action: forEachGPU(todo, func(h *Host, dev nvml.Device) error {
+		Ops: []Op{ActionOp(forEachGPU(todo, func(h *Host, dev nvml.Device) error {
 			return h.GPUs.SetComputeMode(dev.UUID, mode)
-		}),
+		}))},
 		Note: "compute mode returns to Default when the driver unloads; keep persistence mode on (persistence: true) so it stays set",
 	}, nil
 }
@@ -229,9 +229,9 @@ func (s gpuSettingsStep) planPowerLimit(devs []nvml.Device) (*Change, error) {
 	}
 	return &Change{
 		Summary: fmt.Sprintf("set the power limit to %d W on %s (now %s)", want, gpuLabels(todo), currentValues(todo, func(d nvml.Device) string { return formatWatts(*d.PowerLimitW) + " W" })),
-		Action: forEachGPU(todo, func(h *Host, dev nvml.Device) error {
+		Ops: []Op{ActionOp(forEachGPU(todo, func(h *Host, dev nvml.Device) error {
 			return h.GPUs.SetPowerLimit(dev.UUID, want)
-		}),
+		}))},
 		Note: "the power limit returns to the default when the driver unloads; keep persistence mode on (persistence: true) so it stays set",
 	}, nil
 }
@@ -269,15 +269,15 @@ func (s gpuSettingsStep) planApplicationClocks(devs []nvml.Device) (*Change, err
 		Summary: fmt.Sprintf("set application clocks to %d MHz memory, %d MHz graphics on %s (now %s)", ac.MemoryMHz, ac.GraphicsMHz, gpuLabels(todo), currentValues(todo, func(d nvml.Device) string {
 			return fmt.Sprintf("%s/%s MHz", mhzOrUnknown(d.Clocks.AppMemoryMHz), mhzOrUnknown(d.Clocks.AppGraphicsMHz))
 		})),
-		Action: forEachGPU(todo, func(h *Host, dev nvml.Device) error {
+		Ops: []Op{ActionOp(forEachGPU(todo, func(h *Host, dev nvml.Device) error {
 			return h.GPUs.SetApplicationClocks(dev.UUID, ac.MemoryMHz, ac.GraphicsMHz)
-		}),
+		}))},
 		Note: "application clocks return to the default when the driver unloads; keep persistence mode on (persistence: true) so they stay set",
 	}, nil
 }
 
-// forEachGPU is an Action that calls set for each GPU, stopping at the
-// first error.
+// forEachGPU is a GPU action (ActionOp) that calls set for each GPU,
+// stopping at the first error.
 func forEachGPU(devs []nvml.Device, set func(h *Host, dev nvml.Device) error) func(context.Context, *Host) error {
 	return func(ctx context.Context, h *Host) error {
 		for _, dev := range devs {

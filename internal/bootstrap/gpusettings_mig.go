@@ -140,7 +140,7 @@ func migModeChange(enabled bool, devs []nvml.Device) Change {
 	}
 	return Change{
 		Summary: fmt.Sprintf("%s MIG mode on %s", verb, gpuLabels(devs)),
-		Action: forEachGPU(devs, func(h *Host, dev nvml.Device) error {
+		Ops: []Op{ActionOp(forEachGPU(devs, func(h *Host, dev nvml.Device) error {
 			if !enabled && dev.MIG.Current && len(dev.MIG.Devices) > 0 {
 				if err := h.GPUs.ConfigureMIG(dev.UUID, nil); err != nil {
 					return fmt.Errorf("removing the MIG instances of %s before disabling MIG: %w", gpuLabel(dev), err)
@@ -148,7 +148,7 @@ func migModeChange(enabled bool, devs []nvml.Device) Change {
 			}
 			_, err := h.GPUs.SetMIGMode(dev.UUID, enabled)
 			return err
-		}),
+		}))},
 		// Whether NVML switched at once or left the switch pending is only
 		// known once it ran; `gpu-bootstrap check` tells.
 		Note: fmt.Sprintf("a MIG mode change on %s takes effect after a GPU reset or reboot when NVML cannot switch at once (`gpu-bootstrap check` reports a pending switch)", gpuLabels(devs)),
@@ -162,13 +162,13 @@ func migLayoutChange(dev nvml.Device, profiles []string, afterSwitch bool) Chang
 	layout := strings.Join(profiles, ", ")
 	change := Change{
 		Summary: fmt.Sprintf("lay out MIG instances %s on %s (now %s)", layout, gpuLabel(dev), describeMIGLayout(dev.MIG.Devices)),
-		Action: func(ctx context.Context, h *Host) error {
+		Ops: []Op{ActionOp(func(ctx context.Context, h *Host) error {
 			return h.GPUs.ConfigureMIG(dev.UUID, profiles)
-		},
+		})},
 	}
 	if afterSwitch {
 		change.Summary = fmt.Sprintf("lay out MIG instances %s on %s once its MIG mode is on", layout, gpuLabel(dev))
-		change.Action = func(ctx context.Context, h *Host) error {
+		change.Ops = []Op{ActionOp(func(ctx context.Context, h *Host) error {
 			snap, err := h.Snapshot()
 			if err != nil {
 				return err
@@ -179,7 +179,7 @@ func migLayoutChange(dev nvml.Device, profiles []string, afterSwitch bool) Chang
 				}
 			}
 			return nil
-		}
+		})}
 		change.Note = fmt.Sprintf("if MIG mode on %s waits for a reset, run `gpu-bootstrap apply` again after it to lay out the MIG instances", gpuLabel(dev))
 	}
 	return change

@@ -59,8 +59,8 @@ func (s persistenceStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	switch {
 	case svc == nil && driverPending:
 		changes = append(changes, Change{
-			Summary:  "enable nvidia-persistenced (installed by the driver step) so persistence mode comes back at every boot",
-			Commands: []Command{systemctlCommand(h, "enable", "nvidia-persistenced")},
+			Summary: "enable nvidia-persistenced (installed by the driver step) so persistence mode comes back at every boot",
+			Ops:     commandOps(systemctlCommand(h, "enable", "nvidia-persistenced")),
 		})
 	case svc == nil && !snap.Driver.Loaded:
 		return nil, fmt.Errorf("%s is not installed under %s and no NVIDIA driver is loaded, so nothing can turn persistence mode on: configure the driver section (its packages bring nvidia-persistenced) or install the driver first", persistencedUnit, rootName(h))
@@ -90,7 +90,7 @@ func (s persistenceStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	case driverPending:
 		changes = append(changes, Change{
 			Summary: "turn persistence mode on for every GPU once the driver from the driver step is loaded",
-			Action:  setPersistenceWhenLoaded,
+			Ops:     []Op{ActionOp(setPersistenceWhenLoaded)},
 			Note:    "if the NVIDIA driver is not loaded yet (it loads at the next boot), nvidia-persistenced turns persistence mode on when it starts",
 		})
 	}
@@ -109,15 +109,15 @@ func (s persistenceStep) planService(ctx context.Context, h *Host, svc *persiste
 		if string(svc.DropInOld) != string(want) {
 			changes = append(changes, Change{
 				Summary: fmt.Sprintf("make nvidia-persistenced keep persistence mode on: %s starts it with --no-persistence-mode", svc.ExecStartFrom),
-				File:    &FileChange{Path: persistenceDropInPath, Old: svc.DropInOld, New: want, Mode: 0o644},
+				Ops:     []Op{FileOp{File: &FileChange{Path: persistenceDropInPath, Old: svc.DropInOld, New: want, Mode: 0o644}}},
 			})
 			if h.live() {
 				changes = append(changes, Change{
 					Summary: "reload systemd and restart nvidia-persistenced if it runs, so the drop-in takes effect",
-					Commands: []Command{
+					Ops: commandOps(
 						systemctlCommand(h, "daemon-reload"),
 						systemctlCommand(h, "try-restart", "nvidia-persistenced"),
-					},
+					),
 				})
 			}
 		}
@@ -134,7 +134,7 @@ func (s persistenceStep) planService(ctx context.Context, h *Host, svc *persiste
 			args = []string{"enable", "--now", "nvidia-persistenced"}
 			summary = "enable and start nvidia-persistenced so persistence mode comes back at every boot"
 		}
-		changes = append(changes, Change{Summary: summary, Commands: []Command{systemctlCommand(h, args...)}})
+		changes = append(changes, Change{Summary: summary, Ops: commandOps(systemctlCommand(h, args...))})
 	}
 	return changes, nil
 }
@@ -172,12 +172,12 @@ func setPersistenceChange(dev nvml.Device) Change {
 	uuid := dev.UUID
 	return Change{
 		Summary: fmt.Sprintf("turn persistence mode on for GPU %d (%s, %s)", dev.Index, dev.Name, uuid),
-		Action: func(_ context.Context, h *Host) error {
+		Ops: []Op{ActionOp(func(_ context.Context, h *Host) error {
 			if err := h.GPUs.SetPersistenceMode(uuid, true); err != nil {
 				return fmt.Errorf("turning persistence mode on for GPU %s: %w", uuid, err)
 			}
 			return nil
-		},
+		})},
 	}
 }
 
@@ -196,7 +196,7 @@ func setPersistenceWhenLoaded(ctx context.Context, h *Host) error {
 		if dev.PersistenceMode == nil || *dev.PersistenceMode {
 			continue
 		}
-		if err := setPersistenceChange(dev).Action(ctx, h); err != nil {
+		if err := setPersistenceChange(dev).Action()(ctx, h); err != nil {
 			return err
 		}
 	}

@@ -63,7 +63,7 @@ func TestPersistencePlanSetsEveryGPUThenIsEmpty(t *testing.T) {
 		t.Fatalf("plan has %d changes, want 8 (one per GPU): %v", plan.Count(), changeCommands(plan[0].Changes))
 	}
 	for i, c := range plan[0].Changes {
-		if c.Action == nil || !strings.Contains(c.Summary, "GPU-00000000-0000-4000-8000-00000000000"+string(rune('0'+i))) {
+		if c.Action() == nil || !strings.Contains(c.Summary, "GPU-00000000-0000-4000-8000-00000000000"+string(rune('0'+i))) {
 			t.Errorf("change %d = %q, want an NVML action for GPU %d", i, c.Summary, i)
 		}
 	}
@@ -124,8 +124,8 @@ func TestPersistencePlanEnablesTheService(t *testing.T) {
 		t.Fatal(err)
 	}
 	equalLines(t, "changes", changeCommands(changes), [][]string{{"systemctl --root=" + h.Root + " enable nvidia-persistenced"}})
-	if changes[0].Commands[0].Root != "/" {
-		t.Errorf("systemctl --root runs with Root %q, want / (not a chroot)", changes[0].Commands[0].Root)
+	if commandsOf(changes[0])[0].Root != "/" {
+		t.Errorf("systemctl --root runs with Root %q, want / (not a chroot)", commandsOf(changes[0])[0].Root)
 	}
 }
 
@@ -150,7 +150,7 @@ func TestPersistenceDropInForUbuntuUnit(t *testing.T) {
 		"[Service]\n" +
 		"ExecStart=\n" +
 		"ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --persistence-mode --verbose\n"
-	if got := string(plan[0].Changes[0].File.New); got != want {
+	if got := string(plan[0].Changes[0].File().New); got != want {
 		t.Errorf("drop-in:\n%s\nwant:\n%s", got, want)
 	}
 
@@ -200,7 +200,7 @@ func TestPersistenceWaitsForThePendingDriver(t *testing.T) {
 		t.Errorf("note = %q, want it to say nvidia-persistenced takes over at boot", changes[1].Note)
 	}
 	// Applied while the driver is still not loaded: not an error.
-	if err := changes[1].Action(context.Background(), h); err != nil {
+	if err := changes[1].Action()(context.Background(), h); err != nil {
 		t.Errorf("deferred action without a driver: %v", err)
 	}
 	if len(runner.Calls) != 0 {
@@ -253,7 +253,7 @@ type pendingDriverStep struct{}
 func (pendingDriverStep) Name() string { return "driver" }
 
 func (pendingDriverStep) Plan(context.Context, *Host) ([]Change, error) {
-	return []Change{{Summary: "install the driver", Action: func(context.Context, *Host) error { return nil }}}, nil
+	return []Change{{Summary: "install the driver", Ops: []Op{ActionOp(func(context.Context, *Host) error { return nil })}}}, nil
 }
 
 func TestPersistenceServiceOnARunningMachine(t *testing.T) {

@@ -94,7 +94,7 @@ func TestRealDNFFailedFreshInstallReportsTheStreamItEnabled(t *testing.T) {
 		// An enabled stream with nothing installed contradicts no stack:
 		// the plan keeps it and installs under it.
 		changes := b.plan(t, cfg)
-		last := commandLines(changes[len(changes)-1].Commands)
+		last := commandLines(commandsOf(changes[len(changes)-1]))
 		if strings.Join(last, "\n") != "dnf -y install --allowerasing nvidia-open" {
 			t.Errorf("plan after the failure ends with %q, want only the install under the enabled stream", last)
 		}

@@ -51,7 +51,7 @@ func TestRealDNFStreamIsTheBranchLock(t *testing.T) {
 			t.Fatalf("the user's switch-to did not move the stack: %v", got)
 		}
 		changes := b.plan(t, cfg)
-		if lines := strings.Join(commandLines(changes[len(changes)-1].Commands), "\n"); !strings.Contains(lines, "module switch-to nvidia-driver:580-open") {
+		if lines := strings.Join(commandLines(commandsOf(changes[len(changes)-1])), "\n"); !strings.Contains(lines, "module switch-to nvidia-driver:580-open") {
 			t.Errorf("plan = %v, want the move back to 580-open", changeCommands(changes))
 		}
 		b.mustApply(t, cfg)

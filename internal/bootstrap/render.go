@@ -28,25 +28,16 @@ func WritePlan(out io.Writer, plan Plan) {
 	fmt.Fprintf(out, "Plan: %d change(s). Run `gpu-bootstrap apply` to make them.\n", plan.Count())
 }
 
-// writeChangeDetail shows a file change as a diff and commands as the
-// command lines that would run.
+// writeChangeDetail shows a change's ops: a file's diff, command lines,
+// removals and checks, then what Undo would put back.
 func writeChangeDetail(out io.Writer, change Change) {
-	switch {
-	case change.File != nil:
-		fmt.Fprint(out, indent(FileDiff(change.File), "    "))
-	case len(change.Commands) > 0:
-		for _, cmd := range change.Commands {
-			fmt.Fprintf(out, "    $ %s\n", cmd)
-		}
-	case len(change.Ops) > 0:
-		for _, op := range change.Ops {
-			writeOp(out, "    ", op)
-		}
-		if len(change.Undo) > 0 {
-			fmt.Fprintln(out, "    if it fails part way, put back:")
-			for _, op := range change.Undo {
-				writeOp(out, "      ", op)
-			}
+	for _, op := range change.Ops {
+		writeOp(out, "    ", op)
+	}
+	if len(change.Undo) > 0 {
+		fmt.Fprintln(out, "    if it fails part way, put back:")
+		for _, op := range change.Undo {
+			writeOp(out, "      ", op)
 		}
 	}
 	if change.Restart != "" {
@@ -57,29 +48,31 @@ func writeChangeDetail(out io.Writer, change Change) {
 	}
 }
 
-// writeOp shows one op of an Ops change: a command line, a file's diff, a
-// removal or a check.
+// writeOp shows one op: a command line, a file's diff, a removal or a
+// check; a GPU action shows nothing beyond the change's summary.
 func writeOp(out io.Writer, prefix string, op Op) {
-	switch {
-	case op.Command != nil:
+	switch op := op.(type) {
+	case CommandOp:
 		fmt.Fprintf(out, "%s$ %s\n", prefix, op.Command)
-	case op.File != nil:
+	case FileOp:
 		fmt.Fprint(out, indent(FileDiff(op.File), prefix))
+	case ActionOp:
 	default:
 		fmt.Fprintf(out, "%s%s\n", prefix, op)
 	}
 }
 
 // writeDryRunDetail is writeChangeDetail for --dry-run, which prints the
-// whole file that would be written.
+// whole file a file change would write.
 func writeDryRunDetail(out io.Writer, change Change) {
-	if change.File == nil {
+	file := change.File()
+	if file == nil {
 		writeChangeDetail(out, change)
 		return
 	}
-	fmt.Fprintf(out, "    --- %s as it would be written ---\n", change.File.Path)
-	fmt.Fprint(out, indent(string(change.File.New), "    "))
-	fmt.Fprintf(out, "    --- end of %s ---\n", change.File.Path)
+	fmt.Fprintf(out, "    --- %s as it would be written ---\n", file.Path)
+	fmt.Fprint(out, indent(string(file.New), "    "))
+	fmt.Fprintf(out, "    --- end of %s ---\n", file.Path)
 }
 
 // FileDiff is the unified diff of a file change.

@@ -14,7 +14,8 @@ type StepPlanJSON struct {
 }
 
 // ChangeJSON is one change of a PlanJSON: the file it writes (with the
-// unified diff) or the commands it runs, or neither for a GPU action.
+// unified diff), or its ops as the plan lists them (commands, file writes
+// and removals, checks), or neither for a GPU action.
 type ChangeJSON struct {
 	Summary  string   `json:"summary"`
 	File     string   `json:"file,omitempty"`
@@ -32,13 +33,11 @@ func (p Plan) JSON() PlanJSON {
 		sp := StepPlanJSON{Step: step.Step, Changes: make([]ChangeJSON, 0, len(step.Changes))}
 		for _, change := range step.Changes {
 			c := ChangeJSON{Summary: change.Summary, Restart: change.Restart, Note: change.Note, Reboot: change.Reboot}
-			if change.File != nil {
-				c.File, c.Diff = change.File.Path, FileDiff(change.File)
+			if file := change.File(); file != nil {
+				c.File, c.Diff = file.Path, FileDiff(file)
+			} else {
+				c.Commands = opsLines(change.Ops)
 			}
-			for _, cmd := range change.Commands {
-				c.Commands = append(c.Commands, cmd.String())
-			}
-			c.Commands = append(c.Commands, opsLines(change.Ops)...)
 			sp.Changes = append(sp.Changes, c)
 		}
 		out.Steps = append(out.Steps, sp)

@@ -151,7 +151,7 @@ func TestApplyWritesThroughAnAbsoluteLinkInsideTheRoot(t *testing.T) {
 	require.Len(t, plan, 1)
 	require.Len(t, plan[0].Changes, 1)
 	change := plan[0].Changes[0]
-	require.Equal(t, []byte("image's own\n"), change.File.Old, "the plan reads the link's target in the image, not \"will create\"")
+	require.Equal(t, []byte("image's own\n"), change.File().Old, "the plan reads the link's target in the image, not \"will create\"")
 	require.Contains(t, change.Summary, "goes through the symbolic link /etc/containerd/config.toml -> /usr/share/containerd/config.toml; the link is kept and /usr/share/containerd/config.toml is written")
 
 	report, err := Apply(context.Background(), h, []Step{step}, ApplyOptions{})

@@ -214,7 +214,7 @@ func (f configFile) change(data []byte, summary, restart string) (Change, bool) 
 	}
 	return Change{
 		Summary: summary,
-		File:    &FileChange{Path: f.path, Old: old, New: data, Mode: 0o644},
+		Ops:     []Op{FileOp{File: &FileChange{Path: f.path, Old: old, New: data, Mode: 0o644}}},
 		Restart: restart,
 	}, true
 }

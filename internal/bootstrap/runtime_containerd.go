@@ -75,12 +75,13 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 	planned := map[string]*tomledit.Doc{}
 	var written []string
 	for _, c := range changes {
-		doc, err := tomledit.Parse(c.File.New)
+		file := c.File()
+		doc, err := tomledit.Parse(file.New)
 		if err != nil {
-			return nil, editError(c.File.Path, err)
+			return nil, editError(file.Path, err)
 		}
-		planned[c.File.Path] = doc
-		written = append(written, c.File.Path)
+		planned[file.Path] = doc
+		written = append(written, file.Path)
 	}
 	eff, err := containerdEffective(h, at.main, at.mergesKeys, planned)
 	if err != nil {
@@ -102,7 +103,7 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 	if at.generated != nil {
 		for i := range changes {
 			changes[i].Restart = at.generated.service
-			if changes[i].File.Path == at.main {
+			if changes[i].File().Path == at.main {
 				changes[i].Summary += at.generated.note()
 			}
 		}

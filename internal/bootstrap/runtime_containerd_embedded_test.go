@@ -151,7 +151,7 @@ func TestRuntimeFindsK3sAndRKE2sEmbeddedContainerd(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, 1, plan.Count())
 			change := plan[0].Changes[0]
-			require.Equal(t, c.wantPath, change.File.Path)
+			require.Equal(t, c.wantPath, change.File().Path)
 			require.Equal(t, c.wantRestart, change.Restart)
 			for _, s := range c.wantSummary {
 				require.Contains(t, change.Summary, s)

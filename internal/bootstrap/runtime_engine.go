@@ -14,7 +14,8 @@ import (
 // its plan; nothing else switches on the engine's name.
 //
 // "engine" in this package means a container engine only; the plan/apply
-// machinery is the plan (plan.go, apply.go).
+// machinery is step.go (Step, Change, MakePlan), apply_ops.go (a change's
+// ops) and apply.go (Apply).
 type containerEngine struct {
 	// name is runtime.engine's value for it, and the command whose
 	// --version its plan reads (probeVersion(ctx, h, name): containerd and

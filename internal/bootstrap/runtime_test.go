@@ -538,7 +538,7 @@ func TestRuntimeCRIOChecksItsCDISupport(t *testing.T) {
 	changes, err := newRuntimeStep(RuntimeConfig{Engine: engineCRIO, EnableCDI: true}, nil).Plan(context.Background(), h)
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
-	require.NotContains(t, string(changes[0].File.New), "cdi", "CRI-O needs no setting for CDI")
+	require.NotContains(t, string(changes[0].File().New), "cdi", "CRI-O needs no setting for CDI")
 }
 
 func TestParseEngineVersion(t *testing.T) {

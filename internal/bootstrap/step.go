@@ -13,28 +13,20 @@ type Step interface {
 	Plan(ctx context.Context, h *Host) ([]Change, error)
 }
 
-// Change is one thing apply does. Exactly one of File, Commands, Ops and
-// Action is set.
+// Change is one thing apply does: its ops, run in order; the first failure
+// stops the change. A change that only writes one file is shown as that
+// file (File).
 type Change struct {
 	// Summary says what changes and why, in one line: "add the nvidia
 	// runtime to /etc/containerd/config.toml".
 	Summary string
-	// File is written atomically, with a backup of the old content.
-	File *FileChange
-	// Commands run in order; the first failure stops the apply.
-	Commands []Command
-	// Ops run in order, like Commands, for a change that also writes or
-	// removes files or checks the host between its commands (the driver's
-	// branch lock and stack move, apply_ops.go).
-	Ops []Op
+	Ops     []Op
 	// Undo runs when an op fails after earlier ops of the change have
 	// run: it puts back what they changed (the previous driver lock), so
 	// a failed change never leaves the host half switched. Each undo op
 	// must be harmless when what it undoes never happened. Apply reports
 	// what it restored and what it could not.
 	Undo []Op
-	// Action changes GPU state through NVML.
-	Action func(ctx context.Context, h *Host) error
 	// Restart names a service that must restart before the change takes
 	// effect ("containerd"). Apply restarts it with --restart-runtime and
 	// says so otherwise.
@@ -47,6 +39,29 @@ type Change struct {
 	// Report.RebootRequired and gpu-bootstrap skips the health check, which
 	// could only fail until the reboot.
 	Reboot bool
+}
+
+// File is the file the change writes when writing it is all the change
+// does: the plan shows its diff, --dry-run the whole file, --json its path
+// and diff. nil for any other change.
+func (c Change) File() *FileChange {
+	if len(c.Ops) == 1 && len(c.Undo) == 0 {
+		if op, ok := c.Ops[0].(FileOp); ok {
+			return op.File
+		}
+	}
+	return nil
+}
+
+// Action is the GPU action when changing GPU state through NVML is all the
+// change does; nil for any other change.
+func (c Change) Action() ActionOp {
+	if len(c.Ops) == 1 {
+		if op, ok := c.Ops[0].(ActionOp); ok {
+			return op
+		}
+	}
+	return nil
 }
 
 // StepPlan is the plan of one step.

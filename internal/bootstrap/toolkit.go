@@ -175,18 +175,18 @@ func (s toolkitStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		// Installed at the right version, but its runtime is gone:
 		// installing again would change nothing.
 		install = Change{
-			Summary:  fmt.Sprintf("reinstall the NVIDIA Container Toolkit %s from %s: %s is missing", pkg.installed, pkg.source, toolkitRuntimeBinary),
-			Commands: pkg.install(specs, toolkitReinstall),
+			Summary: fmt.Sprintf("reinstall the NVIDIA Container Toolkit %s from %s: %s is missing", pkg.installed, pkg.source, toolkitRuntimeBinary),
+			Ops:     commandOps(pkg.install(specs, toolkitReinstall)...),
 		}
 	case pkg.installed != "":
 		install = Change{
-			Summary:  fmt.Sprintf("replace the NVIDIA Container Toolkit %s with %s from %s: %s", pkg.installed, s.cfg.packageVersion(), pkg.source, strings.Join(toolkitPackages, ", ")),
-			Commands: pkg.install(specs, toolkitReplace),
+			Summary: fmt.Sprintf("replace the NVIDIA Container Toolkit %s with %s from %s: %s", pkg.installed, s.cfg.packageVersion(), pkg.source, strings.Join(toolkitPackages, ", ")),
+			Ops:     commandOps(pkg.install(specs, toolkitReplace)...),
 		}
 	default:
 		install = Change{
-			Summary:  fmt.Sprintf("install the NVIDIA Container Toolkit %s from %s: %s", s.wanted(), pkg.source, strings.Join(toolkitPackages, ", ")),
-			Commands: pkg.install(specs, toolkitFresh),
+			Summary: fmt.Sprintf("install the NVIDIA Container Toolkit %s from %s: %s", s.wanted(), pkg.source, strings.Join(toolkitPackages, ", ")),
+			Ops:     commandOps(pkg.install(specs, toolkitFresh)...),
 		}
 	}
 	return append(pkg.setup, install), nil

@@ -39,20 +39,20 @@ func aptToolkitPackaging(h *Host) (toolkitPackaging, error) {
 	if !h.Exists(toolkitKeyringPath) {
 		p.setup = append(p.setup, Change{
 			Summary: "add the signing key of NVIDIA's libnvidia-container apt repository (" + toolkitKeyringPath + ")",
-			Commands: []Command{
+			Ops: commandOps(
 				aptGetNoninteractive(h, "update"),
 				aptGetNoninteractive(h, "install", "-y", "--no-install-recommends", "ca-certificates", "curl", "gnupg2"),
-				{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", toolkitKeyDownload, toolkitGPGKeyURL}},
+				Command{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", toolkitKeyDownload, toolkitGPGKeyURL}},
 				// --batch --yes: no terminal to ask on, and a keyring
 				// left half-written by a failed run is replaced.
-				{Root: h.Root, Name: "gpg", Args: []string{"--batch", "--yes", "--dearmor", "-o", toolkitKeyringPath, toolkitKeyDownload}},
-			},
+				Command{Root: h.Root, Name: "gpg", Args: []string{"--batch", "--yes", "--dearmor", "-o", toolkitKeyringPath, toolkitKeyDownload}},
+			),
 		})
 	}
 	if !h.Exists(toolkitAptListPath) {
 		p.setup = append(p.setup, Change{
 			Summary: "add NVIDIA's libnvidia-container apt repository (" + toolkitAptListPath + ")",
-			File:    &FileChange{Path: toolkitAptListPath, New: []byte(toolkitAptList), Mode: 0o644},
+			Ops:     []Op{FileOp{File: &FileChange{Path: toolkitAptListPath, New: []byte(toolkitAptList), Mode: 0o644}}},
 		})
 	}
 	p.install = func(specs []string, mode toolkitInstallMode) []Command {

@@ -127,14 +127,14 @@ func TestToolkitPlanCommands(t *testing.T) {
 			equalLines(t, "changes", changeCommands(changes), tt.changes)
 			require.Equal(t, strings.Join(tt.planTime, "\n"), strings.Join(commandLines(runner.Calls), "\n"), "what plan ran to look")
 			for _, c := range changes {
-				for _, cmd := range c.Commands {
+				for _, cmd := range commandsOf(c) {
 					require.Equal(t, h.Root, cmd.Root, "%s runs on the target (chroot)", cmd)
 				}
-				if c.File != nil {
-					require.Nil(t, c.File.Old, "the sources entry is created, never rewritten")
+				if c.File() != nil {
+					require.Nil(t, c.File().Old, "the sources entry is created, never rewritten")
 					require.Equal(t, "deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] https://nvidia.github.io/libnvidia-container/stable/deb/$(ARCH) /\n"+
 						"#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] https://nvidia.github.io/libnvidia-container/experimental/deb/$(ARCH) /\n",
-						string(c.File.New), "what the guide's sed makes of NVIDIA's stable/deb/nvidia-container-toolkit.list")
+						string(c.File().New), "what the guide's sed makes of NVIDIA's stable/deb/nvidia-container-toolkit.list")
 				}
 			}
 			last := changes[len(changes)-1]

@@ -3,6 +3,7 @@ package gpuselect
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -18,8 +19,40 @@ const (
 	PreferPacked Preference = "packed"
 )
 
-// Preferences lists the valid preferences, for flag help and errors.
-var Preferences = []Preference{PreferIdle, PreferPacked}
+// PreferenceInfo is a valid preference and what it does.
+type PreferenceInfo struct {
+	Name        Preference
+	Description string
+}
+
+// Preferences lists the valid preferences, with what each does: flag help
+// is written from it, and Validate accepts these and no other.
+var Preferences = []PreferenceInfo{
+	{PreferIdle, "least utilized, most free memory"},
+	{PreferPacked, "least free memory that fits"},
+}
+
+// valid says whether p is one of Preferences.
+func (p Preference) valid() bool {
+	return slices.ContainsFunc(Preferences, func(info PreferenceInfo) bool { return info.Name == p })
+}
+
+// preferenceNames are Preferences' names, quoted: `"idle" or "packed"`.
+func preferenceNames() string {
+	names := make([]string, len(Preferences))
+	for i, info := range Preferences {
+		names[i] = strconv.Quote(string(info.Name))
+	}
+	return OrList(names)
+}
+
+// OrList joins items as a sentence does: "a", "a or b", "a, b or c".
+func OrList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
 
 // Request is what the caller asks for.
 type Request struct {
@@ -41,8 +74,8 @@ func (r Request) Validate() error {
 	if r.Count < 1 {
 		return fmt.Errorf("--count %d: ask for at least 1 GPU", r.Count)
 	}
-	if r.Prefer != PreferIdle && r.Prefer != PreferPacked {
-		return fmt.Errorf("--prefer %q: use %q or %q", r.Prefer, PreferIdle, PreferPacked)
+	if !r.Prefer.valid() {
+		return fmt.Errorf("--prefer %q: use %s", r.Prefer, preferenceNames())
 	}
 	if r.BusyUtilization > 100 {
 		return fmt.Errorf("--busy-utilization %d: a percentage, 0 to 100", r.BusyUtilization)

@@ -1,6 +1,7 @@
 package gpuselect
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,36 @@ func TestRequestValidateNamesTheFlag(t *testing.T) {
 	}
 	if err := (Request{Count: 2, Prefer: PreferPacked, BusyUtilization: 10}).Validate(); err != nil {
 		t.Errorf("a valid request was refused: %v", err)
+	}
+}
+
+func TestEveryListedPreferenceIsAcceptedAndNamedInTheRefusal(t *testing.T) {
+	err := Request{Count: 1, Prefer: "spread"}.Validate()
+	for _, p := range Preferences {
+		if err := (Request{Count: 1, Prefer: p.Name}).Validate(); err != nil {
+			t.Errorf("preference %q is listed but refused: %v", p.Name, err)
+		}
+		if p.Description == "" {
+			t.Errorf("preference %q has no description for the flag help", p.Name)
+		}
+		if err == nil || !strings.Contains(err.Error(), strconv.Quote(string(p.Name))) {
+			t.Errorf("the refusal %v does not name %q", err, p.Name)
+		}
+	}
+}
+
+func TestOrList(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b"}, "a or b"},
+		{[]string{"a", "b", "c"}, "a, b or c"},
+	} {
+		if got := OrList(tc.items); got != tc.want {
+			t.Errorf("OrList(%q) = %q, want %q", tc.items, got, tc.want)
+		}
 	}
 }

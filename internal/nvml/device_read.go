@@ -8,208 +8,151 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// deviceReader reads one GPU's fields. Identity readings (PCI address, UUID,
-// name) must work; every other reading may be missing and leaves its field
-// nil. An answer that says the GPU itself is in trouble (ERROR_GPU_IS_LOST,
-// ERROR_RESET_REQUIRED) stops the reader and is recorded on the Device.
-type deviceReader struct {
-	dev     gonvml.Device
-	out     *Device
-	names   *processNames // shared by the GPUs of one Snapshot
-	stopped bool
+// This file owns Snapshot's field set: what Snapshot reads of one GPU into
+// a Device, through the GPU's reader (gpu_reader.go) and so by its rules;
+// and how NVML's answers are spelled for a reader (bus ids, architectures,
+// compute modes).
+
+// deviceFields reads one GPU into a Device.
+type deviceFields struct {
+	*gpuReader
+	out *Device
+	mig migModes // read early, listed last
 }
 
-// readDevice reads GPU number index; names looks process names up.
-func readDevice(dev gonvml.Device, index int, names *processNames) Device {
+// readDevice reads GPU number index. state is what is kept between calls;
+// names looks process names up.
+func readDevice(dev gonvml.Device, index int, state *readState, names *processNames) Device {
 	d := Device{Index: index, Processes: []Process{}}
-	r := &deviceReader{dev: dev, out: &d, names: names}
-	steps := []func(){
-		r.readIdentity,
-		r.readMemory,
-		r.readUtilization,
-		r.readPower,
-		r.readModes,
-		r.readECC,
-		r.readClocks,
-		r.readProcesses,
-		r.readMIG,
-	}
-	for _, step := range steps {
-		if r.stopped {
-			break
-		}
-		step()
-	}
+	f := &deviceFields{gpuReader: &gpuReader{dev: dev, names: names}, out: &d}
+	f.readIdentity(index, state)
+	f.run(
+		f.readMIGMode,
+		f.readModel,
+		f.readMemory,
+		f.readUtilization,
+		f.readPower,
+		f.readModes,
+		f.readECC,
+		f.readClocks,
+		f.readProcesses,
+		f.readMIGDevices,
+	)
+	d.Lost, d.Error = f.lost(), f.failure
 	return d
 }
 
-// ok says whether a reading can be used. A code that means the GPU is
-// unusable stops the reader; other failures just leave the field unset.
-func (r *deviceReader) ok(what string, ret gonvml.Return) bool {
-	if ret == gonvml.SUCCESS {
-		return true
+// readIdentity reads the PCI address, the UUID (from which on what is kept
+// about the GPU is used) and the name.
+func (f *deviceFields) readIdentity(index int, state *readState) {
+	if pci, ok := identify(f.gpuReader, "PCI info", f.dev.GetPciInfo); ok {
+		f.out.PCIBusID = busIDFromPCIInfo(pci)
 	}
-	if deviceFatal(ret) {
-		r.stop(what, ret)
-	}
-	return false
-}
-
-// required is ok for an identity reading: any failure other than "not
-// supported" or "no permission" stops the reader.
-func (r *deviceReader) required(what string, ret gonvml.Return) bool {
-	if ret == gonvml.SUCCESS {
-		return true
-	}
-	if !unreported(ret) {
-		r.stop(what, ret)
-	}
-	return false
-}
-
-func (r *deviceReader) stop(what string, ret gonvml.Return) {
-	if r.stopped {
+	uuid, ok := identify(f.gpuReader, "UUID", f.dev.GetUUID)
+	if !ok {
 		return
 	}
-	r.stopped = true
-	r.out.Lost = ret == gonvml.ERROR_GPU_IS_LOST
-	r.out.Error = fmt.Sprintf("reading %s: %v", what, ret)
-}
-
-// optional calls f and returns a pointer to its value, or nil when the GPU
-// does not report it.
-func optional[T any](r *deviceReader, what string, f func() (T, gonvml.Return)) *T {
-	v, ret := call1(f)
-	if !r.ok(what, ret) {
-		return nil
+	f.out.UUID = uuid
+	f.state = state.gpu(index, uuid)
+	if name, ok := identify(f.gpuReader, "name", f.dev.GetName); ok {
+		f.out.Name = name
 	}
-	return &v
-}
-
-func (r *deviceReader) readIdentity() {
-	if pci, ret := call1(r.dev.GetPciInfo); r.required("PCI info", ret) {
-		r.out.PCIBusID = busIDFromPCIInfo(pci)
+	if f.out.PCIBusID != "" {
+		f.state.busID = f.out.PCIBusID
 	}
-	if r.stopped {
-		return
-	}
-	if uuid, ret := call1(r.dev.GetUUID); r.required("UUID", ret) {
-		r.out.UUID = uuid
-	}
-	if r.stopped {
-		return
-	}
-	if name, ret := call1(r.dev.GetName); r.required("name", ret) {
-		r.out.Name = name
-	}
-	if r.stopped {
-		return
-	}
-	if arch, ret := call1(r.dev.GetArchitecture); r.ok("architecture", ret) {
-		r.out.Architecture = architectureName(arch)
-	}
-	if major, minor, ret := call2(r.dev.GetCudaComputeCapability); r.ok("compute capability", ret) {
-		r.out.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
+	if f.out.Name != "" {
+		f.state.name = f.out.Name
 	}
 }
 
-func (r *deviceReader) readMemory() {
-	if mem, ret := call1(r.dev.GetMemoryInfo); r.ok("memory", ret) {
-		r.out.Memory = Memory{TotalMiB: mem.Total / mib, UsedMiB: mem.Used / mib, FreeMiB: mem.Free / mib}
+func (f *deviceFields) readMIGMode() {
+	f.mig, f.out.MIG.Supported = f.migMode()
+	f.out.MIG.Current, f.out.MIG.Pending = f.mig.current, f.mig.pending
+}
+
+func (f *deviceFields) readModel() {
+	if arch := read(f.gpuReader, "architecture", f.dev.GetArchitecture); arch != nil {
+		f.out.Architecture = architectureName(*arch)
+	}
+	if cc := read2(f.gpuReader, "compute capability", f.dev.GetCudaComputeCapability); cc != nil {
+		f.out.ComputeCapability = fmt.Sprintf("%d.%d", cc.first, cc.second)
 	}
 }
 
-func (r *deviceReader) readUtilization() {
-	if u, ret := call1(r.dev.GetUtilizationRates); r.ok("utilization", ret) {
-		r.out.UtilizationGPU, r.out.UtilizationMemory = &u.Gpu, &u.Memory
-	}
-	r.out.TemperatureC = optional(r, "temperature", func() (uint32, gonvml.Return) {
-		return r.dev.GetTemperature(gonvml.TEMPERATURE_GPU)
-	})
-}
-
-func (r *deviceReader) readPower() {
-	if mw, ret := call1(r.dev.GetPowerUsage); r.ok("power draw", ret) {
-		r.out.PowerDrawW = watts(mw)
-	}
-	if mw, ret := call1(r.dev.GetPowerManagementLimit); r.ok("power limit", ret) {
-		r.out.PowerLimitW = watts(mw)
-	}
-	if lo, hi, ret := call2(r.dev.GetPowerManagementLimitConstraints); r.ok("power limit range", ret) {
-		r.out.PowerLimitMinW, r.out.PowerLimitMaxW = watts(lo), watts(hi)
+func (f *deviceFields) readMemory() {
+	if mem := f.memory(); mem != nil {
+		f.out.Memory = Memory{TotalMiB: mem.Total / mib, UsedMiB: mem.Used / mib, FreeMiB: mem.Free / mib}
 	}
 }
 
-func (r *deviceReader) readModes() {
-	if state, ret := call1(r.dev.GetPersistenceMode); r.ok("persistence mode", ret) {
-		on := state == gonvml.FEATURE_ENABLED
-		r.out.PersistenceMode = &on
+func (f *deviceFields) readUtilization() {
+	if u := f.utilizationRates(); u != nil {
+		f.out.UtilizationGPU, f.out.UtilizationMemory = &u.Gpu, &u.Memory
 	}
-	if mode, ret := call1(r.dev.GetComputeMode); r.ok("compute mode", ret) {
-		r.out.ComputeMode = computeModeName(mode)
+	f.out.TemperatureC = f.temperature()
+}
+
+func (f *deviceFields) readPower() {
+	f.out.PowerDrawW = f.powerDraw()
+	if mw := read(f.gpuReader, "power limit", f.dev.GetPowerManagementLimit); mw != nil {
+		f.out.PowerLimitW = watts(*mw)
+	}
+	if mw := read2(f.gpuReader, "power limit range", f.dev.GetPowerManagementLimitConstraints); mw != nil {
+		f.out.PowerLimitMinW, f.out.PowerLimitMaxW = watts(mw.first), watts(mw.second)
 	}
 }
 
-func (r *deviceReader) readECC() {
-	e := &r.out.ECC
-	if current, _, ret := call2(r.dev.GetEccMode); r.ok("ECC mode", ret) {
-		on := current == gonvml.FEATURE_ENABLED
+func (f *deviceFields) readModes() {
+	if state := read(f.gpuReader, "persistence mode", f.dev.GetPersistenceMode); state != nil {
+		on := *state == gonvml.FEATURE_ENABLED
+		f.out.PersistenceMode = &on
+	}
+	if mode := read(f.gpuReader, "compute mode", f.dev.GetComputeMode); mode != nil {
+		f.out.ComputeMode = computeModeName(*mode)
+	}
+}
+
+func (f *deviceFields) readECC() {
+	e := &f.out.ECC
+	if mode := read2(f.gpuReader, "ECC mode", f.dev.GetEccMode); mode != nil {
+		on := mode.first == gonvml.FEATURE_ENABLED // current, not pending
 		e.Enabled = &on
 	}
-	e.VolatileUncorrected = optional(r, "volatile ECC errors", func() (uint64, gonvml.Return) {
-		return r.dev.GetTotalEccErrors(gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.VOLATILE_ECC)
-	})
-	e.AggregateUncorrected = optional(r, "aggregate ECC errors", func() (uint64, gonvml.Return) {
-		return r.dev.GetTotalEccErrors(gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.AGGREGATE_ECC)
-	})
-	if state, ret := call1(r.dev.GetRetiredPagesPendingStatus); r.ok("retired pages", ret) {
-		pending := state == gonvml.FEATURE_ENABLED
-		e.RetiredPagesPending = &pending
-	}
-	if _, _, pending, failure, ret := call4(r.dev.GetRemappedRows); r.ok("remapped rows", ret) {
-		e.RemappedRowsPending, e.RemappedRowsFailure = &pending, &failure
+	e.VolatileUncorrected = f.eccErrors(gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.VOLATILE_ECC)
+	e.AggregateUncorrected = f.eccErrors(gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.AGGREGATE_ECC)
+	e.RetiredPagesPending = f.retiredPagesPending()
+	if rows := f.remappedRows(); rows != nil {
+		e.RemappedRowsPending, e.RemappedRowsFailure = &rows.pending, &rows.failure
 	}
 }
 
-func (r *deviceReader) readClocks() {
-	clock := func(what string, f func(gonvml.ClockType) (uint32, gonvml.Return), kind gonvml.ClockType) *uint32 {
-		return optional(r, what, func() (uint32, gonvml.Return) { return f(kind) })
+func (f *deviceFields) readClocks() {
+	c := &f.out.Clocks
+	c.GraphicsMHz = f.clock(gonvml.CLOCK_GRAPHICS)
+	c.SMMHz = f.clock(gonvml.CLOCK_SM)
+	c.MemoryMHz = f.clock(gonvml.CLOCK_MEM)
+	clock := func(what string, get func(gonvml.ClockType) (uint32, gonvml.Return), kind gonvml.ClockType) *uint32 {
+		return read(f.gpuReader, what, func() (uint32, gonvml.Return) { return get(kind) })
 	}
-	c := &r.out.Clocks
-	c.GraphicsMHz = clock("graphics clock", r.dev.GetClockInfo, gonvml.CLOCK_GRAPHICS)
-	c.SMMHz = clock("SM clock", r.dev.GetClockInfo, gonvml.CLOCK_SM)
-	c.MemoryMHz = clock("memory clock", r.dev.GetClockInfo, gonvml.CLOCK_MEM)
-	c.MaxGraphicsMHz = clock("max graphics clock", r.dev.GetMaxClockInfo, gonvml.CLOCK_GRAPHICS)
-	c.MaxMemoryMHz = clock("max memory clock", r.dev.GetMaxClockInfo, gonvml.CLOCK_MEM)
-	c.AppGraphicsMHz = clock("application graphics clock", r.dev.GetApplicationsClock, gonvml.CLOCK_GRAPHICS)
-	c.AppMemoryMHz = clock("application memory clock", r.dev.GetApplicationsClock, gonvml.CLOCK_MEM)
+	c.MaxGraphicsMHz = clock("max graphics clock", f.dev.GetMaxClockInfo, gonvml.CLOCK_GRAPHICS)
+	c.MaxMemoryMHz = clock("max memory clock", f.dev.GetMaxClockInfo, gonvml.CLOCK_MEM)
+	c.AppGraphicsMHz = clock("application graphics clock", f.dev.GetApplicationsClock, gonvml.CLOCK_GRAPHICS)
+	c.AppMemoryMHz = clock("application memory clock", f.dev.GetApplicationsClock, gonvml.CLOCK_MEM)
 }
 
-// valueNotAvailable is NVML_VALUE_NOT_AVAILABLE: NVML reports it as a
-// process's memory when it cannot say (e.g. under MIG without privilege).
-const valueNotAvailable = ^uint64(0)
+func (f *deviceFields) readProcesses() {
+	if infos, ok := f.processes(); ok {
+		f.out.Processes = append(f.out.Processes, f.names.processes(infos)...)
+	}
+}
 
-func (r *deviceReader) readProcesses() {
-	procs, ret := call1(r.dev.GetComputeRunningProcesses)
-	if !r.ok("processes", ret) {
+func (f *deviceFields) readMIGDevices() {
+	if !f.mig.current {
 		return
 	}
-	r.out.Processes = append(r.out.Processes, r.names.processes(procs)...)
-}
-
-func (r *deviceReader) readMIG() {
-	var fatal gonvml.Return
-	r.out.MIG, fatal = readMIGState(r.dev, r.out.Memory.TotalMiB)
-	if fatal != gonvml.SUCCESS {
-		r.stop("MIG state", fatal)
+	for _, h := range f.migDevices(f.out.Memory.TotalMiB * mib) {
+		f.out.MIG.Devices = append(f.out.MIG.Devices, h.MIGDevice)
 	}
-}
-
-const mib = 1024 * 1024
-
-func watts(milliwatts uint32) *float64 {
-	w := float64(milliwatts) / 1000
-	return &w
 }
 
 // busIDFromPCIInfo spells NVML's bus id ("00000000:07:00.0", an eight-digit

@@ -11,6 +11,12 @@
 // NVIDIA PCI functions it finds in sysfs, so "GPUs present, driver missing"
 // and "no GPUs at all" can be told apart.
 //
+// Snapshot and Sample read each GPU through one reader (gpu_reader.go), as
+// go-nvlib reads a device: each asks for its own set of fields, and both
+// follow the same rules. A reading the GPU does not support is asked once
+// while NVML stays initialized; a GPU that answers ERROR_GPU_IS_LOST gets
+// no further call in that pass and is listed with Lost and what was read.
+//
 // Only the bootstrap (cmd/gpu-bootstrap, internal/bootstrap) imports this
 // package: the Terraform provider is built with CGO_ENABLED=0.
 //

@@ -34,10 +34,10 @@ type GPUs struct {
 	mu          sync.Mutex
 	initialized bool   // Init succeeded and Shutdown has not been called
 	reason      string // why the last Init failed
-	// telemetry is what Sample remembers between calls (sample-buffer
-	// timestamps, readings a GPU does not support); it lives as long as
-	// one NVML initialization.
-	telemetry telemetryState
+	// state is what Snapshot and Sample remember between calls
+	// (sample-buffer timestamps, readings a GPU does not support); it
+	// lives as long as one NVML initialization.
+	state readState
 	// watches are the running WatchEvents loops; Close ends them before
 	// it shuts NVML down.
 	watches watches
@@ -75,7 +75,7 @@ func (g *GPUs) Close() error {
 		return nil
 	}
 	g.initialized = false
-	g.telemetry = telemetryState{}
+	g.state = readState{}
 	if ret := callReturn(g.lib.Shutdown); ret != gonvml.SUCCESS && ret != gonvml.ERROR_FUNCTION_NOT_FOUND {
 		return fmt.Errorf("shutting down NVML: %w", ret)
 	}

@@ -24,33 +24,6 @@ import (
 // errNotMIG is returned by ConfigureMIG on a GPU whose MIG mode is off.
 var errNotMIG = errors.New("MIG mode is not enabled")
 
-// readMIGState reads a GPU's MIG mode and, when MIG is on, its instances. The
-// returned code is non-SUCCESS only when it means the GPU itself is unusable.
-func readMIGState(dev gonvml.Device, totalMiB uint64) (MIG, gonvml.Return) {
-	current, pending, ret := call2(dev.GetMigMode)
-	if ret != gonvml.SUCCESS {
-		if deviceFatal(ret) {
-			return MIG{}, ret
-		}
-		return MIG{}, gonvml.SUCCESS // not a MIG-capable GPU
-	}
-	m := MIG{
-		Supported: true,
-		Current:   current == gonvml.DEVICE_MIG_ENABLE,
-		Pending:   pending == gonvml.DEVICE_MIG_ENABLE,
-	}
-	if m.Current {
-		totalBytes := totalMiB * mib
-		devices, ok := migDevicesByHandle(dev, totalBytes)
-		if !ok {
-			devices = migDevicesByInstance(dev, totalBytes)
-		}
-		sort.Slice(devices, func(i, j int) bool { return migLess(devices[i], devices[j]) })
-		m.Devices = devices
-	}
-	return m, gonvml.SUCCESS
-}
-
 // migLess orders MIG devices by GPU instance, then compute instance.
 func migLess(a, b MIGDevice) bool {
 	if a.GPUInstanceID != b.GPUInstanceID {
@@ -59,75 +32,107 @@ func migLess(a, b MIGDevice) bool {
 	return a.ComputeInstanceID < b.ComputeInstanceID
 }
 
-// migDevicesByHandle lists MIG devices the way `nvidia-smi -L` does, through
-// MIG device handles, which needs no privilege. ok is false when the binding
-// does not offer MIG device handles.
-func migDevicesByHandle(dev gonvml.Device, totalBytes uint64) (devices []MIGDevice, ok bool) {
-	handles, ok := migHandles(dev, totalBytes)
-	for _, h := range handles {
-		devices = append(devices, h.MIGDevice)
-	}
-	return devices, ok
-}
-
 // migHandle is a MIG device with its handle and the memory reading its
-// listing took (nil when NVML did not give one).
+// listing took (nil when NVML did not give one); a device found by walking
+// the instances has neither.
 type migHandle struct {
 	MIGDevice
 	dev    gonvml.Device
 	memory *gonvml.Memory
 }
 
-// migHandles walks the MIG device handles of dev (migDevicesByHandle).
-func migHandles(dev gonvml.Device, totalBytes uint64) (handles []migHandle, ok bool) {
+// migHandles walks the MIG device handles of dev, as `nvidia-smi -L` does.
+// ok is false when the binding does not offer MIG device handles. fatal is
+// an answer that means the GPU is unusable; the walk ends at it.
+func migHandles(dev gonvml.Device, totalBytes uint64) (handles []migHandle, ok bool, fatal gonvml.Return) {
 	count, ret := call1(dev.GetMaxMigDeviceCount)
+	if deviceFatal(ret) {
+		return nil, false, ret
+	}
 	if ret != gonvml.SUCCESS {
-		return nil, false
+		return nil, false, gonvml.SUCCESS
 	}
 	for i := 0; i < count; i++ {
 		mig, ret := call1(func() (gonvml.Device, gonvml.Return) { return dev.GetMigDeviceHandleByIndex(i) })
-		if ret == gonvml.ERROR_FUNCTION_NOT_FOUND || ret == gonvml.ERROR_NOT_SUPPORTED {
-			return nil, false
-		}
-		if ret != gonvml.SUCCESS {
+		switch {
+		case deviceFatal(ret):
+			return nil, false, ret
+		case ret == gonvml.ERROR_FUNCTION_NOT_FOUND || ret == gonvml.ERROR_NOT_SUPPORTED:
+			return nil, false, gonvml.SUCCESS
+		case ret != gonvml.SUCCESS:
 			continue // ERROR_NOT_FOUND: an empty slot
 		}
-		gi, ret1 := call1(mig.GetGpuInstanceId)
-		ci, ret2 := call1(mig.GetComputeInstanceId)
-		if ret1 != gonvml.SUCCESS || ret2 != gonvml.SUCCESS {
-			continue
+		h, fatal := readMIGHandle(mig, totalBytes)
+		if fatal != gonvml.SUCCESS {
+			return nil, false, fatal
 		}
-		h := migHandle{MIGDevice: MIGDevice{GPUInstanceID: gi, ComputeInstanceID: ci}, dev: mig}
-		if uuid, ret := call1(mig.GetUUID); ret == gonvml.SUCCESS {
-			h.UUID = uuid
+		if h != nil {
+			handles = append(handles, *h)
 		}
-		if attrs, ret := call1(mig.GetAttributes); ret == gonvml.SUCCESS {
-			h.Profile = profileName(attrs.GpuInstanceSliceCount, attrs.ComputeInstanceSliceCount, attrs.MemorySizeMB, totalBytes, "")
-			h.MemoryMiB = attrs.MemorySizeMB
-		}
-		if mem, ret := call1(mig.GetMemoryInfo); ret == gonvml.SUCCESS {
-			h.MemoryMiB = mem.Total / mib
-			h.memory = &mem
-		}
-		handles = append(handles, h)
 	}
-	return handles, true
+	return handles, true, gonvml.SUCCESS
+}
+
+// readMIGHandle reads one MIG device through its handle; nil when it does
+// not say which instances it is. fatal is an answer that means the GPU is
+// unusable; nothing is asked after it.
+func readMIGHandle(mig gonvml.Device, totalBytes uint64) (h *migHandle, fatal gonvml.Return) {
+	gi, ret := call1(mig.GetGpuInstanceId)
+	if ret != gonvml.SUCCESS {
+		return nil, fatalOnly(ret)
+	}
+	ci, ret := call1(mig.GetComputeInstanceId)
+	if ret != gonvml.SUCCESS {
+		return nil, fatalOnly(ret)
+	}
+	h = &migHandle{MIGDevice: MIGDevice{GPUInstanceID: gi, ComputeInstanceID: ci}, dev: mig}
+	uuid, ret := call1(mig.GetUUID)
+	if deviceFatal(ret) {
+		return nil, ret
+	}
+	if ret == gonvml.SUCCESS {
+		h.UUID = uuid
+	}
+	attrs, ret := call1(mig.GetAttributes)
+	if deviceFatal(ret) {
+		return nil, ret
+	}
+	if ret == gonvml.SUCCESS {
+		h.Profile = profileName(attrs.GpuInstanceSliceCount, attrs.ComputeInstanceSliceCount, attrs.MemorySizeMB, totalBytes, "")
+		h.MemoryMiB = attrs.MemorySizeMB
+	}
+	mem, ret := call1(mig.GetMemoryInfo)
+	if deviceFatal(ret) {
+		return nil, ret
+	}
+	if ret == gonvml.SUCCESS {
+		h.MemoryMiB = mem.Total / mib
+		h.memory = &mem
+	}
+	return h, gonvml.SUCCESS
+}
+
+// fatalOnly is ret when it means the GPU is unusable, else SUCCESS.
+func fatalOnly(ret gonvml.Return) gonvml.Return {
+	if deviceFatal(ret) {
+		return ret
+	}
+	return gonvml.SUCCESS
 }
 
 // migDevicesByInstance lists MIG devices by walking GPU instances and their
 // compute instances (privileged in NVML; what mig-parted does). It cannot
-// tell MIG device UUIDs.
-func migDevicesByInstance(dev gonvml.Device, totalBytes uint64) []MIGDevice {
-	var devices []MIGDevice
-	walkGPUInstances(dev, func(gi gonvml.GpuInstance, giProfile gonvml.GpuInstanceProfileInfo) {
+// tell MIG device UUIDs. fatal is as for migHandles.
+func migDevicesByInstance(dev gonvml.Device, totalBytes uint64) (devices []MIGDevice, fatal gonvml.Return) {
+	fatal = walkGPUInstances(dev, func(gi gonvml.GpuInstance, giProfile gonvml.GpuInstanceProfileInfo) gonvml.Return {
 		giInfo, ret := call1(gi.GetInfo)
 		if ret != gonvml.SUCCESS {
-			return
+			return fatalOnly(ret)
 		}
-		walkComputeInstances(gi, func(ci gonvml.ComputeInstance, ciProfile gonvml.ComputeInstanceProfileInfo) {
+		return walkComputeInstances(gi, func(ci gonvml.ComputeInstance, ciProfile gonvml.ComputeInstanceProfileInfo) gonvml.Return {
 			ciInfo, ret := call1(ci.GetInfo)
 			if ret != gonvml.SUCCESS {
-				return
+				return fatalOnly(ret)
 			}
 			devices = append(devices, MIGDevice{
 				Profile:           profileName(giProfile.SliceCount, ciProfile.SliceCount, giProfile.MemorySizeMB, totalBytes, profileSuffix(int(giProfile.Id))),
@@ -135,46 +140,67 @@ func migDevicesByInstance(dev gonvml.Device, totalBytes uint64) []MIGDevice {
 				ComputeInstanceID: int(ciInfo.Id),
 				MemoryMiB:         giProfile.MemorySizeMB,
 			})
+			return gonvml.SUCCESS
 		})
 	})
-	return devices
+	return devices, fatal
 }
 
 // walkGPUInstances calls visit for every GPU instance on dev, profile by
-// profile.
-func walkGPUInstances(dev gonvml.Device, visit func(gonvml.GpuInstance, gonvml.GpuInstanceProfileInfo)) {
+// profile. An answer that means the GPU is unusable, NVML's or visit's,
+// ends the walk and is returned; SUCCESS otherwise.
+func walkGPUInstances(dev gonvml.Device, visit func(gonvml.GpuInstance, gonvml.GpuInstanceProfileInfo) gonvml.Return) gonvml.Return {
 	for pid := 0; pid < gonvml.GPU_INSTANCE_PROFILE_COUNT; pid++ {
 		giProfile, ret := call1(func() (gonvml.GpuInstanceProfileInfo, gonvml.Return) { return dev.GetGpuInstanceProfileInfo(pid) })
 		if ret != gonvml.SUCCESS {
+			if deviceFatal(ret) {
+				return ret
+			}
 			continue
 		}
 		gis, ret := call1(func() ([]gonvml.GpuInstance, gonvml.Return) { return dev.GetGpuInstances(&giProfile) })
 		if ret != gonvml.SUCCESS {
+			if deviceFatal(ret) {
+				return ret
+			}
 			continue
 		}
 		for _, gi := range gis {
-			visit(gi, giProfile)
+			if fatal := visit(gi, giProfile); fatal != gonvml.SUCCESS {
+				return fatal
+			}
 		}
 	}
+	return gonvml.SUCCESS
 }
 
-// walkComputeInstances calls visit for every compute instance of gi.
-func walkComputeInstances(gi gonvml.GpuInstance, visit func(gonvml.ComputeInstance, gonvml.ComputeInstanceProfileInfo)) {
+// walkComputeInstances calls visit for every compute instance of gi; an
+// answer that means the GPU is unusable ends it as in walkGPUInstances.
+func walkComputeInstances(gi gonvml.GpuInstance, visit func(gonvml.ComputeInstance, gonvml.ComputeInstanceProfileInfo) gonvml.Return) gonvml.Return {
 	for cpid := 0; cpid < gonvml.COMPUTE_INSTANCE_PROFILE_COUNT; cpid++ {
 		ciProfile, ret := call1(func() (gonvml.ComputeInstanceProfileInfo, gonvml.Return) {
 			return gi.GetComputeInstanceProfileInfo(cpid, gonvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
 		})
 		if ret != gonvml.SUCCESS {
+			if deviceFatal(ret) {
+				return ret
+			}
 			continue
 		}
 		cis, ret := call1(func() ([]gonvml.ComputeInstance, gonvml.Return) { return gi.GetComputeInstances(&ciProfile) })
 		if ret != gonvml.SUCCESS {
+			if deviceFatal(ret) {
+				return ret
+			}
 			continue
 		}
 		for _, ci := range cis {
-			visit(ci, ciProfile)
+			if fatal := visit(ci, ciProfile); fatal != gonvml.SUCCESS {
+				return fatal
+			}
 		}
 	}
+	return gonvml.SUCCESS
 }
 
 // profileName names a MIG profile (see the file comment).
@@ -342,14 +368,23 @@ func resolveProfiles(available []gpuInstanceProfile, names []string, ref gpuRef)
 // destroyInstances removes every compute instance, then every GPU instance.
 func destroyInstances(dev gonvml.Device, ref gpuRef) error {
 	var gis []gonvml.GpuInstance
-	walkGPUInstances(dev, func(gi gonvml.GpuInstance, _ gonvml.GpuInstanceProfileInfo) { gis = append(gis, gi) })
 	var errs []error
+	listed := func(ret gonvml.Return) {
+		if ret != gonvml.SUCCESS {
+			errs = append(errs, fmt.Errorf("listing the MIG instances of %s: %w", ref, explain(ret)))
+		}
+	}
+	listed(walkGPUInstances(dev, func(gi gonvml.GpuInstance, _ gonvml.GpuInstanceProfileInfo) gonvml.Return {
+		gis = append(gis, gi)
+		return gonvml.SUCCESS
+	}))
 	for _, gi := range gis {
-		walkComputeInstances(gi, func(ci gonvml.ComputeInstance, _ gonvml.ComputeInstanceProfileInfo) {
+		listed(walkComputeInstances(gi, func(ci gonvml.ComputeInstance, _ gonvml.ComputeInstanceProfileInfo) gonvml.Return {
 			if ret := callReturn(ci.Destroy); ret != gonvml.SUCCESS {
 				errs = append(errs, fmt.Errorf("destroying a MIG compute instance on %s: %w", ref, explain(ret)))
 			}
-		})
+			return gonvml.SUCCESS
+		}))
 		if ret := callReturn(gi.Destroy); ret != gonvml.SUCCESS {
 			errs = append(errs, fmt.Errorf("destroying a MIG GPU instance on %s: %w", ref, explain(ret)))
 		}

@@ -5,6 +5,10 @@ import gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 // This file owns turning NVML's process lists into Processes, for Snapshot
 // and Sample alike.
 
+// valueNotAvailable is NVML_VALUE_NOT_AVAILABLE: NVML reports it as a
+// process's memory when it cannot say (e.g. under MIG without privilege).
+const valueNotAvailable = ^uint64(0)
+
 // processNames looks process names up once per Sample or Snapshot: a
 // process on eight GPUs costs one nvmlSystemGetProcessName.
 type processNames struct {

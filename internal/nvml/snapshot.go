@@ -39,7 +39,7 @@ func (g *GPUs) Snapshot() (Snapshot, error) {
 			snap.Devices = append(snap.Devices, unreadableDevice(i, "getting the device handle", ret))
 			continue
 		}
-		d := readDevice(dev, i, names)
+		d := readDevice(dev, i, &g.state, names)
 		if d.Error == "" {
 			handles[i] = dev
 		}

@@ -1,39 +1,25 @@
 package nvml
 
-import (
-	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
-)
+import gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
 // This file owns the counters of a Sample that tell a GPU's health over
 // time: ECC errors, retired pages, remapped rows, the time the clocks were
 // held down (violation times) and NVLink errors. They are NVML's running
 // totals; consumers take differences between samples.
 
-func (r *telemetryReader) readECC() {
-	counters := []struct {
-		what    string
-		kind    gonvml.MemoryErrorType
-		counter gonvml.EccCounterType
-		out     **uint64
-	}{
-		{"volatile corrected ECC errors", gonvml.MEMORY_ERROR_TYPE_CORRECTED, gonvml.VOLATILE_ECC, &r.out.ECC.CorrectedVolatile},
-		{"volatile uncorrected ECC errors", gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.VOLATILE_ECC, &r.out.ECC.UncorrectedVolatile},
-		{"aggregate corrected ECC errors", gonvml.MEMORY_ERROR_TYPE_CORRECTED, gonvml.AGGREGATE_ECC, &r.out.ECC.CorrectedAggregate},
-		{"aggregate uncorrected ECC errors", gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.AGGREGATE_ECC, &r.out.ECC.UncorrectedAggregate},
-	}
-	for _, c := range counters {
-		if r.stopped {
-			return
-		}
-		*c.out = read(r, c.what, func() (uint64, gonvml.Return) { return r.dev.GetTotalEccErrors(c.kind, c.counter) })
-	}
+func (f *sampleFields) readECC() {
+	e := &f.out.ECC
+	e.CorrectedVolatile = f.eccErrors(gonvml.MEMORY_ERROR_TYPE_CORRECTED, gonvml.VOLATILE_ECC)
+	e.UncorrectedVolatile = f.eccErrors(gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.VOLATILE_ECC)
+	e.CorrectedAggregate = f.eccErrors(gonvml.MEMORY_ERROR_TYPE_CORRECTED, gonvml.AGGREGATE_ECC)
+	e.UncorrectedAggregate = f.eccErrors(gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.AGGREGATE_ECC)
 }
 
 // readRetirement reads page retirement (before Ampere: NVML answers
 // ERROR_NOT_SUPPORTED on Ampere and later) and row remapping (Ampere and
 // later).
-func (r *telemetryReader) readRetirement() {
-	e := &r.out.ECC
+func (f *sampleFields) readRetirement() {
+	e := &f.out.ECC
 	retired := []struct {
 		what  string
 		cause gonvml.PageRetirementCause
@@ -43,32 +29,13 @@ func (r *telemetryReader) readRetirement() {
 		{"pages retired for double-bit errors", gonvml.PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &e.RetiredDoubleBit},
 	}
 	for _, p := range retired {
-		if r.stopped {
-			return
-		}
-		if pages := read(r, p.what, func() ([]uint64, gonvml.Return) { return r.dev.GetRetiredPages(p.cause) }); pages != nil {
+		if pages := read(f.gpuReader, p.what, func() ([]uint64, gonvml.Return) { return f.dev.GetRetiredPages(p.cause) }); pages != nil {
 			n := uint64(len(*pages))
 			*p.out = &n
 		}
 	}
-	if r.stopped {
-		return
-	}
-	if state := read(r, "retired pages pending", r.dev.GetRetiredPagesPendingStatus); state != nil {
-		pending := *state == gonvml.FEATURE_ENABLED
-		e.RetiredPending = &pending
-	}
-	if r.stopped {
-		return
-	}
-	type remap struct {
-		correctable, uncorrectable int
-		pending, failure           bool
-	}
-	if rows := read(r, "remapped rows", func() (remap, gonvml.Return) {
-		corr, unc, pending, failure, ret := r.dev.GetRemappedRows()
-		return remap{corr, unc, pending, failure}, ret
-	}); rows != nil {
+	e.RetiredPending = f.retiredPagesPending()
+	if rows := f.remappedRows(); rows != nil {
 		corr, unc := uint64(rows.correctable), uint64(rows.uncorrectable)
 		e.RemappedCorrectable, e.RemappedUncorrectable = &corr, &unc
 		e.RemapPending, e.RemapFailure = &rows.pending, &rows.failure
@@ -77,8 +44,8 @@ func (r *telemetryReader) readRetirement() {
 
 // readViolations reads nvmlDeviceGetViolationStatus per policy: the time,
 // in ns, the policy held the clocks down since the driver was loaded.
-func (r *telemetryReader) readViolations() {
-	v := &r.out.Violations
+func (f *sampleFields) readViolations() {
+	v := &f.out.Violations
 	policies := []struct {
 		what   string
 		policy gonvml.PerfPolicyType
@@ -92,10 +59,7 @@ func (r *telemetryReader) readViolations() {
 		{"reliability violation time", gonvml.PERF_POLICY_RELIABILITY, &v.ReliabilityNs},
 	}
 	for _, p := range policies {
-		if r.stopped {
-			return
-		}
-		if t := read(r, p.what, func() (gonvml.ViolationTime, gonvml.Return) { return r.dev.GetViolationStatus(p.policy) }); t != nil {
+		if t := read(f.gpuReader, p.what, func() (gonvml.ViolationTime, gonvml.Return) { return f.dev.GetViolationStatus(p.policy) }); t != nil {
 			*p.out = &t.ViolationTime
 		}
 	}
@@ -119,11 +83,11 @@ var nvLinkCounters = []struct {
 // links, later ones ask only about those. NVLinkErrors stays nil on a GPU
 // without NVLink, and is zero on one whose links are all down. A counter
 // a link does not support adds nothing.
-func (r *telemetryReader) readNVLinkErrors() {
-	st := r.state
+func (f *sampleFields) readNVLinkErrors() {
+	st := f.state
 	if st.nvLinks < 0 {
-		st.nvLinks = r.countNVLinks()
-		if r.stopped {
+		st.nvLinks = f.countNVLinks()
+		if f.stopped {
 			st.nvLinks = -1
 			return
 		}
@@ -133,17 +97,16 @@ func (r *telemetryReader) readNVLinkErrors() {
 	}
 	sums := &NVLinkErrorSums{}
 	for link := 0; link < st.nvLinks; link++ {
-		state, ret := call1(func() (gonvml.EnableState, gonvml.Return) { return r.dev.GetNvLinkState(link) })
-		if deviceFatal(ret) {
-			r.stop("NVLink state", ret)
+		state, ret := call(f.gpuReader, "NVLink state", func() (gonvml.EnableState, gonvml.Return) { return f.dev.GetNvLinkState(link) })
+		if f.stopped {
 			return
 		}
 		if ret != gonvml.SUCCESS || state != gonvml.FEATURE_ENABLED {
 			continue
 		}
 		for _, c := range nvLinkCounters {
-			n, ret := ask(r, c.what, func() (uint64, gonvml.Return) { return r.dev.GetNvLinkErrorCounter(link, c.counter) })
-			if r.stopped {
+			n, ret := ask(f.gpuReader, c.what, func() (uint64, gonvml.Return) { return f.dev.GetNvLinkErrorCounter(link, c.counter) })
+			if f.stopped {
 				return
 			}
 			if ret == gonvml.SUCCESS {
@@ -151,18 +114,17 @@ func (r *telemetryReader) readNVLinkErrors() {
 			}
 		}
 	}
-	r.out.NVLinkErrors = sums
+	f.out.NVLinkErrors = sums
 }
 
 // countNVLinks says how many link indices the GPU answers for; 0 when it
 // has no NVLink.
-func (r *telemetryReader) countNVLinks() int {
+func (f *sampleFields) countNVLinks() int {
 	answered := false
 	for link := 0; link < gonvml.NVLINK_MAX_LINKS; link++ {
-		_, ret := call1(func() (gonvml.EnableState, gonvml.Return) { return r.dev.GetNvLinkState(link) })
+		_, ret := call(f.gpuReader, "NVLink state", func() (gonvml.EnableState, gonvml.Return) { return f.dev.GetNvLinkState(link) })
 		switch {
-		case deviceFatal(ret):
-			r.stop("NVLink state", ret)
+		case f.stopped:
 			return 0
 		case ret == gonvml.ERROR_INVALID_ARGUMENT || ret == gonvml.ERROR_FUNCTION_NOT_FOUND:
 			if !answered {

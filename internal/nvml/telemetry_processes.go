@@ -1,21 +1,15 @@
 package nvml
 
-import (
-	"sort"
-
-	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
-)
+import gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
 // This file owns what runs on a GPU in a Sample: its compute processes and,
 // when MIG is on, its MIG devices with their memory and processes.
 
-func (r *telemetryReader) readProcesses() {
-	infos, ret := ask(r, "processes", r.dev.GetComputeRunningProcesses)
-	if ret != gonvml.SUCCESS {
-		return
+func (f *sampleFields) readProcesses() {
+	if infos, ok := f.processes(); ok {
+		f.rawProcesses = infos
+		f.out.Processes = f.names.processes(infos)
 	}
-	r.processes = infos
-	r.out.Processes = r.names.processes(infos)
 }
 
 // readMIG lists the MIG devices as Snapshot does. Through MIG device
@@ -24,42 +18,37 @@ func (r *telemetryReader) readProcesses() {
 // no handles, the devices are found by walking the instances, without
 // memory in use, and the GPU's own process list is divided among them by
 // GPU and compute instance id.
-func (r *telemetryReader) readMIG() {
-	if !r.state.migEnabled {
+func (f *sampleFields) readMIG() {
+	if !f.state.migEnabled {
 		return
 	}
 	var totalBytes uint64
-	if r.out.MemoryTotalMiB != nil {
-		totalBytes = *r.out.MemoryTotalMiB * mib
+	if f.out.MemoryTotalMiB != nil {
+		totalBytes = *f.out.MemoryTotalMiB * mib
 	}
-	handles, ok := migHandles(r.dev, totalBytes)
-	if ok {
-		for _, h := range handles {
-			m := MIGSample{MIGDevice: h.MIGDevice, Processes: []Process{}}
-			if h.memory != nil {
-				used := h.memory.Used / mib
-				m.MemoryUsedMiB = &used
-			}
-			infos, ret := call1(h.dev.GetComputeRunningProcesses)
-			if deviceFatal(ret) {
-				r.stop("MIG device processes", ret)
-				return
-			}
-			if ret == gonvml.SUCCESS {
-				m.Processes = r.names.processes(infos)
-			}
-			r.out.MIG = append(r.out.MIG, m)
-		}
-	} else {
-		for _, d := range migDevicesByInstance(r.dev, totalBytes) {
+	for _, h := range f.migDevices(totalBytes) {
+		m := MIGSample{MIGDevice: h.MIGDevice, Processes: []Process{}}
+		if h.dev == nil {
 			var infos []gonvml.ProcessInfo
-			for _, p := range r.processes {
-				if int(p.GpuInstanceId) == d.GPUInstanceID && int(p.ComputeInstanceId) == d.ComputeInstanceID {
+			for _, p := range f.rawProcesses {
+				if int(p.GpuInstanceId) == h.GPUInstanceID && int(p.ComputeInstanceId) == h.ComputeInstanceID {
 					infos = append(infos, p)
 				}
 			}
-			r.out.MIG = append(r.out.MIG, MIGSample{MIGDevice: d, Processes: r.names.processes(infos)})
+			m.Processes = f.names.processes(infos)
+			f.out.MIG = append(f.out.MIG, m)
+			continue
 		}
+		if h.memory != nil {
+			used := h.memory.Used / mib
+			m.MemoryUsedMiB = &used
+		}
+		if infos, ret := call(f.gpuReader, "MIG device processes", h.dev.GetComputeRunningProcesses); ret == gonvml.SUCCESS {
+			m.Processes = f.names.processes(infos)
+		}
+		if f.stopped {
+			return
+		}
+		f.out.MIG = append(f.out.MIG, m)
 	}
-	sort.Slice(r.out.MIG, func(i, j int) bool { return migLess(r.out.MIG[i].MIGDevice, r.out.MIG[j].MIGDevice) })
 }

@@ -1,211 +1,155 @@
 package nvml
 
 import (
-	"fmt"
-
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// This file owns how Sample reads one GPU (telemetryReader, with the same
-// rules as Snapshot's deviceReader: a reading the GPU does not give is nil;
-// ERROR_GPU_IS_LOST, ERROR_RESET_REQUIRED or ERROR_UNINITIALIZED stop the
-// GPU's reading and are recorded on it) and its gauges: identity, MIG mode,
-// memory, temperatures, power and energy, clocks, throttle reasons, PCIe.
-// Units are NVML's (nvml.h) unless converted where read: memory in bytes
-// becomes MiB, power in milliwatts becomes watts.
+// This file owns Sample's field set: what Sample reads of one GPU into a
+// GPUSample, through the GPU's reader (gpu_reader.go) and so by its rules.
+// Here are its identity and gauges: MIG mode, memory, temperatures, power
+// and energy, clocks, throttle reasons, PCIe; utilization, the counters and
+// what runs on the GPU have files of their own (telemetry_utilization.go,
+// telemetry_counters.go, telemetry_processes.go).
 
-// telemetryReader reads one GPU for one Sample.
-type telemetryReader struct {
-	lib     gonvml.Interface
-	dev     gonvml.Device
-	state   *gpuTelemetry
-	out     *GPUSample
-	names   *processNames
-	stopped bool
+// sampleFields reads one GPU into a GPUSample.
+type sampleFields struct {
+	*gpuReader
+	out *GPUSample
 
-	// processes is the GPU's raw process list, kept for the MIG devices
-	// listed without handles.
-	processes []gonvml.ProcessInfo
+	// rawProcesses is the GPU's process list as NVML gave it, kept for the
+	// MIG devices listed without handles.
+	rawProcesses []gonvml.ProcessInfo
 }
 
-// ask calls one NVML reading of this GPU, unless the GPU already answered
-// ERROR_NOT_SUPPORTED or ERROR_FUNCTION_NOT_FOUND to it; then that answer
-// is returned without a call. A code that means the GPU is unusable stops
-// the reader.
-func ask[T any](r *telemetryReader, what string, f func() (T, gonvml.Return)) (T, gonvml.Return) {
-	if ret, known := r.state.unsupported[what]; known {
-		var zero T
-		return zero, ret
-	}
-	v, ret := call1(f)
-	switch {
-	case ret == gonvml.ERROR_NOT_SUPPORTED || ret == gonvml.ERROR_FUNCTION_NOT_FOUND:
-		r.state.unsupported[what] = ret
-	case deviceFatal(ret):
-		r.stop(what, ret)
-	}
-	return v, ret
+// readSample reads the GPU dev into out, whose Index is set. state is what
+// is kept between calls; names looks process names up.
+func readSample(dev gonvml.Device, state *readState, names *processNames, out *GPUSample) {
+	f := &sampleFields{gpuReader: &gpuReader{dev: dev, names: names}, out: out}
+	f.readIdentity(state)
+	f.run(
+		f.readMIGMode,
+		f.readUtilization,
+		f.readMemory,
+		f.readTemperatures,
+		f.readPower,
+		f.readClocks,
+		f.readThrottleReasons,
+		f.readPCIe,
+		f.readECC,
+		f.readRetirement,
+		f.readViolations,
+		f.readNVLinkErrors,
+		f.readProcesses,
+		f.readMIG,
+	)
+	out.Lost, out.Error = f.lost(), f.failure
 }
 
-// read is ask returning a pointer to the value, nil when there is none.
-func read[T any](r *telemetryReader, what string, f func() (T, gonvml.Return)) *T {
-	v, ret := ask(r, what, f)
+// readIdentity reads the UUID, which says what is kept about the GPU, and
+// fills the name and bus id, read once per GPU. Like Snapshot, a failure
+// other than "not supported" stops the GPU; so does any failure to give
+// the UUID.
+func (f *sampleFields) readIdentity(state *readState) {
+	uuid, ret := call(f.gpuReader, "UUID", f.dev.GetUUID)
 	if ret != gonvml.SUCCESS {
-		return nil
-	}
-	return &v
-}
-
-func (r *telemetryReader) stop(what string, ret gonvml.Return) {
-	if r.stopped {
+		f.stop("UUID", ret)
 		return
 	}
-	r.stopped = true
-	r.out.Lost = ret == gonvml.ERROR_GPU_IS_LOST
-	r.out.Error = fmt.Sprintf("reading %s: %v", what, ret)
-}
-
-// readIdentity fills UUID, name and bus id; the last two are read once per
-// GPU. Like Snapshot, a failure other than "not supported" stops the GPU.
-func (r *telemetryReader) readIdentity() {
-	st := r.state
-	r.out.UUID = st.uuid
+	st := state.gpu(f.out.Index, uuid)
+	f.state = st
+	f.out.UUID = uuid
 	if st.busID == "" {
-		pci, ret := call1(r.dev.GetPciInfo)
-		switch {
-		case ret == gonvml.SUCCESS:
+		if pci, ok := identify(f.gpuReader, "PCI info", f.dev.GetPciInfo); ok {
 			st.busID = busIDFromPCIInfo(pci)
-		case !unreported(ret):
-			r.stop("PCI info", ret)
-			return
 		}
 	}
 	if st.name == "" {
-		name, ret := call1(r.dev.GetName)
-		switch {
-		case ret == gonvml.SUCCESS:
+		if name, ok := identify(f.gpuReader, "name", f.dev.GetName); ok {
 			st.name = name
-		case !unreported(ret):
-			r.stop("name", ret)
-			return
 		}
 	}
-	r.out.Name, r.out.PCIBusID = st.name, st.busID
+	if !f.stopped {
+		f.out.Name, f.out.PCIBusID = st.name, st.busID
+	}
 }
 
 // readMIGMode notes whether MIG is on before anything else is read, since
 // MIG mode decides what NVML supports.
-func (r *telemetryReader) readMIGMode() {
-	type modes struct{ current, pending int }
-	m, ret := ask(r, "MIG mode", func() (modes, gonvml.Return) {
-		current, pending, ret := r.dev.GetMigMode()
-		return modes{current, pending}, ret
-	})
-	r.state.noteMIGMode(ret == gonvml.SUCCESS && m.current == gonvml.DEVICE_MIG_ENABLE)
+func (f *sampleFields) readMIGMode() {
+	f.migMode()
 }
 
-func (r *telemetryReader) readMemory() {
-	if mem := read(r, "memory", r.dev.GetMemoryInfo); mem != nil {
+func (f *sampleFields) readMemory() {
+	if mem := f.memory(); mem != nil {
 		total, used, free := mem.Total/mib, mem.Used/mib, mem.Free/mib
-		r.out.MemoryTotalMiB, r.out.MemoryUsedMiB, r.out.MemoryFreeMiB = &total, &used, &free
+		f.out.MemoryTotalMiB, f.out.MemoryUsedMiB, f.out.MemoryFreeMiB = &total, &used, &free
 	}
 }
 
 // readTemperatures reads the GPU's temperature and, through a field value
 // (NVML has no other call for it), its memory's: NVML_FI_DEV_MEMORY_TEMP,
 // in °C, offered by HBM GPUs.
-func (r *telemetryReader) readTemperatures() {
-	r.out.TemperatureC = read(r, "temperature", func() (uint32, gonvml.Return) {
-		return r.dev.GetTemperature(gonvml.TEMPERATURE_GPU)
-	})
-	if r.stopped {
-		return
-	}
-	field, ret := ask(r, "memory temperature", func() (gonvml.FieldValue, gonvml.Return) {
+func (f *sampleFields) readTemperatures() {
+	f.out.TemperatureC = f.temperature()
+	field := read(f.gpuReader, "memory temperature", func() (gonvml.FieldValue, gonvml.Return) {
 		values := []gonvml.FieldValue{{FieldId: gonvml.FI_DEV_MEMORY_TEMP}}
-		if ret := r.dev.GetFieldValues(values); ret != gonvml.SUCCESS {
+		if ret := f.dev.GetFieldValues(values); ret != gonvml.SUCCESS {
 			return gonvml.FieldValue{}, ret
 		}
 		// The call succeeds when any field was filled; each field says
 		// for itself (nvmlFieldValue_t.nvmlReturn).
 		return values[0], gonvml.Return(values[0].NvmlReturn)
 	})
-	if ret != gonvml.SUCCESS {
+	if field == nil {
 		return
 	}
 	if c, ok := decodeValue(gonvml.ValueType(field.ValueType), field.Value); ok && c >= 0 {
 		celsius := uint32(c)
-		r.out.MemoryTemperatureC = &celsius
+		f.out.MemoryTemperatureC = &celsius
 	}
 }
 
-// readPower reads the draw and the enforced limit (milliwatts, turned into
-// watts) and the energy counter (millijoules since the driver was loaded).
-func (r *telemetryReader) readPower() {
-	if mw := read(r, "power draw", r.dev.GetPowerUsage); mw != nil {
-		r.out.PowerDrawW = watts(*mw)
+// readPower reads the draw and the enforced limit (watts) and the energy
+// counter (millijoules since the driver was loaded).
+func (f *sampleFields) readPower() {
+	f.out.PowerDrawW = f.powerDraw()
+	if mw := read(f.gpuReader, "enforced power limit", f.dev.GetEnforcedPowerLimit); mw != nil {
+		f.out.PowerLimitW = watts(*mw)
 	}
-	if r.stopped {
-		return
-	}
-	if mw := read(r, "enforced power limit", r.dev.GetEnforcedPowerLimit); mw != nil {
-		r.out.PowerLimitW = watts(*mw)
-	}
-	if r.stopped {
-		return
-	}
-	r.out.EnergyMilliJoules = read(r, "energy", r.dev.GetTotalEnergyConsumption)
+	f.out.EnergyMilliJoules = read(f.gpuReader, "energy", f.dev.GetTotalEnergyConsumption)
 }
 
-func (r *telemetryReader) readClocks() {
-	clocks := []struct {
-		what string
-		kind gonvml.ClockType
-		out  **uint32
-	}{
-		{"graphics clock", gonvml.CLOCK_GRAPHICS, &r.out.GraphicsClockMHz},
-		{"SM clock", gonvml.CLOCK_SM, &r.out.SMClockMHz},
-		{"memory clock", gonvml.CLOCK_MEM, &r.out.MemoryClockMHz},
-	}
-	for _, c := range clocks {
-		if r.stopped {
-			return
-		}
-		*c.out = read(r, c.what, func() (uint32, gonvml.Return) { return r.dev.GetClockInfo(c.kind) })
-	}
+func (f *sampleFields) readClocks() {
+	f.out.GraphicsClockMHz = f.clock(gonvml.CLOCK_GRAPHICS)
+	f.out.SMClockMHz = f.clock(gonvml.CLOCK_SM)
+	f.out.MemoryClockMHz = f.clock(gonvml.CLOCK_MEM)
 }
 
 // readThrottleReasons reads nvmlDeviceGetCurrentClocksEventReasons, or its
 // older name nvmlDeviceGetCurrentClocksThrottleReasons (deprecated in
 // nvml.h) where the installed NVML predates the rename; both return the
 // same nvmlClocksEventReason* bit mask.
-func (r *telemetryReader) readThrottleReasons() {
-	mask, ret := ask(r, "clocks event reasons", r.dev.GetCurrentClocksEventReasons)
+func (f *sampleFields) readThrottleReasons() {
+	mask, ret := ask(f.gpuReader, "clocks event reasons", f.dev.GetCurrentClocksEventReasons)
 	if ret == gonvml.ERROR_FUNCTION_NOT_FOUND {
-		mask, ret = ask(r, "clocks throttle reasons", r.dev.GetCurrentClocksThrottleReasons)
+		mask, ret = ask(f.gpuReader, "clocks throttle reasons", f.dev.GetCurrentClocksThrottleReasons)
 	}
 	if ret == gonvml.SUCCESS {
-		r.out.ThrottleReasons = &mask
+		f.out.ThrottleReasons = &mask
 	}
 }
 
 // readPCIe reads PCIe throughput in KB/s (NVML samples it over 20 ms) and
 // the replay counter, a running total.
-func (r *telemetryReader) readPCIe() {
-	r.out.PCIeTxKBps = read(r, "PCIe TX throughput", func() (uint32, gonvml.Return) {
-		return r.dev.GetPcieThroughput(gonvml.PCIE_UTIL_TX_BYTES)
+func (f *sampleFields) readPCIe() {
+	f.out.PCIeTxKBps = read(f.gpuReader, "PCIe TX throughput", func() (uint32, gonvml.Return) {
+		return f.dev.GetPcieThroughput(gonvml.PCIE_UTIL_TX_BYTES)
 	})
-	if r.stopped {
-		return
-	}
-	r.out.PCIeRxKBps = read(r, "PCIe RX throughput", func() (uint32, gonvml.Return) {
-		return r.dev.GetPcieThroughput(gonvml.PCIE_UTIL_RX_BYTES)
+	f.out.PCIeRxKBps = read(f.gpuReader, "PCIe RX throughput", func() (uint32, gonvml.Return) {
+		return f.dev.GetPcieThroughput(gonvml.PCIE_UTIL_RX_BYTES)
 	})
-	if r.stopped {
-		return
-	}
-	r.out.PCIeReplays = read(r, "PCIe replay counter", func() (uint64, gonvml.Return) {
-		n, ret := r.dev.GetPcieReplayCounter()
+	f.out.PCIeReplays = read(f.gpuReader, "PCIe replay counter", func() (uint64, gonvml.Return) {
+		n, ret := f.dev.GetPcieReplayCounter()
 		return uint64(n), ret
 	})
 }

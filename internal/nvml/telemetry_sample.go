@@ -7,76 +7,14 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// This file owns Sample: one pass over the GPUs for the monitoring commands,
-// and what that pass remembers from one call to the next. The readings
-// themselves live in telemetry_read.go (gauges), telemetry_utilization.go,
-// telemetry_counters.go and telemetry_processes.go.
-//
-// What is remembered, for as long as NVML stays initialized (Close forgets
-// it):
-//   - the driver versions and the device handles, which NVML does not change
-//     while it is initialized;
-//   - per GPU (by UUID): its name and bus id, the timestamp of the newest
-//     utilization sample already averaged, how many NVLinks it has, and the
-//     readings it answered ERROR_NOT_SUPPORTED or ERROR_FUNCTION_NOT_FOUND
-//     to, which are not asked again (a GPU does not gain a feature while
-//     the driver is loaded). A change of MIG mode forgets that last list,
-//     since MIG mode changes what NVML supports (utilization, remapped rows).
+// This file owns Sample: one pass over the GPUs for the monitoring commands.
+// Its field set, what it reads of each GPU, is in telemetry_read.go (gauges),
+// telemetry_utilization.go, telemetry_counters.go and telemetry_processes.go;
+// the rules of reading a GPU in gpu_reader.go, and what is remembered from
+// one call to the next (driver versions, device handles, per-GPU state) in
+// gpu_state.go.
 
 var _ Telemetry = (*GPUs)(nil)
-
-// telemetryState is what Sample keeps between calls.
-type telemetryState struct {
-	driver  *Driver
-	handles map[int]gonvml.Device
-	byUUID  map[string]*gpuTelemetry
-	byIndex map[int]*gpuTelemetry // the GPU last seen at each index, to name a GPU that is lost
-}
-
-// gpuTelemetry is what Sample keeps about one GPU.
-type gpuTelemetry struct {
-	uuid, name, busID string
-
-	// lastSeen is the newest timestamp (µs) of the samples already taken
-	// from each NVML sample buffer; 0 before the first Sample.
-	lastSeen map[gonvml.SamplingType]uint64
-
-	// unsupported are the readings the GPU answered ERROR_NOT_SUPPORTED or
-	// ERROR_FUNCTION_NOT_FOUND to, with that answer.
-	unsupported map[string]gonvml.Return
-	migKnown    bool
-	migEnabled  bool
-
-	// nvLinks is how many link indices NVML accepts; -1 until counted.
-	nvLinks int
-}
-
-func (s *telemetryState) gpu(uuid string) *gpuTelemetry {
-	if s.byUUID == nil {
-		s.byUUID = map[string]*gpuTelemetry{}
-	}
-	st := s.byUUID[uuid]
-	if st == nil {
-		st = &gpuTelemetry{
-			uuid:        uuid,
-			lastSeen:    map[gonvml.SamplingType]uint64{},
-			unsupported: map[string]gonvml.Return{},
-			nvLinks:     -1,
-		}
-		s.byUUID[uuid] = st
-	}
-	return st
-}
-
-// noteMIGMode records the GPU's MIG mode and forgets what it did not
-// support when the mode changed.
-func (st *gpuTelemetry) noteMIGMode(enabled bool) {
-	if st.migKnown && st.migEnabled != enabled {
-		st.unsupported = map[string]gonvml.Return{}
-		st.nvLinks = -1
-	}
-	st.migKnown, st.migEnabled = true, enabled
-}
 
 // Sample reads the GPUs once (see Telemetry). Readings a GPU does not give
 // are nil; a GPU NVML reports lost (or needing a reset) is listed with
@@ -92,7 +30,7 @@ func (g *GPUs) Sample(opts SampleOptions) (TelemetrySample, error) {
 		sample.Driver = Driver{Loaded: false, Reason: g.reason}
 		return sample, nil
 	}
-	state := &g.telemetry
+	state := &g.state
 	if state.driver == nil {
 		d := g.readDriver()
 		state.driver = &d
@@ -141,7 +79,7 @@ func sampleIndices(wanted []int, count int) ([]int, error) {
 // sampleGPU reads GPU i. g.mu must be held.
 func (g *GPUs) sampleGPU(i int, names *processNames) GPUSample {
 	out := GPUSample{Index: i, Processes: []Process{}}
-	state := &g.telemetry
+	state := &g.state
 	dev, ok := state.handles[i]
 	if !ok {
 		var ret gonvml.Return
@@ -157,51 +95,17 @@ func (g *GPUs) sampleGPU(i int, names *processNames) GPUSample {
 		}
 		state.handles[i] = dev
 	}
-
-	uuid, ret := call1(dev.GetUUID)
-	if ret != gonvml.SUCCESS {
+	readSample(dev, state, names, &out)
+	if out.Error != "" && out.UUID == "" {
 		g.nameLostGPU(&out)
-		out.Lost = ret == gonvml.ERROR_GPU_IS_LOST
-		out.Error = fmt.Sprintf("reading UUID: %v", ret)
-		return out
-	}
-	st := state.gpu(uuid)
-	if state.byIndex == nil {
-		state.byIndex = map[int]*gpuTelemetry{}
-	}
-	state.byIndex[i] = st
-
-	r := &telemetryReader{lib: g.lib, dev: dev, state: st, out: &out, names: names}
-	r.readIdentity()
-	steps := []func(){
-		r.readMIGMode,
-		r.readUtilization,
-		r.readMemory,
-		r.readTemperatures,
-		r.readPower,
-		r.readClocks,
-		r.readThrottleReasons,
-		r.readPCIe,
-		r.readECC,
-		r.readRetirement,
-		r.readViolations,
-		r.readNVLinkErrors,
-		r.readProcesses,
-		r.readMIG,
-	}
-	for _, step := range steps {
-		if r.stopped {
-			break
-		}
-		step()
 	}
 	return out
 }
 
 // nameLostGPU fills the identity of a GPU that could not be read from the
-// last sample that could.
+// last pass that could.
 func (g *GPUs) nameLostGPU(out *GPUSample) {
-	if st := g.telemetry.byIndex[out.Index]; st != nil {
+	if st := g.state.byIndex[out.Index]; st != nil {
 		out.UUID, out.Name, out.PCIBusID = st.uuid, st.name, st.busID
 	}
 }

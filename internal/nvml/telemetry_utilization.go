@@ -34,62 +34,44 @@ import (
 // the first Sample of a GPU averages.
 const firstSampleWindowUs = 1_000_000
 
-func (r *telemetryReader) readUtilization() {
-	gpu, gpuOK := r.bufferMean("GPU utilization samples", gonvml.GPU_UTILIZATION_SAMPLES)
-	if r.stopped {
-		return
-	}
-	memory, memoryOK := r.bufferMean("memory utilization samples", gonvml.MEMORY_UTILIZATION_SAMPLES)
-	if r.stopped {
-		return
-	}
+func (f *sampleFields) readUtilization() {
+	gpu, gpuOK := f.bufferMean("GPU utilization samples", gonvml.GPU_UTILIZATION_SAMPLES)
+	memory, memoryOK := f.bufferMean("memory utilization samples", gonvml.MEMORY_UTILIZATION_SAMPLES)
 	if gpuOK {
-		r.out.UtilizationGPU, r.out.UtilizationAveraged = &gpu, true
+		f.out.UtilizationGPU, f.out.UtilizationAveraged = &gpu, true
 	}
 	if memoryOK {
-		r.out.UtilizationMemory = &memory
+		f.out.UtilizationMemory = &memory
 	}
 	if !gpuOK || !memoryOK {
-		if u := read(r, "utilization", r.dev.GetUtilizationRates); u != nil {
+		if u := f.utilizationRates(); u != nil {
 			if !gpuOK {
-				r.out.UtilizationGPU = &u.Gpu
+				f.out.UtilizationGPU = &u.Gpu
 			}
 			if !memoryOK {
-				r.out.UtilizationMemory = &u.Memory
+				f.out.UtilizationMemory = &u.Memory
 			}
 		}
 	}
-	if r.stopped {
-		return
+	// Each engine's reading is the percentage and its sampling period (µs).
+	if e := read2(f.gpuReader, "encoder utilization", f.dev.GetEncoderUtilization); e != nil {
+		f.out.UtilizationEncoder = &e.first
 	}
-	type engine struct{ percent, periodUs uint32 }
-	if e := read(r, "encoder utilization", func() (engine, gonvml.Return) {
-		percent, period, ret := r.dev.GetEncoderUtilization()
-		return engine{percent, period}, ret
-	}); e != nil {
-		r.out.UtilizationEncoder = &e.percent
-	}
-	if r.stopped {
-		return
-	}
-	if e := read(r, "decoder utilization", func() (engine, gonvml.Return) {
-		percent, period, ret := r.dev.GetDecoderUtilization()
-		return engine{percent, period}, ret
-	}); e != nil {
-		r.out.UtilizationDecoder = &e.percent
+	if e := read2(f.gpuReader, "decoder utilization", f.dev.GetDecoderUtilization); e != nil {
+		f.out.UtilizationDecoder = &e.first
 	}
 }
 
 // bufferMean averages the samples of one buffer newer than the last ones
 // this GPU averaged (see the file comment). ok is false when there are none.
-func (r *telemetryReader) bufferMean(what string, kind gonvml.SamplingType) (percent uint32, ok bool) {
+func (f *sampleFields) bufferMean(what string, kind gonvml.SamplingType) (percent uint32, ok bool) {
 	type buffer struct {
 		valueType gonvml.ValueType
 		samples   []gonvml.Sample
 	}
-	lastSeen := r.state.lastSeen[kind]
-	b, ret := ask(r, what, func() (buffer, gonvml.Return) {
-		valueType, samples, ret := r.dev.GetSamples(kind, lastSeen)
+	lastSeen := f.state.lastSeen[kind]
+	b, ret := ask(f.gpuReader, what, func() (buffer, gonvml.Return) {
+		valueType, samples, ret := f.dev.GetSamples(kind, lastSeen)
 		return buffer{valueType, samples}, ret
 	})
 	if ret != gonvml.SUCCESS {
@@ -119,7 +101,7 @@ func (r *telemetryReader) bufferMean(what string, kind gonvml.SamplingType) (per
 		sum += v
 		n++
 	}
-	r.state.lastSeen[kind] = newest
+	f.state.lastSeen[kind] = newest
 	mean := math.Round(sum / float64(n)) // n > 0: the newest sample is always counted
 	return uint32(max(0, min(mean, 100))), true
 }

@@ -82,9 +82,10 @@ type Fleet struct {
 	// 1 s unless a test sets it before Script.
 	StepDuration time.Duration
 
-	mu    sync.Mutex
-	clock time.Time // the virtual clock (script.go)
-	calls callCounter
+	mu       sync.Mutex
+	clock    time.Time // the virtual clock (script.go)
+	calls    callCounter
+	gpuCalls [8]callCounter // the calls on each GPU's handle
 }
 
 // NewDGXA100 returns a healthy, idle DGX A100: persistence off, default

@@ -109,7 +109,7 @@ func (f *Fleet) newEventSet() *eventSet {
 		})
 		return ret
 	}
-	f.calls.wrap(&set.EventSet, "EventSet.")
+	f.calls.wrap(&set.EventSet, "EventSet.", nil)
 	return set
 }
 
