@@ -1,0 +1,252 @@
+package provider
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/poll"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/pveemu"
+)
+
+// Whatever an apply creates in Proxmox is in the state, tainted when the
+// apply did not finish: a clone whose wait was cut short by
+// timeouts.create or by Ctrl-C, and a clone PVE carried out while its
+// answer was lost on the way back.
+
+// pveVMsNamed are the VMIDs of node's VMs named name, or whose clone to
+// that name still runs (a running clone's config holds only its lock).
+func pveVMsNamed(node, name string) []int {
+	var out []int
+	for id := 100; id < 1000; id++ {
+		if conf, found := pve.VMConfig(node, id); found && (conf["name"] == name || (conf["name"] == "" && conf["lock"] == "clone")) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// awaitHeldTask waits until the emulator holds a task (its request was
+// answered), bounded.
+func awaitHeldTask(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var held []string
+	require.NoError(t, poll.Until(ctx, poll.Log{}, "a held Proxmox task", poll.Schedule{Initial: 50 * time.Millisecond, Factor: 1.5, Max: time.Second},
+		func(context.Context) (bool, error) {
+			held = pve.HeldTasks()
+			return len(held) > 0, nil
+		}))
+	require.Len(t, held, 1)
+	return held[0]
+}
+
+// taintedThenReplaced is the step after a cut-short create: the one VM
+// named name that the apply left (its clone released now) is in the
+// state, tainted, so the next apply replaces it (destroying it once its
+// clone is done), and the test's destroy removes the new one.
+func taintedThenReplaced(t *testing.T, name, config string) resource.TestStep {
+	address := "gpu_passthrough_vm." + name
+	var left int
+	return resource.TestStep{
+		PreConfig: func() {
+			ids := pveVMsNamed(pveemu.NodeA6000, name)
+			require.Len(t, ids, 1, "the cut-short apply left one VM")
+			left = ids[0]
+			pve.ResetCallCounts()
+			pve.ReleaseHeldTasks()
+		},
+		Config: config,
+		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(address, plancheck.ResourceActionReplace),
+		}},
+		Check: func(s *terraform.State) error {
+			require.Equal(t, 1, pve.CallCounts()["DELETE /nodes/{node}/qemu/{vmid}"], "the tainted VM %d was destroyed", left)
+			require.Empty(t, pve.VMStatus(pveemu.NodeA6000, left), "VM %d is gone", left)
+			require.Equal(t, "running", pve.VMStatus(pveemu.NodeA6000, vmidOf(t, s, address)))
+			return nil
+		},
+	}
+}
+
+// noVMNamed is a CheckDestroy: after the test, no VM of that name is left.
+func noVMNamed(name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if ids := pveVMsNamed(pveemu.NodeA6000, name); len(ids) > 0 {
+			return fmt.Errorf("VMs %v named %s are left in Proxmox", ids, name)
+		}
+		return nil
+	}
+}
+
+// orphanGPU is the body of these tests' VMs.
+const orphanGPU = `
+  gpu {
+    mapping = "a6000-1"
+  }
+`
+
+func TestAccPassthroughVM_cloneCutShortByTimeoutIsKeptTainted(t *testing.T) {
+	testAccPreCheck(t)
+	const name = "timed-out"
+	config := pveProviders() + pveVM(name, "", pveemu.NodeA6000, orphanGPU+`
+  timeouts {
+    create = "20s"
+  }
+`)
+	t.Cleanup(pve.ReleaseHeldTasks)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: pveProviderFactories,
+		CheckDestroy:             noVMNamed(name),
+		Steps: []resource.TestStep{
+			// The clone is answered, then its task outlasts timeouts.create.
+			{
+				PreConfig: func() { pve.HoldNextTask("qmclone") },
+				Config:    config,
+				ExpectError: errorText("waiting for Proxmox task qmclone", "context deadline exceeded",
+					"The VM exists and is kept in the state, tainted"),
+			},
+			taintedThenReplaced(t, name, config),
+		},
+	})
+}
+
+func TestAccPassthroughVM_cloneCutShortByCtrlCIsKeptTainted(t *testing.T) {
+	testAccPreCheck(t)
+	const name = "interrupted"
+	ctx := context.Background()
+	dir := t.TempDir()
+	main := "terraform {\n  required_providers {\n    gpu = { source = \"" + providerAddress + "\" }\n  }\n}\n" +
+		"provider \"gpu\" {}\n" + pveVM(name, "", pveemu.NodeA6000, orphanGPU)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600))
+	tf, err := tfexec.NewTerraform(dir, os.Getenv("TF_ACC_TERRAFORM_PATH"))
+	require.NoError(t, err)
+	reattach := tfexec.Reattach(servedProvider(t))
+	require.NoError(t, tf.Init(ctx, reattach))
+
+	// The clone is answered; while its task runs, Ctrl-C: tfexec sends
+	// Terraform SIGINT when its context ends, and Terraform stops the
+	// provider, which ends the create's context.
+	pve.HoldNextTask("qmclone")
+	t.Cleanup(pve.ReleaseHeldTasks)
+	applyCtx, interrupt := context.WithCancel(ctx)
+	applied := make(chan error, 1)
+	go func() { applied <- tf.Apply(applyCtx, reattach) }()
+	awaitHeldTask(t)
+	interrupt()
+	require.Error(t, <-applied, "the interrupted apply fails")
+
+	state, err := tf.Show(ctx, reattach)
+	require.NoError(t, err)
+	require.NotNil(t, state.Values, "the interrupted apply left a state")
+	var vmid int
+	for _, r := range state.Values.RootModule.Resources {
+		if r.Address == "gpu_passthrough_vm."+name {
+			require.True(t, r.Tainted, "the VM is in the state, tainted")
+			id, ok := r.AttributeValues["vmid"].(float64)
+			require.True(t, ok, "vmid in the state: %v", r.AttributeValues["vmid"])
+			vmid = int(id)
+		}
+	}
+	require.NotZero(t, vmid, "the interrupted clone is in the state")
+	require.Equal(t, []int{vmid}, pveVMsNamed(pveemu.NodeA6000, name), "the VM in the state is the one Proxmox has")
+
+	// terraform destroy removes it, once its clone is done.
+	pve.ReleaseHeldTasks()
+	require.NoError(t, tf.Destroy(ctx, reattach))
+	require.Empty(t, pve.VMStatus(pveemu.NodeA6000, vmid), "destroy removed VM %d", vmid)
+}
+
+// answerDroppingProxy is a loopback HTTPS proxy to the emulator that
+// forwards the first clone request and drops its answer: PVE clones, and
+// the client's connection closes with no response. It returns the proxy's
+// endpoint and the PEM of its certificate.
+func answerDroppingProxy(t *testing.T) (endpoint, certPEM string) {
+	t.Helper()
+	target, err := url.Parse(pve.URL())
+	require.NoError(t, err)
+	caPEM, err := os.ReadFile(pve.CAFile())
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(caPEM))
+	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	t.Cleanup(transport.CloseIdleConnections)
+	forward := &httputil.ReverseProxy{
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host}) },
+		Transport: transport,
+	}
+	var dropped atomic.Bool
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/clone") || !dropped.CompareAndSwap(false, true) {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		out := r.Clone(r.Context())
+		out.URL = &url.URL{Scheme: target.Scheme, Host: target.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+		out.Host, out.RequestURI = "", ""
+		resp, err := transport.RoundTrip(out)
+		if err != nil {
+			t.Errorf("forwarding the clone: %v", err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("dropping the clone's answer: %v", err)
+			return
+		}
+		_ = conn.Close()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/api2/json", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+}
+
+func TestAccPassthroughVM_cloneWhoseAnswerWasLostIsKeptTainted(t *testing.T) {
+	testAccPreCheck(t)
+	const name = "answer-lost"
+	endpoint, certPEM := answerDroppingProxy(t)
+	config := fmt.Sprintf(`
+provider "gpu" {
+  proxmox {
+    endpoint         = %q
+    api_token_id     = %q
+    api_token_secret = %q
+    ca_certificate   = %q
+  }
+}
+`, endpoint, pveemu.TokenID, pveemu.TokenSecret, certPEM) + pveVM(name, "", pveemu.NodeA6000, orphanGPU)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             noVMNamed(name),
+		Steps: []resource.TestStep{
+			// PVE clones (to the VM ID the provider chose), and the answer
+			// never comes back.
+			{
+				Config:      config,
+				ExpectError: errorText("cloning", "EOF", "The VM exists and is kept in the state, tainted"),
+			},
+			taintedThenReplaced(t, name, config),
+		},
+	})
+}
