@@ -2,23 +2,12 @@ package provider
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -135,14 +124,7 @@ func TestAccPassthroughVM_cloneCutShortByCtrlCIsKeptTainted(t *testing.T) {
 	testAccPreCheck(t)
 	const name = "interrupted"
 	ctx := context.Background()
-	dir := t.TempDir()
-	main := "terraform {\n  required_providers {\n    gpu = { source = \"" + providerAddress + "\" }\n  }\n}\n" +
-		"provider \"gpu\" {}\n" + pveVM(name, "", pveemu.NodeA6000, orphanGPU)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600))
-	tf, err := tfexec.NewTerraform(dir, os.Getenv("TF_ACC_TERRAFORM_PATH"))
-	require.NoError(t, err)
-	reattach := tfexec.Reattach(servedProvider(t))
-	require.NoError(t, tf.Init(ctx, reattach))
+	tf, reattach := terraformInit(t, `provider "gpu" {}`+"\n"+pveVM(name, "", pveemu.NodeA6000, orphanGPU))
 
 	// The clone is answered; while its task runs, Ctrl-C: tfexec sends
 	// Terraform SIGINT when its context ends, and Terraform stops the
@@ -177,55 +159,12 @@ func TestAccPassthroughVM_cloneCutShortByCtrlCIsKeptTainted(t *testing.T) {
 	require.Empty(t, pve.VMStatus(pveemu.NodeA6000, vmid), "destroy removed VM %d", vmid)
 }
 
-// answerDroppingProxy is a loopback HTTPS proxy to the emulator that
-// forwards the first clone request and drops its answer: PVE clones, and
-// the client's connection closes with no response. It returns the proxy's
-// endpoint and the PEM of its certificate.
-func answerDroppingProxy(t *testing.T) (endpoint, certPEM string) {
-	t.Helper()
-	target, err := url.Parse(pve.URL())
-	require.NoError(t, err)
-	caPEM, err := os.ReadFile(pve.CAFile())
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(caPEM))
-	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
-	t.Cleanup(transport.CloseIdleConnections)
-	forward := &httputil.ReverseProxy{
-		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host}) },
-		Transport: transport,
-	}
-	var dropped atomic.Bool
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/clone") || !dropped.CompareAndSwap(false, true) {
-			forward.ServeHTTP(w, r)
-			return
-		}
-		out := r.Clone(r.Context())
-		out.URL = &url.URL{Scheme: target.Scheme, Host: target.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
-		out.Host, out.RequestURI = "", ""
-		resp, err := transport.RoundTrip(out)
-		if err != nil {
-			t.Errorf("forwarding the clone: %v", err)
-			return
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Errorf("dropping the clone's answer: %v", err)
-			return
-		}
-		_ = conn.Close()
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/api2/json", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
-}
-
 func TestAccPassthroughVM_cloneWhoseAnswerWasLostIsKeptTainted(t *testing.T) {
 	testAccPreCheck(t)
 	const name = "answer-lost"
-	endpoint, certPEM := answerDroppingProxy(t)
+	endpoint, certPEM := pve.AnswerDroppingProxy(t, func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/clone")
+	})
 	config := fmt.Sprintf(`
 provider "gpu" {
   proxmox {

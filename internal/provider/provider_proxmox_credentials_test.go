@@ -3,12 +3,9 @@ package provider
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/pveemu"
@@ -19,15 +16,8 @@ import (
 // Terraform's line wrapping undone.
 func terraformPlanFails(t *testing.T, config string) string {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	main := "terraform {\n  required_providers {\n    gpu = { source = \"" + providerAddress + "\" }\n  }\n}\n" + config
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600))
-	tf, err := tfexec.NewTerraform(dir, os.Getenv("TF_ACC_TERRAFORM_PATH"))
-	require.NoError(t, err)
-	reattach := tfexec.Reattach(servedProvider(t))
-	require.NoError(t, tf.Init(ctx, reattach))
-	_, err = tf.Plan(ctx, reattach)
+	tf, reattach := terraformInit(t, config)
+	_, err := tf.Plan(context.Background(), reattach)
 	require.Error(t, err, "the plan fails")
 	return strings.Join(strings.Fields(strings.NewReplacer("│", " ", "╷", " ", "╵", " ").Replace(err.Error())), " ")
 }

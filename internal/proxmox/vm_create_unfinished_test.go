@@ -2,16 +2,10 @@ package proxmox
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,49 +77,15 @@ func TestTestbed_cloneCutShortReturnsTheVM(t *testing.T) {
 	}
 }
 
-// dropFirstCloneAnswer is a loopback proxy to the emulator that forwards
-// the first clone request and closes the connection instead of answering.
-func dropFirstCloneAnswer(t *testing.T) Settings {
-	t.Helper()
-	s := testbedSettings(t)
-	target, err := url.Parse(s.Endpoint)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM([]byte(s.CACertificatePEM)))
-	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
-	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host}) }, Transport: transport}
-	var dropped atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/clone") || !dropped.CompareAndSwap(false, true) {
-			forward.ServeHTTP(w, r)
-			return
-		}
-		out := r.Clone(r.Context())
-		out.URL = &url.URL{Scheme: target.Scheme, Host: target.Host, Path: r.URL.Path}
-		out.Host, out.RequestURI = "", ""
-		resp, err := transport.RoundTrip(out)
-		if err != nil {
-			t.Errorf("forwarding the clone: %v", err)
-			return
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Errorf("hijacking: %v", err)
-			return
-		}
-		_ = conn.Close()
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(transport.CloseIdleConnections)
-	s.Endpoint = srv.URL + "/api2/json"
-	s.TokenID, s.TokenSecret = pveemu.TokenID, pveemu.TokenSecret
-	return s
+// isClone matches a clone request.
+func isClone(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/clone")
 }
 
 func TestTestbed_cloneWhoseAnswerWasLostReturnsTheVM(t *testing.T) {
-	s := dropFirstCloneAnswer(t)
+	s := testbedSettings(t)
+	s.Endpoint, s.CACertificatePEM = emu.AnswerDroppingProxy(t, isClone)
+	s.TokenID, s.TokenSecret = pveemu.TokenID, pveemu.TokenSecret
 	c, err := s.Connect(testCtx(t))
 	require.NoError(t, err)
 	vm, err := c.CreateVM(testCtx(t), gpuVM("answer-lost", GPU{Mapping: "a6000-1", PCIE: true, ROMBar: true, AllFunctions: true}))
