@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -133,12 +134,19 @@ func TestAccPassthroughVM_cloneCutShortByCtrlCIsKeptTainted(t *testing.T) {
 	// provider, which ends the create's context.
 	pve.HoldNextTask("qmclone")
 	t.Cleanup(pve.ReleaseHeldTasks)
+	var stderr strings.Builder
+	tf.SetStderr(&stderr)
 	applyCtx, interrupt := context.WithCancel(ctx)
 	applied := make(chan error, 1)
 	go func() { applied <- tf.Apply(applyCtx, reattach) }()
 	awaitHeldTask(t)
 	interrupt()
 	require.Error(t, <-applied, "the interrupted apply fails")
+	out := strings.Join(strings.Fields(stderr.String()), " ")
+	require.Contains(t, out, "waiting for Proxmox task qmclone", "the create was cut short while its clone ran")
+	require.Contains(t, out, "context canceled")
+	require.Contains(t, out, "The VM exists and is kept in the state, tainted")
+	tf.SetStderr(io.Discard)
 
 	state, err := tf.Show(ctx, reattach)
 	require.NoError(t, err)
