@@ -116,7 +116,7 @@ func TestAccPassthroughVM_cloneCutShortByTimeoutIsKeptTainted(t *testing.T) {
 				PreConfig: func() { pve.HoldNextTask("qmclone") },
 				Config:    config,
 				ExpectError: errorText("waiting for Proxmox task qmclone", "context deadline exceeded",
-					"The VM exists and is kept in the state, tainted"),
+					"The create ran past timeouts.create. The VM exists and is kept in the state, tainted: raise timeouts.create"),
 			},
 			taintedThenReplaced(t, name, config),
 		},
@@ -145,7 +145,7 @@ func TestAccPassthroughVM_cloneCutShortByCtrlCIsKeptTainted(t *testing.T) {
 	out := strings.Join(strings.Fields(stderr.String()), " ")
 	require.Contains(t, out, "waiting for Proxmox task qmclone", "the create was cut short while its clone ran")
 	require.Contains(t, out, "context canceled")
-	require.Contains(t, out, "The VM exists and is kept in the state, tainted")
+	require.Contains(t, out, "The create was interrupted. The VM exists and is kept in the state, tainted")
 	tf.SetStderr(io.Discard)
 
 	state, err := tf.Show(ctx, reattach)

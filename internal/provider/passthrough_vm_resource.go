@@ -111,7 +111,7 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 	}
 	resp.Diagnostics.Append(plan.setFromLive(live, facts)...)
 	if err != nil {
-		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, true))
+		resp.Diagnostics.AddError(summary, passthroughKeptDetail(err, ctx.Err()))
 		plan.keepPlanned(&prior)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -135,7 +135,7 @@ func passthroughCreateError(summary string, err error) diag.Diagnostics {
 	case errors.Is(err, proxmox.ErrVMIDsTaken):
 		diags.AddAttributeError(path.Root("vmid"), summary, err.Error()+": set vmid")
 	default:
-		diags.AddError(summary, passthroughFailureDetail(err, false))
+		diags.AddError(summary, err.Error())
 	}
 	return diags
 }
@@ -238,7 +238,7 @@ func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateR
 			prior.AllowRestart, prior.Timeouts = plan.AllowRestart, plan.Timeouts
 			resp.Diagnostics.Append(resp.State.Set(ctx, &prior)...)
 		}
-		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, false))
+		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
 	tflog.Debug(ctx, "updated Proxmox VM", map[string]any{"node": spec.Node, "vmid": spec.VMID, "duration": time.Since(start).String()})
@@ -264,7 +264,7 @@ func (r *PassthroughVMResource) Delete(ctx context.Context, req resource.DeleteR
 	start := time.Now()
 	err := client.DeleteVM(ctx, state.Node.ValueString(), int(state.VMID.ValueInt64()))
 	if err != nil {
-		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, false))
+		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
 	tflog.Debug(ctx, "deleted Proxmox VM", map[string]any{"node": state.Node.ValueString(), "vmid": state.VMID.ValueInt64(), "duration": time.Since(start).String()})
@@ -297,13 +297,19 @@ func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.C
 	return nil
 }
 
-// passthroughFailureDetail is an error's text, with what to do after a
-// Proxmox task failed.
-func passthroughFailureDetail(err error, kept bool) string {
-	text := err.Error()
-	if kept {
-		text += "\n\nThe VM exists and is kept in the state, tainted: fix the cause (the task's log above), then apply again to " +
-			"replace it, or destroy it."
+// passthroughKeptDetail is the error of a create that left a VM, with
+// what to do: after a create cut short (ended is its context's error:
+// timeouts.create ran out, or Terraform was interrupted) or whose Proxmox
+// task failed.
+func passthroughKeptDetail(err, ended error) string {
+	text := err.Error() + "\n\n"
+	switch {
+	case errors.Is(ended, context.DeadlineExceeded):
+		return text + "The create ran past timeouts.create. The VM exists and is kept in the state, tainted: raise timeouts.create if " +
+			"Proxmox needs longer, then apply again to replace it, or destroy it."
+	case errors.Is(ended, context.Canceled):
+		return text + "The create was interrupted. The VM exists and is kept in the state, tainted: apply again to replace it, or destroy it."
 	}
-	return text
+	return text + "The VM exists and is kept in the state, tainted: fix the cause (the task's log above), then apply again to " +
+		"replace it, or destroy it."
 }

@@ -59,7 +59,8 @@
 // and 9002 on the three GPU nodes. Test controls (FailNextTask,
 // HoldNextTask and ReleaseHeldTasks, out-of-band changes, CallCounts) work
 // in-process and, for a detached testbed, over POST /_testbed/... on the
-// same port.
+// same port; AnswerDroppingProxy puts a proxy in front that loses the
+// answer to a request PVE carried out.
 //
 // It does not reproduce: real QEMU, storage beyond volume names on
 // local-lvm, disk resize and moves, migration, snapshots, HA, pools,
