@@ -73,7 +73,9 @@ func (e *createRequestError) Unwrap() error { return e.err }
 
 // unfinished returns what a create or clone that failed (err) left. A
 // request never sent, or answered with PVE's refusal, left nothing. A
-// request whose answer was lost may have created the VM: it is read back,
+// request whose answer was lost (the connection broke, the context ended,
+// or a proxy in front of PVE answered 502 or 504 for it) may have created
+// the VM: it is read back,
 // and kept when it is there with spec's name or still locked by its
 // create or clone (another client's VM at that ID is not ours). A request
 // that PVE answered created the VM: it is kept unless its task failed and
@@ -81,8 +83,9 @@ func (e *createRequestError) Unwrap() error { return e.err }
 func (c *Client) unfinished(ctx context.Context, spec VMSpec, err error) (VM, error) {
 	var request *createRequestError
 	if errors.As(err, &request) {
-		var refused *APIError
-		if !request.sent || spec.VMID == 0 || errors.As(err, &refused) {
+		var answer *APIError
+		refused := errors.As(err, &answer) && answer.Status != "502" && answer.Status != "504"
+		if !request.sent || spec.VMID == 0 || refused {
 			return VM{}, err
 		}
 		readCtx, cancel := readBackContext(ctx)
@@ -100,10 +103,10 @@ func (c *Client) unfinished(ctx context.Context, spec VMSpec, err error) (VM, er
 		}
 		return c.partial(ctx, spec, err)
 	}
-	var failed *TaskError
 	if spec.VMID == 0 {
 		return VM{}, err
 	}
+	var failed *TaskError
 	if errors.As(err, &failed) {
 		readCtx, cancel := readBackContext(ctx)
 		defer cancel()
