@@ -42,6 +42,9 @@ func (c *Clients) Proxmox(ctx context.Context) (*proxmox.Client, error) {
 		}
 		start := time.Now()
 		p.client, p.err = settings.Connect(ctx)
+		if p.err != nil {
+			return
+		}
 		tflog.Debug(ctx, "connected to Proxmox VE", map[string]any{
 			"endpoint": settings.Endpoint, "token": settings.TokenID != "", "user": settings.Username,
 			"duration": time.Since(start).String(),
@@ -74,19 +77,29 @@ func (c *Clients) proxmoxAtPlan(ctx context.Context, diags *diag.Diagnostics) (*
 // resolve fills what the block leaves unset from the PM_* environment.
 // Credentials come as a whole from one place: a block that sets any of
 // them takes none from the environment, so a block with root@pam's
-// password is never overridden by an environment's API token.
+// password is never overridden by an environment's API token. Every
+// error names the setting to fix where its value came from (the block's
+// attribute or the environment variable), and so does the error of a
+// token or login Proxmox VE rejects (proxmox.Credentials).
 func (s proxmoxSettings) resolve(getenv func(string) string, userAgent string) (proxmox.Settings, error) {
 	out := proxmox.Settings{
 		Endpoint: s.Endpoint, TokenID: s.APITokenID, TokenSecret: s.APITokenSecret,
 		Username: s.Username, Password: s.Password, CACertificatePEM: s.CACertificate, Insecure: s.InsecureTLS,
 		UserAgent: userAgent,
 	}
+	endpointFrom := inBlock
 	if out.Endpoint == "" {
-		out.Endpoint = getenv("PM_API_URL")
+		out.Endpoint, endpointFrom = getenv("PM_API_URL"), inEnv
 	}
+	credentialsFrom, described := inBlock, func(attr string) string { return inBlock(attr) + " in the provider block" }
 	if s.APITokenID == "" && s.APITokenSecret == "" && s.Username == "" && s.Password == "" {
 		out.TokenID, out.TokenSecret = getenv("PM_API_TOKEN_ID"), getenv("PM_API_TOKEN_SECRET")
 		out.Username, out.Password = getenv("PM_USER"), getenv("PM_PASS")
+		credentialsFrom, described = inEnv, func(attr string) string { return inEnv(attr) + " (environment variable)" }
+	}
+	out.Credentials = proxmox.Credentials{
+		TokenID: described("api_token_id"), TokenSecret: described("api_token_secret"),
+		Username: described("username"), Password: described("password"),
 	}
 	if !out.Insecure {
 		if v := getenv("PM_TLS_INSECURE"); v != "" {
@@ -109,10 +122,25 @@ func (s proxmoxSettings) resolve(getenv func(string) string, userAgent string) (
 			out.CACertificatePEM = string(pem)
 		}
 	}
+	if out.Endpoint == "" {
+		return out, errors.New("no Proxmox VE endpoint: set proxmox.endpoint in the provider block, or PM_API_URL, " +
+			"e.g. https://pve.example.com:8006/api2/json")
+	}
+	if out.TokenID == "" && out.TokenSecret == "" && out.Username == "" && out.Password == "" {
+		return out, errors.New("no Proxmox VE credentials: neither the provider's proxmox block nor the environment sets any; set " +
+			"proxmox.api_token_id and proxmox.api_token_secret (or PM_API_TOKEN_ID and PM_API_TOKEN_SECRET), or proxmox.username " +
+			"and proxmox.password (or PM_USER and PM_PASS)")
+	}
+	name := func(attr string) string {
+		if attr == "endpoint" {
+			return endpointFrom(attr)
+		}
+		return credentialsFrom(attr)
+	}
 	for _, problem := range (proxmoxSettings{
 		Endpoint: out.Endpoint, APITokenID: out.TokenID, APITokenSecret: out.TokenSecret, Username: out.Username, Password: out.Password,
-	}).problems() {
-		return out, errors.New(problem.text + " (from the proxmox block or the PM_* environment variables)")
+	}).problems(name) {
+		return out, errors.New(problem.text)
 	}
 	return out, nil
 }

@@ -53,8 +53,38 @@ func TestProxmoxSettingsTakeCredentialsFromOnePlace(t *testing.T) {
 }
 
 func TestProxmoxBlockRefusesACACertificatePath(t *testing.T) {
-	problems := proxmoxSettings{CACertificate: "/etc/pve/pve-root-ca.pem"}.problems()
+	problems := proxmoxSettings{CACertificate: "/etc/pve/pve-root-ca.pem"}.problems(inBlock)
 	require.Len(t, problems, 1)
 	require.Equal(t, "ca_certificate", problems[0].attribute)
 	require.Contains(t, problems[0].text, "not a path")
+}
+
+func TestProxmoxSettingsErrorsNameWhereEachSettingCameFrom(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+
+	_, err := proxmoxSettings{}.resolve(getenv, "ua")
+	require.ErrorContains(t, err, "no Proxmox VE endpoint: set proxmox.endpoint in the provider block, or PM_API_URL")
+
+	env["PM_API_URL"] = "https://pve.example.com:8006/api2/json"
+	_, err = proxmoxSettings{}.resolve(getenv, "ua")
+	require.ErrorContains(t, err, "no Proxmox VE credentials")
+	require.ErrorContains(t, err, "proxmox.api_token_id and proxmox.api_token_secret (or PM_API_TOKEN_ID and PM_API_TOKEN_SECRET)")
+
+	env["PM_API_TOKEN_ID"], env["PM_API_TOKEN_SECRET"] = "terraform@pve!gpu", "env-token-secret"
+	got, err := proxmoxSettings{}.resolve(getenv, "ua")
+	require.NoError(t, err)
+	require.Equal(t, "PM_API_TOKEN_SECRET (environment variable)", got.Credentials.TokenSecret, "a rejected token's error names the variable")
+	require.Equal(t, "PM_API_TOKEN_ID (environment variable)", got.Credentials.TokenID)
+
+	got, err = proxmoxSettings{APITokenID: "terraform@pve!gpu", APITokenSecret: "block-token-secret"}.resolve(getenv, "ua")
+	require.NoError(t, err)
+	require.Equal(t, "proxmox.api_token_secret in the provider block", got.Credentials.TokenSecret)
+
+	env["PM_API_TOKEN_SECRET"] = ""
+	_, err = proxmoxSettings{}.resolve(getenv, "ua")
+	require.EqualError(t, err, "PM_API_TOKEN_ID is set without PM_API_TOKEN_SECRET: set both, or neither")
+	_, err = proxmoxSettings{Username: "root", Password: "block-password"}.resolve(getenv, "ua")
+	require.EqualError(t, err, `proxmox.username "root" is not USER@REALM: write it like root@pam`)
+	require.NotContains(t, err.Error(), "block-password")
 }

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
@@ -92,25 +95,67 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 	spec := plan.toSpec(ctx)
 	start := time.Now()
 	live, err := client.CreateVM(ctx, spec)
-	tflog.Debug(ctx, "created Proxmox VM", map[string]any{"node": spec.Node, "vmid": spec.VMID, "duration": time.Since(start).String()})
 	if err != nil && live.VMID == 0 {
 		// Nothing exists: nothing to keep in the state.
-		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, false))
+		resp.Diagnostics.Append(passthroughCreateError(summary, err)...)
 		return
 	}
-	// From here on the state is saved even on error, so that a failed
-	// create is tainted and destroyed by the next apply, never orphaned.
-	facts := r.readFacts(ctx, client, spec.Node)
+	// From here on the state is saved even on error (a create cut short
+	// by Ctrl-C or timeouts.create, or whose answer was lost, included),
+	// so that a failed create is tainted and destroyed by the next apply,
+	// never orphaned.
+	facts := r.readFacts(ctx, client, live.Node)
 	prior := plan
 	if differs := plan.efiDiskDiffers(live); differs != "" {
 		resp.Diagnostics.AddAttributeWarning(path.Root("efi_disk"), summary, differs+"; the next plan replaces the VM otherwise")
 	}
 	resp.Diagnostics.Append(plan.setFromLive(live, facts)...)
 	if err != nil {
-		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, true))
+		resp.Diagnostics.AddError(summary, passthroughKeptDetail(err, ctx.Err()))
 		plan.keepPlanned(&prior)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if err != nil {
+		// What the create did not learn is null, not unknown, in the
+		// tainted state.
+		resp.Diagnostics.Append(unknownsAsNull(&resp.State)...)
+		return
+	}
+	tflog.Debug(ctx, "created Proxmox VM", map[string]any{"node": live.Node, "vmid": live.VMID, "duration": time.Since(start).String()})
+}
+
+// passthroughCreateError is the error of a create that left nothing, on
+// the attribute it concerns where there is one.
+func passthroughCreateError(summary string, err error) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var source *proxmox.CloneSourceError
+	switch {
+	case errors.As(err, &source):
+		diags.AddAttributeError(path.Root("clone").AtListIndex(0).AtName("source"), summary, err.Error())
+	case errors.Is(err, proxmox.ErrVMIDsTaken):
+		diags.AddAttributeError(path.Root("vmid"), summary, err.Error()+": set vmid")
+	default:
+		diags.AddError(summary, err.Error())
+	}
+	return diags
+}
+
+// unknownsAsNull turns the unknown values left in state into nulls: a
+// failed create's state is saved, and Terraform refuses unknowns there.
+func unknownsAsNull(state *tfsdk.State) diag.Diagnostics {
+	var diags diag.Diagnostics
+	raw, err := tftypes.Transform(state.Raw, func(_ *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+		if !v.IsKnown() {
+			return tftypes.NewValue(v.Type(), nil), nil
+		}
+		return v, nil
+	})
+	if err != nil {
+		diags.AddError("saving the state of a failed create", err.Error())
+		return diags
+	}
+	state.Raw = raw
+	return diags
 }
 
 // keepPlanned keeps what was planned for the attributes a failed create
@@ -135,11 +180,11 @@ func (r *PassthroughVMResource) Read(ctx context.Context, req resource.ReadReque
 	node, vmid := state.Node.ValueString(), int(state.VMID.ValueInt64())
 	start := time.Now()
 	live, found, err := client.ReadVM(ctx, node, vmid)
-	tflog.Debug(ctx, "read Proxmox VM", map[string]any{"node": node, "vmid": vmid, "duration": time.Since(start).String()})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
+	tflog.Debug(ctx, "read Proxmox VM", map[string]any{"node": node, "vmid": vmid, "found": found, "duration": time.Since(start).String()})
 	if !found {
 		resp.Diagnostics.AddWarning(summary, fmt.Sprintf("VM %d on node %s no longer exists (deleted outside Terraform): it is removed "+
 			"from the state, and the next apply creates it again.", vmid, node))
@@ -181,7 +226,6 @@ func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateR
 	priorSpec, spec := prior.toSpec(ctx), plan.toSpec(ctx)
 	start := time.Now()
 	live, err := client.UpdateVM(ctx, priorSpec, spec, plan.AllowRestart.ValueBool())
-	tflog.Debug(ctx, "updated Proxmox VM", map[string]any{"node": spec.Node, "vmid": spec.VMID, "duration": time.Since(start).String()})
 	var restart *proxmox.RestartNeededError
 	if errors.As(err, &restart) {
 		resp.Diagnostics.AddAttributeError(path.Root("allow_restart"), summary, err.Error())
@@ -194,9 +238,10 @@ func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateR
 			prior.AllowRestart, prior.Timeouts = plan.AllowRestart, plan.Timeouts
 			resp.Diagnostics.Append(resp.State.Set(ctx, &prior)...)
 		}
-		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, false))
+		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
+	tflog.Debug(ctx, "updated Proxmox VM", map[string]any{"node": spec.Node, "vmid": spec.VMID, "duration": time.Since(start).String()})
 	resp.Diagnostics.Append(plan.setFromLive(live, r.readFacts(ctx, client, spec.Node))...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -218,10 +263,11 @@ func (r *PassthroughVMResource) Delete(ctx context.Context, req resource.DeleteR
 	defer cancel()
 	start := time.Now()
 	err := client.DeleteVM(ctx, state.Node.ValueString(), int(state.VMID.ValueInt64()))
-	tflog.Debug(ctx, "deleted Proxmox VM", map[string]any{"node": state.Node.ValueString(), "vmid": state.VMID.ValueInt64(), "duration": time.Since(start).String()})
 	if err != nil {
-		resp.Diagnostics.AddError(summary, passthroughFailureDetail(err, false))
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
 	}
+	tflog.Debug(ctx, "deleted Proxmox VM", map[string]any{"node": state.Node.ValueString(), "vmid": state.VMID.ValueInt64(), "duration": time.Since(start).String()})
 }
 
 // ImportState takes `node/vmid`.
@@ -251,13 +297,19 @@ func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.C
 	return nil
 }
 
-// passthroughFailureDetail is an error's text, with what to do after a
-// Proxmox task failed.
-func passthroughFailureDetail(err error, kept bool) string {
-	text := err.Error()
-	if kept {
-		text += "\n\nThe VM exists and is kept in the state, tainted: fix the cause (the task's log above), then apply again to " +
-			"replace it, or destroy it."
+// passthroughKeptDetail is the error of a create that left a VM, with
+// what to do: after a create cut short (ended is its context's error:
+// timeouts.create ran out, or Terraform was interrupted) or whose Proxmox
+// task failed.
+func passthroughKeptDetail(err, ended error) string {
+	text := err.Error() + "\n\n"
+	switch {
+	case errors.Is(ended, context.DeadlineExceeded):
+		return text + "The create ran past timeouts.create. The VM exists and is kept in the state, tainted: raise timeouts.create if " +
+			"Proxmox needs longer, then apply again to replace it, or destroy it."
+	case errors.Is(ended, context.Canceled):
+		return text + "The create was interrupted. The VM exists and is kept in the state, tainted: apply again to replace it, or destroy it."
 	}
-	return text
+	return text + "The VM exists and is kept in the state, tainted: fix the cause (the task's log above), then apply again to " +
+		"replace it, or destroy it."
 }

@@ -500,6 +500,8 @@ data "gpu_inventory" "pve" {
 	require.Contains(t, logs, "connected to Proxmox VE", "the provider's debug lines are in this log")
 	require.Contains(t, logs, "created Proxmox VM")
 	require.Contains(t, logs, "read the Proxmox GPU inventory")
+	require.Regexp(t, `called Proxmox VE[^\n]*POST[^\n]*/access/ticket[^\n]*200`, logs, "every call is logged, the login's too")
+	require.Regexp(t, `called Proxmox VE[^\n]*GET[^\n]*/nodes/pve-a6000/qemu/\d+/status/current[^\n]*200`, logs)
 	for name, secret := range map[string]string{"root@pam's password": pveemu.RootPassword, "the token secret": pveemu.TokenSecret} {
 		require.NotContains(t, logs, secret, name)
 	}

@@ -124,7 +124,7 @@ func (m *proxmoxBlockModel) validate() diag.Diagnostics {
 			return diags
 		}
 	}
-	for _, problem := range m.settings().problems() {
+	for _, problem := range m.settings().problems(inBlock) {
 		diags.AddAttributeError(path.Root("proxmox").AtName(problem.attribute), "Invalid proxmox provider configuration", problem.text)
 	}
 	return diags
@@ -132,37 +132,52 @@ func (m *proxmoxBlockModel) validate() diag.Diagnostics {
 
 type settingProblem struct{ attribute, text string }
 
-// problems lists settings that can never work, naming the attribute and the fix.
-func (s proxmoxSettings) problems() []settingProblem {
+// proxmoxEnv is the environment variable each attribute of the proxmox
+// block falls back to.
+var proxmoxEnv = map[string]string{
+	"endpoint": "PM_API_URL", "api_token_id": "PM_API_TOKEN_ID", "api_token_secret": "PM_API_TOKEN_SECRET",
+	"username": "PM_USER", "password": "PM_PASS", "insecure_tls": "PM_TLS_INSECURE", "ca_certificate": "PM_CA_CERT_FILE",
+}
+
+// inBlock names an attribute of the provider's proxmox block.
+func inBlock(attr string) string { return "proxmox." + attr }
+
+// inEnv names the environment variable an attribute falls back to.
+func inEnv(attr string) string { return proxmoxEnv[attr] }
+
+// problems lists settings that can never work, naming each setting as
+// name says (the block's attribute, or the environment variable it came
+// from) and the fix; never a secret's value.
+func (s proxmoxSettings) problems(name func(attr string) string) []settingProblem {
 	var out []settingProblem
 	add := func(attr, text string) { out = append(out, settingProblem{attr, text}) }
 	if s.Endpoint != "" {
 		if problem := checkHTTPURL(s.Endpoint); problem != "" {
-			add("endpoint", "proxmox.endpoint "+problem+": write it as https://HOST:8006/api2/json")
+			add("endpoint", name("endpoint")+" "+problem+": write it as https://HOST:8006/api2/json")
 		} else if u, _ := url.Parse(s.Endpoint); !proxmoxAPIPath(u.Path) {
-			add("endpoint", "proxmox.endpoint path "+quote(u.Path)+" is not the Proxmox API root: end it with /api2/json, e.g. https://pve.example.com:8006/api2/json")
+			add("endpoint", name("endpoint")+" path "+quote(u.Path)+" is not the Proxmox API root: end it with /api2/json, e.g. https://pve.example.com:8006/api2/json")
 		}
 	}
 	if s.APITokenID != "" && !proxmoxTokenIDPattern.MatchString(s.APITokenID) {
-		add("api_token_id", "proxmox.api_token_id "+quote(s.APITokenID)+" is not USER@REALM!TOKENID: write it like terraform@pve!gpu")
+		add("api_token_id", name("api_token_id")+" "+quote(s.APITokenID)+" is not USER@REALM!TOKENID: write it like terraform@pve!gpu")
 	}
 	if s.APITokenID != "" && s.APITokenSecret == "" {
-		add("api_token_secret", "proxmox.api_token_id is set without proxmox.api_token_secret: set both, or neither")
+		add("api_token_secret", name("api_token_id")+" is set without "+name("api_token_secret")+": set both, or neither")
 	}
 	if s.APITokenSecret != "" && s.APITokenID == "" {
-		add("api_token_id", "proxmox.api_token_secret is set without proxmox.api_token_id: set both, or neither")
+		add("api_token_id", name("api_token_secret")+" is set without "+name("api_token_id")+": set both, or neither")
 	}
 	if s.Username != "" && !proxmoxUserPattern.MatchString(s.Username) {
-		add("username", "proxmox.username "+quote(s.Username)+" is not USER@REALM: write it like root@pam")
+		add("username", name("username")+" "+quote(s.Username)+" is not USER@REALM: write it like root@pam")
 	}
 	if s.Username != "" && s.Password == "" {
-		add("password", "proxmox.username is set without proxmox.password: set both, or neither")
+		add("password", name("username")+" is set without "+name("password")+": set both, or neither")
 	}
 	if s.Password != "" && s.Username == "" {
-		add("username", "proxmox.password is set without proxmox.username: set both, or neither")
+		add("username", name("password")+" is set without "+name("username")+": set both, or neither")
 	}
 	if s.CACertificate != "" && !strings.Contains(s.CACertificate, "-----BEGIN CERTIFICATE-----") {
-		add("ca_certificate", "proxmox.ca_certificate is not a PEM certificate: give the PEM text (e.g. file(\"pve-root-ca.pem\")), not a path; "+
+		add("ca_certificate", name("ca_certificate")+" is not a PEM certificate: give the PEM text (e.g. file(\"pve-root-ca.pem\")), not a path; "+
 			"on a node the cluster CA is /etc/pve/pve-root-ca.pem")
 	}
 	return out

@@ -89,21 +89,31 @@ func servedProvider(t *testing.T) tfexec.ReattachInfo {
 	}}
 }
 
+// terraformInit writes config (provider block and resources) into a
+// directory of its own, serves this provider in-process, and runs
+// `terraform init`; it returns the CLI and the option that reattaches
+// each command to the served provider.
+func terraformInit(t *testing.T, config string) (*tfexec.Terraform, *tfexec.ReattachOption) {
+	t.Helper()
+	dir := t.TempDir()
+	main := "terraform {\n  required_providers {\n    gpu = { source = \"" + providerAddress + "\" }\n  }\n}\n" + config
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600))
+	tf, err := tfexec.NewTerraform(dir, os.Getenv("TF_ACC_TERRAFORM_PATH"))
+	require.NoError(t, err)
+	reattach := tfexec.Reattach(servedProvider(t))
+	require.NoError(t, tf.Init(context.Background(), reattach))
+	return tf, reattach
+}
+
 // terraformPlan runs `terraform init` and `terraform plan -json` on config
 // (provider block and resources) in a directory of its own, and returns the
 // plan's diagnostics. The plan must succeed.
 func terraformPlan(t *testing.T, config string) []planDiagnostic {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	main := "terraform {\n  required_providers {\n    gpu = { source = \"" + providerAddress + "\" }\n  }\n}\n" + config
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o600))
-	tf, err := tfexec.NewTerraform(dir, os.Getenv("TF_ACC_TERRAFORM_PATH"))
-	require.NoError(t, err)
-	reattach := servedProvider(t)
-	require.NoError(t, tf.Init(ctx, tfexec.Reattach(reattach)))
+	tf, reattach := terraformInit(t, config)
 	var out bytes.Buffer
-	_, err = tf.PlanJSON(ctx, &out, tfexec.Reattach(reattach))
+	_, err := tf.PlanJSON(ctx, &out, reattach)
 	require.NoError(t, err, "terraform plan failed:\n%s", out.String())
 	var diags []planDiagnostic
 	lines := bufio.NewScanner(&out)

@@ -1,21 +1,45 @@
 // Package proxmox is the provider's Proxmox VE backend for gpu_passthrough_vm
 // and gpu_inventory source "proxmox": every call to a Proxmox VE API goes
-// through it, over github.com/Telmate/proxmox-api-go's Client (session, token
-// or ticket login, GET/POST/PUT helpers). It lists PCI functions, mdev types,
-// cluster PCI mappings, guests and permissions for plan-time checks, and
-// creates (or clones), configures, starts, reads, updates and destroys VMs
-// with GPUs passed through as hostpciN.
+// through it. It lists PCI functions, mdev types, cluster PCI mappings,
+// guests and permissions for plan-time checks, and creates (or clones),
+// configures, starts, reads, updates and destroys VMs with GPUs passed
+// through as hostpciN.
 //
-// Every asynchronous call's task is followed through its UPID on
-// /nodes/{node}/tasks/{upid}/status with backoff polling (100 ms growing ×1.5
-// up to 2 s, bounded by the context) rather than the library's fixed 2 s
-// sleep; a failed task comes back as *TaskError with its exit status and the
-// last lines of its log. hostpciN values are written by HostPCIValue with
-// rombar always explicit: this library version writes rombar=0 when its
-// ROMbar is nil, so nil never reaches it.
+// The backend contract (the same in every backend of the provider):
+//   - Read returns (T, found bool, error): a VM that does not exist is
+//     found == false, not an error (ReadVM).
+//   - Create returns (T, error), and a non-zero T means the object exists:
+//     the caller keeps it in its state, tainted when the error is non-nil.
+//     That holds when the wait after an answered create or clone request
+//     is cut short (the context ends: Ctrl-C, a timeout), when a later step
+//     fails, and when PVE carried out a request whose answer was lost (the
+//     client chose the VM ID, so it reads the VM back to tell); those
+//     reads run on a context of their own, detached from the ended one. A
+//     zero T with an error means nothing was created (PVE refused the
+//     request, or it was never sent). DeleteVM counts a VM that is gone as
+//     deleted, and waits for a create or clone that still runs.
+//   - Waits happen inside the calls, bounded by the context: each task is
+//     followed through its UPID on /nodes/{node}/tasks/{upid}/status with
+//     internal/poll (100 ms growing ×1.5 up to 2 s; 30 min when the context
+//     has no deadline); a failed task is a *TaskError with its exit status
+//     and the last lines of its log.
+//   - Every API call is logged at debug level (tflog) once answered:
+//     method, path, status, duration. Never a header, a body, a password,
+//     a token secret, a ticket or a CSRF token; a secret parameter in a
+//     query is redacted.
+//   - Errors say what failed ("cloning ... to VM 101 on node pve") and
+//     wrap the cause; they never name a Terraform attribute: typed errors
+//     (*CloneSourceError, ErrVMIDsTaken, ErrNoCredentials, *APIError,
+//     *CredentialsError) let the caller point at its own settings. A 401
+//     is a *CredentialsError whose text names the setting to fix with the
+//     names the caller gave in Settings.Credentials, never its value.
+//
+// Requests are its own (net/http, a 60 s bound per request, no retry):
+// github.com/Telmate/proxmox-api-go's client sleeps between retries of a
+// GET past its context, so only its API token ID parser is used. hostpciN
+// values are written by HostPCIValue with rombar always explicit.
 //
 // It must not know Terraform: callers hand it typed specs (VMSpec) and get
-// typed answers and errors back. TLS is verified against the given CA (or the
-// system roots) unless Insecure is set; passwords, token secrets and tickets
-// are never logged or put into errors.
+// typed answers and errors back. TLS is verified against the given CA (or
+// the system roots) unless Insecure is set.
 package proxmox

@@ -2,11 +2,12 @@ package proxmox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/poll"
 )
 
 // UPID is a PVE task id, "UPID:node:pid:pstart:starttime:type:id:user:".
@@ -27,28 +28,18 @@ func ParseUPID(s string) (UPID, error) {
 	return UPID{Raw: s, Node: parts[1], Type: parts[5], ID: parts[6], User: parts[7]}, nil
 }
 
-// Task polling: the first look after taskPollStart, each next wait ×1.5 up
-// to taskPollMax; a context without a deadline is bounded by
-// taskDefaultBound.
+// taskSchedule is how a task is followed: the first look after 100 ms,
+// each next wait ×1.5 up to 2 s. A context without a deadline is bounded
+// by taskDefaultBound.
+var taskSchedule = poll.Schedule{First: 100 * time.Millisecond, Initial: 100 * time.Millisecond, Factor: 1.5, Max: 2 * time.Second}
+
 const (
-	taskPollStart    = 100 * time.Millisecond
-	taskPollGrowth   = 1.5
-	taskPollMax      = 2 * time.Second
 	taskDefaultBound = 30 * time.Minute
 	taskLogLines     = 20
 )
 
-// nextTaskPoll is the wait after prev.
-func nextTaskPoll(prev time.Duration) time.Duration {
-	if prev <= 0 {
-		return taskPollStart
-	}
-	next := time.Duration(float64(prev) * taskPollGrowth)
-	if next > taskPollMax {
-		next = taskPollMax
-	}
-	return next
-}
+// taskWaitLog is the wording of the wait lines of a task.
+var taskWaitLog = poll.Log{Started: "waiting on Proxmox VE", Polled: "polled Proxmox VE", Finished: "waited on Proxmox VE"}
 
 // waitTask follows upid until it stops; an exit status other than OK (or
 // PVE's "WARNINGS: n", a success) is a *TaskError with the log's last lines.
@@ -67,34 +58,34 @@ func (c *Client) waitTask(ctx context.Context, upid string) error {
 		defer cancel()
 	}
 	path := "/nodes/" + url.PathEscape(task.Node) + "/tasks/" + url.PathEscape(upid)
-	var wait time.Duration
-	for {
-		wait = nextTaskPoll(wait)
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return fmt.Errorf("waiting for Proxmox task %s (%s): %w", task.Type, upid, ctx.Err())
-		case <-timer.C:
-		}
+	var failed *TaskError
+	err = poll.Until(ctx, taskWaitLog, fmt.Sprintf("Proxmox task %s (%s)", task.Type, upid), taskSchedule, func(ctx context.Context) (bool, error) {
 		var status struct {
 			Status     string `json:"status"`
 			ExitStatus string `json:"exitstatus"`
 		}
 		if err := c.get(ctx, path+"/status", &status); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				return fmt.Errorf("waiting for Proxmox task %s (%s): %w", task.Type, upid, err)
+			if ctx.Err() != nil {
+				return false, fmt.Errorf("waiting for Proxmox task %s (%s): %w", task.Type, upid, err)
 			}
-			return fmt.Errorf("reading the status of Proxmox task %s (%s): %w", task.Type, upid, err)
+			return false, fmt.Errorf("reading the status of Proxmox task %s (%s): %w", task.Type, upid, err)
 		}
 		if status.Status == "running" || status.Status == "" {
-			continue
+			return false, nil
 		}
-		if status.ExitStatus == "OK" || strings.HasPrefix(status.ExitStatus, "WARNINGS") {
-			return nil
+		if status.ExitStatus != "OK" && !strings.HasPrefix(status.ExitStatus, "WARNINGS") {
+			failed = &TaskError{UPID: upid, Type: task.Type, ExitStatus: status.ExitStatus}
 		}
-		return &TaskError{UPID: upid, Type: task.Type, ExitStatus: status.ExitStatus, Log: c.taskLogTail(ctx, path)}
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
+	if failed != nil {
+		failed.Log = c.taskLogTail(ctx, path)
+		return failed
+	}
+	return nil
 }
 
 // taskLogTail returns the task log's last lines (nil when unreadable: the

@@ -19,14 +19,12 @@ func TestParseUPID(t *testing.T) {
 	}
 }
 
-func TestNextTaskPoll_growsAndCaps(t *testing.T) {
-	var waits []time.Duration
-	var w time.Duration
-	for range 12 {
-		w = nextTaskPoll(w)
-		waits = append(waits, w)
+func TestTaskSchedule_growsAndCaps(t *testing.T) {
+	waits := []time.Duration{taskSchedule.First}
+	for range 11 {
+		waits = append(waits, taskSchedule.Next(waits[len(waits)-1]))
 	}
-	require.Equal(t, 100*time.Millisecond, waits[0])
+	require.Equal(t, 100*time.Millisecond, waits[0], "the first look")
 	require.Equal(t, 150*time.Millisecond, waits[1])
 	for i := 1; i < len(waits); i++ {
 		require.GreaterOrEqual(t, waits[i], waits[i-1])

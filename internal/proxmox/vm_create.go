@@ -2,17 +2,26 @@ package proxmox
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // CreateVM creates the VM (or clones it from spec.Clone's template),
 // configures it (CPU, memory with ballooning off, machine, firmware, disks,
 // networks, cloud-init, tags, hostpciN) and starts it when spec.Started,
-// following each task through its UPID. A failure after the VM exists
-// returns the VM (as far as it could be read) with the error, so the caller
-// keeps it.
+// following each task through its UPID.
+//
+// A non-zero VM with an error is a VM that exists (or may: its identity
+// at least) although the create did not finish, for the caller to keep:
+// a create or clone request that PVE answered and whose task was then cut
+// short (the context ended: Ctrl-C, a timeout) or failed without PVE
+// removing the VM, a later step that failed, and a request PVE carried out
+// while its answer was lost (read back to tell). A zero VM with an error
+// means nothing was created: the request was refused, or never sent.
 func (c *Client) CreateVM(ctx context.Context, spec VMSpec) (VM, error) {
 	if err := ValidateGPUs(spec.GPUs); err != nil {
 		return VM{}, err
@@ -20,27 +29,15 @@ func (c *Client) CreateVM(ctx context.Context, spec VMSpec) (VM, error) {
 	var existing map[string]any
 	if spec.Clone != nil {
 		if err := c.cloneVM(ctx, &spec); err != nil {
-			return VM{}, err
+			return c.unfinished(ctx, spec, err)
 		}
 		config, err := c.vmConfig(ctx, spec.Node, spec.VMID)
 		if err != nil {
 			return c.partial(ctx, spec, fmt.Errorf("reading cloned VM %d on node %s: %w", spec.VMID, spec.Node, err))
 		}
 		existing = config
-	} else {
-		upid, err := c.reserveVM(ctx, &spec, func(vmid int) (string, error) {
-			return c.post(ctx, "/nodes/"+spec.Node+"/qemu", map[string]any{"vmid": vmid, "name": spec.Name})
-		})
-		if err == nil {
-			err = c.waitTask(ctx, upid)
-		}
-		if err != nil {
-			err = fmt.Errorf("creating VM %d on node %s: %w", spec.VMID, spec.Node, err)
-			if _, found, _ := c.ReadVM(ctx, spec.Node, spec.VMID); found {
-				return c.partial(ctx, spec, err)
-			}
-			return VM{}, err
-		}
+	} else if err := c.createBareVM(ctx, &spec); err != nil {
+		return c.unfinished(ctx, spec, err)
 	}
 	params := vmParams(spec)
 	for k, v := range allocParams(spec, existing) {
@@ -64,13 +61,115 @@ func (c *Client) CreateVM(ctx context.Context, spec VMSpec) (VM, error) {
 	return vm, nil
 }
 
-// partial returns the VM that exists despite err: read back when possible,
-// else the identity alone.
-func (c *Client) partial(ctx context.Context, spec VMSpec, err error) (VM, error) {
-	if vm, found, readErr := c.ReadVM(ctx, spec.Node, spec.VMID); readErr == nil && found {
-		return vm, err
+// createRequestError is the failure of the request that creates or clones
+// a VM: sent says whether it left this client (with spec.VMID set).
+type createRequestError struct {
+	sent bool
+	err  error
+}
+
+func (e *createRequestError) Error() string { return e.err.Error() }
+func (e *createRequestError) Unwrap() error { return e.err }
+
+// unfinished returns what a create or clone that failed (err) left. A
+// request never sent, or answered with PVE's refusal, left nothing. A
+// request whose answer was lost (the connection broke, the context ended,
+// or a proxy in front of PVE answered 502 or 504 for it) may have created
+// the VM: it is read back,
+// and kept when it is there with spec's name or still locked by its
+// create or clone (another client's VM at that ID is not ours). A request
+// that PVE answered created the VM: it is kept unless its task failed and
+// PVE removed it, as PVE does for a failed create or clone.
+func (c *Client) unfinished(ctx context.Context, spec VMSpec, err error) (VM, error) {
+	var request *createRequestError
+	if errors.As(err, &request) {
+		var answer *APIError
+		refused := errors.As(err, &answer) && answer.Status != "502" && answer.Status != "504"
+		if !request.sent || spec.VMID == 0 || refused {
+			return VM{}, err
+		}
+		readCtx, cancel := readBackContext(ctx)
+		defer cancel()
+		config, readErr := c.vmConfig(readCtx, spec.Node, spec.VMID)
+		switch {
+		case IsNotFound(readErr):
+			return VM{}, err
+		case readErr != nil:
+			return identity(spec), fmt.Errorf("%w (VM %d may exist: %v)", err, spec.VMID, readErr)
+		}
+		name, lock := configString(config["name"]), configString(config["lock"])
+		if name != spec.Name && spec.Name != "" && lock != "create" && lock != "clone" {
+			return VM{}, err
+		}
+		return c.partial(ctx, spec, err)
 	}
-	return VM{VMSpec: VMSpec{Node: spec.Node, VMID: spec.VMID, Name: spec.Name}}, err
+	if spec.VMID == 0 {
+		return VM{}, err
+	}
+	var failed *TaskError
+	if errors.As(err, &failed) {
+		readCtx, cancel := readBackContext(ctx)
+		defer cancel()
+		if _, found, readErr := c.ReadVM(readCtx, spec.Node, spec.VMID); readErr == nil && !found {
+			return VM{}, err
+		}
+	}
+	return c.partial(ctx, spec, err)
+}
+
+// readBackTimeout bounds the reads that tell what a failed create left:
+// they run after the caller's context ended too.
+const readBackTimeout = 15 * time.Second
+
+// readBackContext is ctx without its end (a read back after Ctrl-C or a
+// timeout still runs), bounded by readBackTimeout.
+func readBackContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), readBackTimeout)
+}
+
+// partial returns the VM that exists despite err: read back (with a
+// context of its own, so after the caller's ended too) when possible,
+// else its identity alone; a VM that is gone is zero.
+func (c *Client) partial(ctx context.Context, spec VMSpec, err error) (VM, error) {
+	readCtx, cancel := readBackContext(ctx)
+	defer cancel()
+	vm, found, readErr := c.ReadVM(readCtx, spec.Node, spec.VMID)
+	switch {
+	case readErr != nil:
+		return identity(spec), err
+	case !found:
+		return VM{}, err
+	}
+	if vm.Name == "" {
+		vm.Name = spec.Name // a clone still running has no name yet
+	}
+	return vm, err
+}
+
+// identity is the VM spec names, known to exist (or to possibly exist)
+// though not read back.
+func identity(spec VMSpec) VM {
+	return VM{VMSpec: VMSpec{Node: spec.Node, VMID: spec.VMID, Name: spec.Name}}
+}
+
+// createBareVM creates an empty VM (POST /nodes/{node}/qemu with its ID
+// and name; a free ID when spec.VMID is zero, set in spec) and follows
+// the qmcreate task.
+func (c *Client) createBareVM(ctx context.Context, spec *VMSpec) error {
+	sent := false
+	upid, err := c.reserveVM(ctx, spec, func(vmid int) (string, error) {
+		sent = true
+		return c.post(ctx, "/nodes/"+url.PathEscape(spec.Node)+"/qemu", map[string]any{"vmid": vmid, "name": spec.Name})
+	})
+	if err != nil {
+		err = &createRequestError{sent: sent, err: err}
+	} else {
+		err = c.waitTask(ctx, upid)
+	}
+	if err != nil {
+		return fmt.Errorf("creating VM %d on node %s: %w", spec.VMID, spec.Node, err)
+	}
+	return nil
 }
 
 // cloneVM clones spec.Clone.Source (a template's VMID or name) to
@@ -79,8 +178,9 @@ func (c *Client) partial(ctx context.Context, spec VMSpec, err error) (VM, error
 func (c *Client) cloneVM(ctx context.Context, spec *VMSpec) error {
 	srcNode, srcID, err := c.resolveTemplate(ctx, spec.Clone.Source, spec.Node)
 	if err != nil {
-		return err
+		return &createRequestError{err: err}
 	}
+	sent := false
 	upid, err := c.reserveVM(ctx, spec, func(vmid int) (string, error) {
 		params := map[string]any{"newid": vmid, "full": spec.Clone.Full}
 		if spec.Name != "" {
@@ -89,9 +189,12 @@ func (c *Client) cloneVM(ctx context.Context, spec *VMSpec) error {
 		if srcNode != spec.Node {
 			params["target"] = spec.Node
 		}
+		sent = true
 		return c.post(ctx, vmPath(srcNode, srcID)+"/clone", params)
 	})
-	if err == nil {
+	if err != nil {
+		err = &createRequestError{sent: sent, err: err}
+	} else {
 		err = c.waitTask(ctx, upid)
 	}
 	if err != nil {
@@ -118,7 +221,7 @@ func (c *Client) resolveTemplate(ctx context.Context, source, node string) (stri
 		}
 	}
 	if len(matches) == 0 {
-		return "", 0, fmt.Errorf("clone.source: no template %q in the cluster: give a template's name or VMID (see /cluster/resources, template=1)", source)
+		return "", 0, &CloneSourceError{Source: source, Problem: "no template of that name or VMID in the cluster: give a template's name or VMID (see /cluster/resources, template=1)"}
 	}
 	for _, m := range matches {
 		if m.Node == node {
@@ -130,7 +233,18 @@ func (c *Client) resolveTemplate(ctx context.Context, source, node string) (stri
 		for _, m := range matches {
 			where = append(where, fmt.Sprintf("%d on %s", int(m.VMID), m.Node))
 		}
-		return "", 0, fmt.Errorf("clone.source: %q names %d templates (%s) and none on node %s: give the VMID", source, len(matches), strings.Join(where, ", "), node)
+		return "", 0, &CloneSourceError{Source: source, Problem: fmt.Sprintf("names %d templates (%s) and none on node %s: give the VMID", len(matches), strings.Join(where, ", "), node)}
 	}
 	return matches[0].Node, int(matches[0].VMID), nil
+}
+
+// CloneSourceError is a clone source that names no template, or several
+// and none on the VM's node. The caller ties it to its own setting.
+type CloneSourceError struct {
+	Source  string
+	Problem string
+}
+
+func (e *CloneSourceError) Error() string {
+	return fmt.Sprintf("clone source %q: %s", e.Source, e.Problem)
 }

@@ -17,6 +17,10 @@ import (
 // the config), and retries with a fresh ID when another client took it
 // meanwhile.
 
+// ErrVMIDsTaken is reserveVM giving up: other clients kept taking the
+// free VM IDs PVE suggested; the caller can choose one instead.
+var ErrVMIDsTaken = errors.New("every free VM ID Proxmox VE suggested was taken by another client before the request reached it: give the VM an ID of its own")
+
 // maxVMIDAttempts bounds the retries when other clients keep taking the
 // suggested ID.
 const maxVMIDAttempts = 5
@@ -44,7 +48,7 @@ func (c *Client) reserveVM(ctx context.Context, spec *VMSpec, request func(vmid 
 		}
 		lastErr = err
 	}
-	return "", fmt.Errorf("every free VM ID Proxmox VE suggested was taken by another client before the request reached it (%d attempts): %w; set vmid", maxVMIDAttempts, lastErr)
+	return "", fmt.Errorf("%w (%d attempts): %w", ErrVMIDsTaken, maxVMIDAttempts, lastErr)
 }
 
 // vmidTaken reports whether err is PVE refusing a create or clone because

@@ -3,6 +3,7 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // startVM starts the VM and follows the qmstart task.
@@ -40,7 +41,7 @@ func (c *Client) configure(ctx context.Context, node string, vmid int, params ma
 		body[k] = v
 	}
 	if len(deletions) > 0 {
-		body["delete"] = joinComma(deletions)
+		body["delete"] = strings.Join(deletions, ",")
 	}
 	upid, err := c.post(ctx, vmPath(node, vmid)+"/config", body)
 	if err == nil {
@@ -50,15 +51,4 @@ func (c *Client) configure(ctx context.Context, node string, vmid int, params ma
 		return fmt.Errorf("configuring VM %d on node %s: %w", vmid, node, err)
 	}
 	return nil
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += ","
-		}
-		out += v
-	}
-	return out
 }

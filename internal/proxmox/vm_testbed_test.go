@@ -27,8 +27,13 @@ func TestTestbed_untrustedCAIsRefused(t *testing.T) {
 func TestTestbed_wrongPasswordIsRefused(t *testing.T) {
 	s := testbedSettings(t)
 	s.Username, s.Password = "root@pam", "not-the-password"
+	s.Credentials = Credentials{Username: "PM_USER", Password: "PM_PASS"}
 	_, err := s.Connect(testCtx(t))
+	var rejected *CredentialsError
+	require.ErrorAs(t, err, &rejected)
 	require.ErrorContains(t, err, "logging in to Proxmox VE as root@pam")
+	require.ErrorContains(t, err, "rejected the login of root@pam (username from PM_USER) (401 authentication failure)")
+	require.ErrorContains(t, err, "fix PM_PASS, or PM_USER")
 	require.NotContains(t, err.Error(), "not-the-password")
 }
 
@@ -172,7 +177,18 @@ func TestTestbed_wrongTokenSecretIsRefusedWithoutTheSecret(t *testing.T) {
 	c, err := s.Connect(testCtx(t))
 	require.NoError(t, err, "a token is not checked until the first call")
 	_, err = c.NextVMID(testCtx(t))
-	require.ErrorContains(t, err, "401")
+	var rejected *CredentialsError
+	require.ErrorAs(t, err, &rejected)
+	require.ErrorContains(t, err, "401 invalid token value!")
+	require.ErrorContains(t, err, "fix the API token's secret", "without names from the caller, the setting is described")
+	require.NotContains(t, err.Error(), s.TokenSecret)
+
+	s.Credentials = Credentials{TokenID: "proxmox.api_token_id in the provider block", TokenSecret: "proxmox.api_token_secret in the provider block"}
+	c, err = s.Connect(testCtx(t))
+	require.NoError(t, err)
+	_, err = c.NextVMID(testCtx(t))
+	require.ErrorContains(t, err, "rejected the API token terraform@pve!gpu (from proxmox.api_token_id in the provider block) (401 invalid token value!)")
+	require.ErrorContains(t, err, "fix proxmox.api_token_secret in the provider block")
 	require.NotContains(t, err.Error(), s.TokenSecret)
 }
 
@@ -300,13 +316,14 @@ func TestTestbed_taskPollingIsBounded(t *testing.T) {
 // pollsWithin is how many polls the backoff schedule makes in d.
 func pollsWithin(d time.Duration) int {
 	var n int
-	var wait, total time.Duration
+	wait := taskSchedule.First
+	total := wait
 	for {
-		wait = nextTaskPoll(wait)
+		wait = taskSchedule.Next(wait)
 		total += wait
+		n++
 		if total > d {
 			return n
 		}
-		n++
 	}
 }

@@ -237,6 +237,7 @@ func TestEmulatorProcess(t *testing.T) {
 	if err := remote.DeleteVMOutOfBand(NodeA6000, vmid); err == nil {
 		t.Fatal("deleting a VM that is gone succeeded over HTTPS")
 	}
+	testHeldTask(t)
 	var nodes []map[string]any
 	ok(t, tokenAuth, http.MethodGet, "/nodes", nil, &nodes)
 	if len(nodes) != 4 {

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
@@ -31,6 +32,58 @@ func (e *Emulator) FailNextTask(taskType, exitStatus string, logLines ...string)
 	e.mu.Lock()
 	e.st.failNext[taskType] = taskFailure{exitStatus: exitStatus, log: logLines}
 	e.mu.Unlock()
+}
+
+// HoldNextTask keeps the next task of that type running, its work not
+// done, until ReleaseHeldTasks: as a slow clone or start on a busy node,
+// for a client's wait to be cut short (a timeout, Ctrl-C) while the task
+// runs. What the request did is done (a clone's config exists, locked).
+func (e *Emulator) HoldNextTask(taskType string) {
+	if e.remote() {
+		e.mustControl("hold-next-task", controlArgs{TaskType: taskType}, nil)
+		return
+	}
+	e.mu.Lock()
+	e.st.holdNext[taskType] = true
+	e.mu.Unlock()
+}
+
+// HeldTasks are the UPIDs of the tasks held now (sorted): a task is held
+// from the request that started it until ReleaseHeldTasks.
+func (e *Emulator) HeldTasks() []string {
+	if e.remote() {
+		var out []string
+		e.mustControl("held-tasks", controlArgs{}, &out)
+		return out
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := []string{}
+	for upid, t := range e.st.tasks {
+		if t.held {
+			out = append(out, upid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ReleaseHeldTasks lets every held task run on (each ends
+// Options.TaskDuration later, as any task does) and drops the holds no
+// task has taken yet.
+func (e *Emulator) ReleaseHeldTasks() {
+	if e.remote() {
+		e.mustControl("release-held-tasks", controlArgs{}, nil)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, t := range e.st.tasks {
+		t.held = false
+	}
+	clear(e.st.holdNext)
+	close(e.st.release)
+	e.st.release = make(chan struct{})
 }
 
 // DeleteVMOutOfBand removes a VM as if someone destroyed it behind the
@@ -184,6 +237,12 @@ func (e *Emulator) serveControl(w http.ResponseWriter, hr *http.Request) {
 	switch strings.TrimPrefix(hr.URL.Path, controlPrefix) {
 	case "fail-next-task":
 		e.FailNextTask(args.TaskType, args.ExitStatus, args.Log...)
+	case "hold-next-task":
+		e.HoldNextTask(args.TaskType)
+	case "held-tasks":
+		out = e.HeldTasks()
+	case "release-held-tasks":
+		e.ReleaseHeldTasks()
 	case "delete-vm":
 		err = e.DeleteVMOutOfBand(args.Node, args.VMID)
 	case "set-vm-config":

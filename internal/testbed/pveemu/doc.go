@@ -56,9 +56,11 @@
 // group), pve-h100 (H100 PCIe in IOMMU group 30 with a ConnectX-7), pve-l40s
 // (L40S with vGPU mdev types), pve-cpu (no GPU); PCI mappings a6000-0,
 // a6000-1 and l40s-vgpu; template "ubuntu-2404-cloud" as VMID 9000, 9001
-// and 9002 on the three GPU nodes. Test controls (FailNextTask, out-of-band
-// changes, CallCounts) work in-process and, for a detached testbed, over
-// POST /_testbed/... on the same port.
+// and 9002 on the three GPU nodes. Test controls (FailNextTask,
+// HoldNextTask and ReleaseHeldTasks, out-of-band changes, CallCounts) work
+// in-process and, for a detached testbed, over POST /_testbed/... on the
+// same port; AnswerDroppingProxy puts a proxy in front that loses the
+// answer to a request PVE carried out.
 //
 // It does not reproduce: real QEMU, storage beyond volume names on
 // local-lvm, disk resize and moves, migration, snapshots, HA, pools,

@@ -337,6 +337,44 @@ func TestFailNextTaskAndCallCounts(t *testing.T) {
 	t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(node, vmid) })
 }
 
+// testHeldTask holds a clone's task, checks that it runs (the VM exists,
+// locked: its destroy task fails) until released, then ends OK.
+func testHeldTask(t *testing.T) {
+	node := NodeA6000
+	emu.HoldNextTask("qmclone")
+	newid := freeVMID(t)
+	u := upid(t, tokenAuth, "POST", vmPath(node, Templates[node])+"/clone", url.Values{"newid": {fmt.Sprint(newid)}, "name": {"held"}})
+	t.Cleanup(func() { emu.ReleaseHeldTasks(); _ = emu.DeleteVMOutOfBand(node, newid) })
+	if held := emu.HeldTasks(); !slices.Equal(held, []string{u}) {
+		t.Fatalf("held tasks: %q, want the clone's %s", held, u)
+	}
+	var st taskStatus
+	ok(t, tokenAuth, "GET", "/nodes/"+node+"/tasks/"+url.PathEscape(u)+"/status", nil, &st)
+	if conf, found := emu.VMConfig(node, newid); st.Status != "running" || !found || conf["lock"] != "clone" {
+		t.Fatalf("a held clone: task %s, config %v (found %v)", st.Status, conf, found)
+	}
+	if st, _ := runTask(t, tokenAuth, node, "DELETE", vmPath(node, newid), nil); st.ExitStatus != "VM is locked (clone)" {
+		t.Fatalf("destroying a VM whose clone runs: %s", st.ExitStatus)
+	}
+	emu.ReleaseHeldTasks()
+	if held := emu.HeldTasks(); len(held) != 0 {
+		t.Fatalf("held after the release: %q", held)
+	}
+	st, log := waitTask(t, tokenAuth, node, u)
+	mustSucceed(t, st, log)
+	if conf, _ := emu.VMConfig(node, newid); conf["lock"] != "" || conf["name"] != "held" {
+		t.Fatalf("the released clone: %v", conf)
+	}
+	if emu.HoldNextTask("qmclone"); len(emu.HeldTasks()) != 0 {
+		t.Fatal("a hold asked for holds no task before one starts")
+	}
+	emu.ReleaseHeldTasks()
+	mustRun(t, tokenAuth, node, "POST", vmPath(node, Templates[node])+"/clone", url.Values{"newid": {fmt.Sprint(newid + 1)}, "name": {"after"}})
+	t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(node, newid+1) })
+}
+
+func TestHeldTaskRunsUntilReleased(t *testing.T) { testHeldTask(t) }
+
 func TestOutOfBandChanges(t *testing.T) {
 	node := NodeA6000
 	vmid := createVM(t, tokenAuth, node, gpuVM("drift", "mapping="+MappingA6000Second+",pcie=1,rombar=1"))

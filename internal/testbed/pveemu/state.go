@@ -23,6 +23,10 @@ type state struct {
 	csrf    map[string]string
 	// failNext holds the failures FailNextTask asked for, by task type.
 	failNext map[string]taskFailure
+	// holdNext are the task types HoldNextTask asked to hold; release is
+	// closed (and replaced) by ReleaseHeldTasks.
+	holdNext map[string]bool
+	release  chan struct{}
 	calls    map[string]int
 	// pidSeq numbers tasks' and QEMU processes' PIDs.
 	pidSeq int
@@ -57,6 +61,7 @@ func newState() *state {
 		vms: map[int]*vm{}, tasks: map[string]*task{},
 		tickets: map[string]string{}, csrf: map[string]string{},
 		failNext: map[string]taskFailure{}, calls: map[string]int{},
+		holdNext: map[string]bool{}, release: make(chan struct{}),
 		pidSeq: 4000, bootAt: time.Now(),
 	}
 	for _, node := range []string{NodeA6000, NodeH100, NodeL40S} {

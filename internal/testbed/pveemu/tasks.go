@@ -8,7 +8,8 @@ import (
 )
 
 // task is one worker task (PVE's fork_worker): it runs for
-// Options.TaskDuration, then does its work and ends.
+// Options.TaskDuration (after ReleaseHeldTasks when held), then does its
+// work and ends.
 type task struct {
 	upid      string
 	node      string
@@ -21,6 +22,7 @@ type task struct {
 	warnings  int
 	done      bool
 	exit      string // "OK", "WARNINGS: n" or the error
+	held      bool   // HoldNextTask held it and it is not released yet
 }
 
 // taskLog is what a task's work writes to: lines, and warnings as PVE's
@@ -53,8 +55,18 @@ func (e *Emulator) startTask(node, typ, id string, auth identity, work taskWork)
 	s.tasks[t.upid] = t
 	failure, fail := s.failNext[typ]
 	delete(s.failNext, typ)
+	release := s.release
+	t.held = s.holdNext[typ]
+	delete(s.holdNext, typ)
 	ctx := e.ctx
 	go func() {
+		if t.held {
+			select {
+			case <-ctx.Done():
+				return
+			case <-release:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
