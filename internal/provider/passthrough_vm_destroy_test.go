@@ -21,9 +21,10 @@ import (
 // would not.
 
 // refusedDuplicateThenDestroyed is a test case whose first step applies
-// config and expects the apply to refuse second (which depends on first)
-// with want, and whose second step destroys everything with config still
-// in place; vmids are the VMs that must be gone afterwards.
+// config and expects the apply to refuse one of its VMs with want, and
+// whose second step destroys everything with config still in place; vmids
+// are the VMs the configuration asks for: one runs between the steps, and
+// none is left afterwards.
 func refusedDuplicateThenDestroyed(t *testing.T, config string, vmids []int, want ...string) resource.TestCase {
 	return resource.TestCase{
 		ProtoV6ProviderFactories: pveProviderFactories,
@@ -34,7 +35,13 @@ func refusedDuplicateThenDestroyed(t *testing.T, config string, vmids []int, wan
 			},
 			{
 				PreConfig: func() {
-					require.Equal(t, "running", pve.VMStatus(pveemu.NodeA6000, vmids[0]), "the first VM was created")
+					running := 0
+					for _, id := range vmids {
+						if pve.VMStatus(pveemu.NodeA6000, id) == "running" {
+							running++
+						}
+					}
+					require.Equal(t, 1, running, "one VM won")
 				},
 				Config:  config,
 				Destroy: true,
@@ -56,6 +63,18 @@ func refusedDuplicateThenDestroyed(t *testing.T, config string, vmids []int, wan
 func twoVMs(first, second string) string {
 	return pveProviders() + pveVM("first", "", pveemu.NodeA6000, first) +
 		pveVM("second", "", pveemu.NodeA6000, "  depends_on = [gpu_passthrough_vm.first]\n"+second)
+}
+
+// Created side by side, both VMs pass the create's preflight and one fails
+// to start (PVE: "PCI device ... already in use by VMID ..."), kept
+// tainted; or the later one's preflight refuses it. Either way the destroy
+// plans the loser's replacement, and goes ahead.
+func TestAccPassthroughVM_destroyAfterTwoVMsRacedForOneGPU(t *testing.T) {
+	testAccPreCheck(t)
+	gpu := "  gpu {\n    mapping = \"a6000-0\"\n  }\n"
+	config := pveProviders() + pveVM("left", "", pveemu.NodeA6000, "  vmid = 4131\n"+gpu) +
+		pveVM("right", "", pveemu.NodeA6000, "  vmid = 4132\n"+gpu)
+	resource.Test(t, refusedDuplicateThenDestroyed(t, config, []int{4131, 4132}, "already in use by VMID"))
 }
 
 func TestAccPassthroughVM_destroyAfterARefusedDuplicateGPU(t *testing.T) {

@@ -366,11 +366,11 @@ func gpuStatuses(live proxmox.VM, facts *passthroughFacts) []passthroughGPUStatu
 			}
 			if g.Mapping != "" && facts != nil {
 				if e, ok := facts.MappingEntry(g.Mapping, live.Node); ok {
-					address = e.Path
+					address, _, _ = strings.Cut(e.Path, ";") // the first of a list
 				}
 			}
 		}
-		address = proxmox.PrimaryFunction(address) // the GPU is function 0 of its device
+		address = proxmox.PrimaryFunction(proxmox.NormalizePCIAddress(address)) // the GPU is function 0 of its device
 		s.PCIAddress = address
 		if facts != nil {
 			if f, ok := facts.Function(address); ok {

@@ -65,8 +65,9 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 			"it breaks. Everything Proxmox would only refuse with an HTTP 500 or at the VM's start (raw PCI addresses through an API " +
 			"token, `pcie` on an i440fx machine, OVMF without an EFI disk, an IOMMU group shared with a device left behind, a GPU " +
 			"already in a running VM, a vGPU type with no instances left, `rombar` silently off) is refused at plan time, or at apply " +
-			"before anything is written when the plan cannot know yet. Create or clone, configure and start are each followed through " +
-			"their Proxmox task (UPID) to the task's own exit status and log.",
+			"before anything is written when the plan cannot know yet; what another VM holds (a GPU, a VM ID, vGPU instances) is a " +
+			"warning at plan time, as Terraform makes that same plan before a destroy, and the apply refuses it. Create or clone, " +
+			"configure and start are each followed through their Proxmox task (UPID) to the task's own exit status and log.",
 		Attributes: passthroughVMAttributes(),
 		Blocks: map[string]schema.Block{
 			"gpu": schema.ListNestedBlock{
