@@ -414,7 +414,9 @@ func TestPassthroughVMPlannedCreateWarnsOfConflictsAndCountsNoOwnVM(t *testing.T
 			require.Equal(t, tc.wantErrors, errorPaths(diags), errorDetails(diags))
 			var warned []string
 			for _, d := range diags.Warnings() {
-				warned = append(warned, d.(diag.DiagnosticWithPath).Path().String())
+				wp, ok := d.(diag.DiagnosticWithPath)
+				require.True(t, ok, "a warning on an attribute")
+				warned = append(warned, wp.Path().String())
 				require.Contains(t, d.Detail(), "the apply stops before changing anything while this still holds")
 			}
 			require.Equal(t, tc.wantWarnings, warned)
