@@ -175,7 +175,7 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 		}
 		facts := &passthroughFacts{Node: node, Functions: functions, Mappings: mappings, Guests: guests}
 		for _, fn := range functions {
-			if !strings.EqualFold(fn.VendorID, nvidiaVendorID) {
+			if !strings.EqualFold(fn.VendorID, proxmox.NVIDIAVendorID) {
 				continue
 			}
 			if product != nil && !product.MatchString(fn.DeviceName) {
@@ -216,7 +216,7 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 // its node and the VM holding it (a running one first), from facts.
 func pciDeviceModel(fn proxmox.PCIFunction, facts *passthroughFacts) inventoryPCIDeviceModel {
 	m := inventoryPCIDeviceModel{
-		Node: fn.Node, PCIAddress: fn.Address, Device: pciDevice(fn.Address), GPU: isNVIDIAGPU(fn),
+		Node: fn.Node, PCIAddress: fn.Address, Device: proxmox.PCIDevice(fn.Address), GPU: proxmox.IsNVIDIAGPU(fn),
 		VendorID: fn.VendorID, DeviceID: fn.DeviceID, SubsystemVendorID: fn.SubsystemVendorID, SubsystemDeviceID: fn.SubsystemDeviceID,
 		Class: fn.Class, VendorName: fn.VendorName, Product: fn.DeviceName, IOMMUGroup: int64(fn.IOMMUGroup),
 		MdevTypes: []inventoryMdevTypeModel{}, Free: true,
@@ -225,29 +225,20 @@ func pciDeviceModel(fn proxmox.PCIFunction, facts *passthroughFacts) inventoryPC
 		m.Node = facts.Node
 	}
 	for _, mp := range facts.Mappings {
-		if e, ok := facts.mappingEntry(mp.ID, facts.Node); ok && covers(e.Path, fn.Address) {
+		if e, ok := facts.MappingEntry(mp.ID, facts.Node); ok && mappingCovers(e.Path, fn.Address) {
 			id := mp.ID
 			m.Mapping = &id
 			break
 		}
 	}
-	if g, _, ok := facts.heldBy(facts.Node, 0, []proxmox.PCIFunction{fn}); ok {
-		m.setHolder(g)
+	if h, ok := facts.HeldBy(facts.Node, 0, []proxmox.PCIFunction{fn}, true); ok {
+		m.setHolder(h.Guest)
 		m.Free = false
 		return m
 	}
 	// A stopped VM holds it too, without making it unavailable.
-	stopped := *facts
-	stopped.Guests = nil
-	for _, g := range facts.Guests {
-		if g.Status != "running" {
-			g.Status = "running"
-			stopped.Guests = append(stopped.Guests, g)
-		}
-	}
-	if g, _, ok := stopped.heldBy(facts.Node, 0, []proxmox.PCIFunction{fn}); ok {
-		g.Status = "stopped"
-		m.setHolder(g)
+	if h, ok := facts.HeldBy(facts.Node, 0, []proxmox.PCIFunction{fn}, false); ok {
+		m.setHolder(h.Guest)
 	}
 	return m
 }
@@ -257,8 +248,13 @@ func (m *inventoryPCIDeviceModel) setHolder(g proxmox.Guest) {
 	m.VMID, m.VMName, m.VMRunning = &id, &name, g.Status == "running"
 }
 
-// covers says whether a mapping path ("0000:01:00" or "0000:01:00.0") includes address.
-func covers(mappingPath, address string) bool {
-	p, a := strings.ToLower(mappingPath), strings.ToLower(address)
-	return p == a || (!strings.Contains(p, ".") && pciDevice(a) == p)
+// mappingCovers says whether a mapping path ("0000:01:00", "0000:01:00.0",
+// or a ';' list) includes address.
+func mappingCovers(mappingPath, address string) bool {
+	for _, p := range strings.Split(mappingPath, ";") {
+		if proxmox.PCICovers(p, address) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -228,7 +229,7 @@ func TestPassthroughVMPreflightRefusesWhatWouldBreak(t *testing.T) {
 			if tc.identity == noMappingUse {
 				facts.MappingUse = map[string]bool{"a6000-0": false}
 			}
-			diags := preflightGPUs(tc.vmid, tc.gpus, facts)
+			diags := preflightDiagnostics(preflightVM{node: "pve", vmid: tc.vmid}, tc.gpus, facts)
 			if tc.wantPath == "" {
 				require.False(t, diags.HasError(), errorDetails(diags))
 				return
@@ -266,7 +267,7 @@ func TestPassthroughVMRestartNeededOnlyForARunningVMWithoutAllowRestart(t *testi
 		{"the same GPU spelled differently is no change", model("running", true, false, gpu("0000:01:00"), 8192), model("", true, false, gpu("0000:01:00"), 8192), ""},
 	} {
 		t.Run(tc.description, func(t *testing.T) {
-			diags := restartNeeded(tc.state, tc.plan)
+			diags := restartNeeded(context.Background(), tc.state, tc.plan)
 			if tc.wantPath == "" {
 				require.False(t, diags.HasError(), errorDetails(diags))
 				return
@@ -370,10 +371,58 @@ func TestPassthroughVMPatternsMatchWhatProxmoxTakes(t *testing.T) {
 
 func TestPassthroughVMNewVMIDInUseIsRefused(t *testing.T) {
 	facts := testFacts(rootPam)
-	diags := checkNewVMID(preflightVM{node: "pve", newVMID: 101}, facts)
+	gpus := []proxmox.GPU{{PCIAddress: "0000:01:00", AllFunctions: true, PCIE: true, ROMBar: true}}
+	check := func(vm preflightVM) diag.Diagnostics { return preflightDiagnostics(vm, gpus, facts) }
+	diags := check(preflightVM{node: "pve", newVMID: 101})
 	require.Equal(t, []string{"vmid"}, errorPaths(diags))
 	require.Contains(t, errorDetails(diags), `vmid 101 is VM "train" on node pve already`)
 	require.Contains(t, errorDetails(diags), "terraform import <address> pve/101")
-	require.False(t, checkNewVMID(preflightVM{node: "pve", newVMID: 200}, facts).HasError())
-	require.False(t, checkNewVMID(preflightVM{node: "pve", vmid: 101}, facts).HasError(), "the VM itself, on update")
+	require.False(t, check(preflightVM{node: "pve", newVMID: 200}).HasError())
+	require.False(t, check(preflightVM{node: "pve", vmid: 101}).HasError(), "the VM itself, on update")
+}
+
+// A plan cannot tell a new resource from a tainted one, nor any plan from
+// the one Terraform makes before a destroy: there another VM in the way is
+// a warning, which the apply's create or update turns into an error before
+// any write, and a VM of a created resource's own name is its predecessor.
+func TestPassthroughVMPlannedCreateWarnsOfConflictsAndCountsNoOwnVM(t *testing.T) {
+	facts := testFacts(userToken)
+	held := []proxmox.GPU{{Mapping: "a6000-1", PCIE: true, ROMBar: true}} // in running VM 101 "train"
+	for _, tc := range []struct {
+		description   string
+		vm            preflightVM
+		gpus          []proxmox.GPU
+		wantErrors    []string
+		wantWarnings  []string
+		wantNoMessage bool
+	}{
+		{"a create refuses a GPU another VM holds", preflightVM{node: "pve"}, held, []string{"gpu[0].mapping"}, nil, false},
+		{"a create refuses a VM ID in use", preflightVM{node: "pve", newVMID: 101},
+			[]proxmox.GPU{{Mapping: "a6000-0", PCIE: true, ROMBar: true}}, []string{"vmid"}, nil, false},
+		{"a planned create warns of a GPU another VM holds", preflightVM{node: "pve", planned: true, name: "web"}, held, nil, []string{"gpu[0].mapping"}, false},
+		{"a planned create warns of a VM ID in use", preflightVM{node: "pve", newVMID: 101, planned: true, name: "web"},
+			[]proxmox.GPU{{Mapping: "a6000-0", PCIE: true, ROMBar: true}}, nil, []string{"vmid"}, false},
+		{"a planned create of the VM's own name sees neither its GPU nor its VM ID as taken",
+			preflightVM{node: "pve", newVMID: 101, planned: true, name: "train"}, held, nil, nil, true},
+		{"a planned update warns of a GPU another VM holds", preflightVM{node: "pve", vmid: 300, planned: true}, held, nil, []string{"gpu[0].mapping"}, false},
+		{"an update refuses a GPU another VM holds", preflightVM{node: "pve", vmid: 300}, held, []string{"gpu[0].mapping"}, nil, false},
+		{"a planned create still refuses what no other VM decides", preflightVM{node: "pve", planned: true, name: "web"},
+			[]proxmox.GPU{{PCIAddress: "0000:01:00", AllFunctions: true, PCIE: true, ROMBar: true}}, []string{"gpu[0].pci_address"}, nil, false},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			diags := preflightDiagnostics(tc.vm, tc.gpus, facts)
+			require.Equal(t, tc.wantErrors, errorPaths(diags), errorDetails(diags))
+			var warned []string
+			for _, d := range diags.Warnings() {
+				wp, ok := d.(diag.DiagnosticWithPath)
+				require.True(t, ok, "a warning on an attribute")
+				warned = append(warned, wp.Path().String())
+				require.Contains(t, d.Detail(), "the apply stops before changing anything while this still holds")
+			}
+			require.Equal(t, tc.wantWarnings, warned)
+			if tc.wantNoMessage {
+				require.Empty(t, diags)
+			}
+		})
+	}
 }

@@ -321,7 +321,7 @@ func gpuModelsFromLive(prior []passthroughGPUModel, live []proxmox.GPU) []passth
 		}
 		if g.PCIAddress != "" {
 			m.PCIAddress = types.StringValue(g.PCIAddress)
-			m.AllFunctions = types.BoolValue(g.AllFunctions || !strings.Contains(g.PCIAddress, "."))
+			m.AllFunctions = types.BoolValue(g.AllFunctions) // PVE passes every function of an address without one
 		}
 		if g.Mdev != "" {
 			m.Mdev = types.StringValue(g.Mdev)
@@ -342,36 +342,8 @@ func gpuModelsFromLive(prior []passthroughGPUModel, live []proxmox.GPU) []passth
 }
 
 // sameDevice says whether two PCI addresses name the same device (bus and slot), whatever their functions.
-func sameDevice(a, b string) bool { return pciDevice(a) == pciDevice(b) }
-
-// pciDevice is an address without its function: "0000:01:00.1" -> "0000:01:00".
-func pciDevice(address string) string {
-	if i := strings.LastIndexByte(address, '.'); i >= 0 {
-		return address[:i]
-	}
-	return address
-}
-
-// hostPCIDevice reads a hostpci value's device: its mapping, or its host
-// address ("0000:01:00" or "01:00.0" as PVE accepts it, the first of a
-// ';'-separated list).
-func hostPCIDevice(value string) (mapping, address string) {
-	for i, part := range strings.Split(value, ",") {
-		key, val, hasKey := strings.Cut(part, "=")
-		switch {
-		case hasKey && key == "mapping":
-			return val, ""
-		case hasKey && key == "host":
-			address = val
-		case !hasKey && i == 0:
-			address = part
-		}
-	}
-	address, _, _ = strings.Cut(address, ";")
-	if address != "" && strings.Count(address, ":") == 1 {
-		address = "0000:" + address
-	}
-	return "", strings.ToLower(address)
+func sameDevice(a, b string) bool {
+	return proxmox.PCIDevice(proxmox.NormalizePCIAddress(a)) == proxmox.PCIDevice(proxmox.NormalizePCIAddress(b))
 }
 
 // gpuStatuses is gpus: each hostpci line with the host function it
@@ -387,18 +359,21 @@ func gpuStatuses(live proxmox.VM, facts *passthroughFacts) []passthroughGPUStatu
 	for _, i := range indexes {
 		value := live.HostPCI[i]
 		s := passthroughGPUStatusModel{HostPCI: "hostpci" + strconv.Itoa(i), Value: value, IOMMUGroup: -1}
-		mapping, address := hostPCIDevice(value)
-		if mapping != "" && facts != nil {
-			if e, ok := facts.mappingEntry(mapping, live.Node); ok {
-				address = e.Path
+		var address string
+		if g, err := proxmox.ParseHostPCI(value); err == nil {
+			if addresses := g.HostAddresses(); len(addresses) > 0 {
+				address = addresses[0]
+			}
+			if g.Mapping != "" && facts != nil {
+				if e, ok := facts.MappingEntry(g.Mapping, live.Node); ok {
+					address, _, _ = strings.Cut(e.Path, ";") // the first of a list
+				}
 			}
 		}
-		if address != "" && !strings.Contains(address, ".") {
-			address += ".0" // the GPU is function 0 of its device
-		}
+		address = proxmox.PrimaryFunction(proxmox.NormalizePCIAddress(address)) // the GPU is function 0 of its device
 		s.PCIAddress = address
 		if facts != nil {
-			if f, ok := facts.function(address); ok {
+			if f, ok := facts.Function(address); ok {
 				s.VendorID, s.DeviceID, s.Product, s.IOMMUGroup = f.VendorID, f.DeviceID, f.DeviceName, int64(f.IOMMUGroup)
 			}
 		}

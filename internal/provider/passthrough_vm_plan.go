@@ -18,7 +18,12 @@ import (
 // to a stopped VM when the VM runs and allow_restart is off, and runs the
 // preflight against the node when the plan can know: the node and the GPUs
 // are known and the provider is configured with known settings. On a
-// refresh-only plan with nothing changed, nothing is read.
+// refresh-only plan with nothing changed, nothing is read. A destroy
+// (null plan) runs no preflight; in any other plan a conflict with another
+// VM is a warning and a create counts no VM of its own name as one (see
+// preflightVM.planned), because Terraform makes that same plan before a
+// destroy: the apply's create or update refuses the conflict before any
+// write.
 func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
@@ -52,15 +57,18 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 		plan.GPUs = state.GPUs // the same hostpci lines resolve to the same devices
 	}
 	if state != nil {
-		resp.Diagnostics.Append(restartNeeded(state, &plan)...)
+		resp.Diagnostics.Append(restartNeeded(ctx, state, &plan)...)
 	}
 	if !resp.Diagnostics.HasError() && gpusChange && len(plan.GPU) > 0 && !plan.Node.IsUnknown() && gpusKnown(plan.GPU) {
 		if client, ok := r.clients.proxmoxAtPlan(ctx, &resp.Diagnostics); ok {
-			vm := preflightVM{node: plan.Node.ValueString()}
+			vm := preflightVM{node: plan.Node.ValueString(), planned: true}
 			if state != nil {
 				vm.vmid = int(state.VMID.ValueInt64())
-			} else if !plan.VMID.IsUnknown() {
-				vm.newVMID = int(plan.VMID.ValueInt64())
+			} else {
+				vm.name = plan.Name.ValueString()
+				if !plan.VMID.IsUnknown() {
+					vm.newVMID = int(plan.VMID.ValueInt64())
+				}
 			}
 			resp.Diagnostics.Append(preflight(ctx, client, vm, plan.gpuSpecs())...)
 		}
@@ -69,46 +77,6 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-}
-
-// preflightVM is the VM a preflight is for: on node, existing as vmid, or
-// to be created (vmid 0) as newVMID (0: the next free one).
-type preflightVM struct {
-	node          string
-	vmid, newVMID int
-}
-
-// preflight reads the facts of the VM's node and checks gpus against
-// them, and that a VM to be created with a given vmid does not exist.
-func preflight(ctx context.Context, client *proxmox.Client, vm preflightVM, gpus []proxmox.GPU) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if len(gpus) == 0 {
-		return diags
-	}
-	facts, err := readPassthroughFacts(ctx, client, vm.node, gpus)
-	if err != nil {
-		diags.AddAttributeError(path.Root("node"), "checking the GPUs against Proxmox VE", err.Error())
-		return diags
-	}
-	diags.Append(checkNewVMID(vm, facts)...)
-	diags.Append(preflightGPUs(vm.vmid, gpus, facts)...)
-	return diags
-}
-
-// checkNewVMID refuses to create a VM whose vmid another VM has.
-func checkNewVMID(vm preflightVM, facts *passthroughFacts) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if vm.vmid != 0 || vm.newVMID == 0 {
-		return diags
-	}
-	for _, g := range facts.Guests {
-		if g.VMID == vm.newVMID {
-			diags.AddAttributeError(path.Root("vmid"), "VM ID in use", fmt.Sprintf("vmid %d is VM %q on node %s already: to manage "+
-				"it, import it (terraform import <address> %s/%d); else pick a free vmid, or leave vmid unset for the next free one",
-				vm.newVMID, g.Name, g.Node, g.Node, g.VMID))
-		}
-	}
-	return diags
 }
 
 // passthroughChanged says whether the plan changes anything the user sets.
@@ -131,9 +99,11 @@ func passthroughChanged(state, plan *passthroughVMModel) bool {
 }
 
 // restartNeeded is the plan error for a change Proxmox applies only to a
-// stopped VM (the GPUs, CPU, memory) while the VM runs and stays running,
-// without allow_restart.
-func restartNeeded(state, plan *passthroughVMModel) diag.Diagnostics {
+// stopped VM (the backend's proxmox.StopFields: the GPUs, CPU, memory)
+// while the VM runs and stays running, without allow_restart. Unknown
+// planned values count as unchanged; attributes whose change replaces the
+// VM are not compared.
+func restartNeeded(ctx context.Context, state, plan *passthroughVMModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if state.Status.ValueString() != "running" || plan.AllowRestart.IsUnknown() || plan.AllowRestart.ValueBool() {
 		return diags
@@ -141,20 +111,25 @@ func restartNeeded(state, plan *passthroughVMModel) diag.Diagnostics {
 	if plan.Started.IsUnknown() || !plan.Started.ValueBool() {
 		return diags // stopped by this apply: the change applies to a stopped VM
 	}
-	var changed []string
-	if gpusKnown(plan.GPU) && !gpusEqual(state.GPU, plan.GPU) {
-		changed = append(changed, "gpu")
+	prior, planned := state.toSpec(ctx), state.toSpec(ctx)
+	if gpusKnown(plan.GPU) {
+		planned.GPUs = plan.gpuSpecs()
 	}
-	for _, c := range []struct {
-		name string
-		a, b fmt.Stringer
-	}{
-		{"cores", state.Cores, plan.Cores}, {"sockets", state.Sockets, plan.Sockets},
-		{"cpu_type", state.CPUType, plan.CPUType}, {"memory_mib", state.MemoryMiB, plan.MemoryMiB},
-	} {
-		if !strings.Contains(c.b.String(), "<unknown>") && c.a.String() != c.b.String() {
-			changed = append(changed, c.name)
-		}
+	if !plan.Cores.IsUnknown() {
+		planned.Cores = int(plan.Cores.ValueInt64())
+	}
+	if !plan.Sockets.IsUnknown() {
+		planned.Sockets = int(plan.Sockets.ValueInt64())
+	}
+	if !plan.CPUType.IsUnknown() {
+		planned.CPUType = plan.CPUType.ValueString()
+	}
+	if !plan.MemoryMiB.IsUnknown() {
+		planned.MemoryMiB = int(plan.MemoryMiB.ValueInt64())
+	}
+	var changed []string
+	for _, f := range proxmox.StopFields(prior, planned) {
+		changed = append(changed, fieldPath(f).String())
 	}
 	if len(changed) == 0 {
 		return diags

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -20,6 +21,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
 )
 
 // The values the schema offers, each listed once for its validator and its description.
@@ -51,8 +54,6 @@ var (
 )
 
 const (
-	// passthroughMaxGPUs is hostpci0..hostpci15.
-	passthroughMaxGPUs = 16
 	// pveMinVMID and pveMaxVMID bound a VM ID (pve-vmid).
 	pveMinVMID = 100
 	pveMaxVMID = 999999999
@@ -60,19 +61,20 @@ const (
 
 func passthroughVMSchema(ctx context.Context) schema.Schema {
 	return schema.Schema{
-		MarkdownDescription: "A Proxmox VE virtual machine with NVIDIA GPUs passed through (`hostpci0`..`hostpci15`), checked before " +
+		MarkdownDescription: fmt.Sprintf("A Proxmox VE virtual machine with NVIDIA GPUs passed through (`hostpci0`..`hostpci%d`), checked before ", proxmox.MaxHostPCI-1) +
 			"it breaks. Everything Proxmox would only refuse with an HTTP 500 or at the VM's start (raw PCI addresses through an API " +
 			"token, `pcie` on an i440fx machine, OVMF without an EFI disk, an IOMMU group shared with a device left behind, a GPU " +
 			"already in a running VM, a vGPU type with no instances left, `rombar` silently off) is refused at plan time, or at apply " +
-			"before anything is written when the plan cannot know yet. Create or clone, configure and start are each followed through " +
-			"their Proxmox task (UPID) to the task's own exit status and log.",
+			"before anything is written when the plan cannot know yet; what another VM holds (a GPU, a VM ID, vGPU instances) is a " +
+			"warning at plan time, as Terraform makes that same plan before a destroy, and the apply refuses it. Create or clone, " +
+			"configure and start are each followed through their Proxmox task (UPID) to the task's own exit status and log.",
 		Attributes: passthroughVMAttributes(),
 		Blocks: map[string]schema.Block{
 			"gpu": schema.ListNestedBlock{
-				MarkdownDescription: "A GPU passed through, in order: the first is `hostpci0`. At most 16. Exactly one of `mapping` (a " +
+				MarkdownDescription: fmt.Sprintf("A GPU passed through, in order: the first is `hostpci0`. At most %d. Exactly one of `mapping` (a ", proxmox.MaxHostPCI) +
 					"cluster PCI resource mapping, which API tokens may use) and `pci_address` (a raw host address, which Proxmox lets only " +
 					"`root@pam` with a password set). Adding, removing or changing one needs the VM stopped: see `allow_restart`.",
-				Validators: []validator.List{listvalidator.SizeAtMost(passthroughMaxGPUs)},
+				Validators: []validator.List{listvalidator.SizeAtMost(proxmox.MaxHostPCI)},
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 					"mapping": schema.StringAttribute{
 						Optional: true,

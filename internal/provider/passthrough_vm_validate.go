@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
 )
 
 // This file holds gpu_passthrough_vm's checks that the configuration alone
@@ -55,12 +57,12 @@ func (m *passthroughVMModel) validate() diag.Diagnostics {
 				fmt.Sprintf("gpu[%d] uses mapping %q, whose path decides which functions go along: remove all_functions, or edit the "+
 					"mapping's path (0000:01:00 for every function)", i, g.Mapping.ValueString()))
 		}
-		if address != "" && !g.AllFunctions.IsUnknown() && !boolOr(g.AllFunctions, true) && !strings.Contains(address, ".") {
+		if address != "" && !g.AllFunctions.IsUnknown() && !boolOr(g.AllFunctions, true) && !proxmox.PCIHasFunction(address) {
 			diags.AddAttributeError(at.AtName("pci_address"), "PCI function missing",
 				fmt.Sprintf("gpu[%d].pci_address %q names every function of the device and all_functions is false: write the one "+
 					"function to pass, e.g. %q, or set all_functions = true", i, address, address+".0"))
 		}
-		if address != "" && !g.Mdev.IsNull() && !strings.Contains(address, ".") {
+		if address != "" && !g.Mdev.IsNull() && !proxmox.PCIHasFunction(address) {
 			diags.AddAttributeError(at.AtName("pci_address"), "vGPU needs one PCI function",
 				fmt.Sprintf("gpu[%d] asks for vGPU type %q, which is created on one function: write pci_address as %q", i,
 					g.Mdev.ValueString(), address+".0"))
@@ -103,7 +105,7 @@ func gpuDeviceKey(g passthroughGPUModel) string {
 	case !g.Mapping.IsNull() && !g.Mapping.IsUnknown():
 		return "mapping " + g.Mapping.ValueString()
 	case !g.PCIAddress.IsNull() && !g.PCIAddress.IsUnknown():
-		return "device " + pciDevice(g.PCIAddress.ValueString())
+		return "device " + proxmox.PCIDevice(proxmox.NormalizePCIAddress(g.PCIAddress.ValueString()))
 	}
 	return ""
 }

@@ -9,8 +9,14 @@ import (
 	pxapi "github.com/Telmate/proxmox-api-go/proxmox"
 )
 
-// MaxGPUs is how many hostpciN entries a VM takes (hostpci0..hostpci15).
-const MaxGPUs = int(pxapi.QemuPciDevicesAmount)
+// This file is the one home of the hostpciN wire format: GPU is one
+// hostpciN value, written by HostPCIValue and read back by ParseHostPCI
+// (a VM's own lines and other guests' alike).
+
+// MaxHostPCI is how many hostpciN entries a VM takes, hostpci0..hostpci15:
+// qemu-server's $MAX_HOSTPCI_DEVICES (PVE/QemuServer/PCI.pm), 16 in every
+// PVE release to date.
+const MaxHostPCI = 16
 
 // HostPCIValue is the hostpciN value for g: "mapping=a6000-0,pcie=1,rombar=1"
 // or "0000:01:00,pcie=1,x-vga=1,rombar=1". rombar is always written (PVE's
@@ -43,27 +49,26 @@ func HostPCIValue(g GPU) string {
 // hostAddress is the host= part: with AllFunctions the function is dropped
 // ("0000:01:00" passes every function of the device).
 func hostAddress(g GPU) string {
-	addr := g.PCIAddress
 	if g.AllFunctions {
-		if i := strings.LastIndexByte(addr, '.'); i > strings.LastIndexByte(addr, ':') {
-			addr = addr[:i]
-		}
+		return PCIDevice(g.PCIAddress)
 	}
-	return addr
+	return g.PCIAddress
 }
 
 // ParseHostPCI reads a hostpciN value back into a GPU. PVE's defaults
-// apply where a key is absent: pcie=0, x-vga=0, rombar=1.
+// apply where a key is absent: pcie=0, x-vga=0, rombar=1. The host
+// address is normalized (lowercase, with its domain); a device without a
+// function reads as AllFunctions, as PVE passes all of its functions.
 func ParseHostPCI(value string) (GPU, error) {
 	o := splitOptions(value, "host")
-	g := GPU{Mapping: o["mapping"], PCIAddress: o["host"], Mdev: o["mdev"], ROMBar: true}
-	if g.Mapping == "" && g.PCIAddress == "" {
+	g := GPU{Mapping: o["mapping"], Mdev: o["mdev"], ROMBar: true}
+	addresses := splitPCIList(o["host"])
+	if g.Mapping == "" && len(addresses) == 0 {
 		return GPU{}, fmt.Errorf("hostpci value %q names neither a mapping nor a host PCI address", value)
 	}
-	if g.PCIAddress != "" {
-		g.PCIAddress = normalizePCIAddress(g.PCIAddress)
-		last := g.PCIAddress[strings.LastIndexByte(g.PCIAddress, ':')+1:]
-		g.AllFunctions = !strings.Contains(last, ".")
+	if len(addresses) > 0 {
+		g.PCIAddress = strings.Join(addresses, ";")
+		g.AllFunctions = !PCIHasFunction(addresses[0])
 	}
 	g.PCIE = o["pcie"] == "1"
 	g.PrimaryGPU = o["x-vga"] == "1"
@@ -94,21 +99,26 @@ func libraryPCI(g GPU) pxapi.QemuPci {
 	return pxapi.QemuPci{Raw: &pxapi.QemuPciRaw{ID: &id, PCIe: &pcie, PrimaryGPU: &primary, ROMbar: &rombar, MDev: mdev}}
 }
 
+// HostAddresses are the host functions or devices g names, normalized:
+// its address (a list where PVE's value has one), or none for a mapping.
+func (g GPU) HostAddresses() []string { return splitPCIList(g.PCIAddress) }
+
 // ValidateGPUs checks the GPU entries with the library's own validators
-// (PCI id syntax, mapping id, mdev name) and our rules: at most MaxGPUs,
-// exactly one of mapping and pci_address each.
+// (PCI id syntax, mapping id, mdev name) and PVE's rules: at most
+// MaxHostPCI, exactly one of a mapping and a host address each. Its error
+// is a *FieldError.
 func ValidateGPUs(gpus []GPU) error {
-	if len(gpus) > MaxGPUs {
-		return fmt.Errorf("gpu: %d blocks given, Proxmox VE takes at most %d (hostpci0..hostpci%d)", len(gpus), MaxGPUs, MaxGPUs-1)
+	if len(gpus) > MaxHostPCI {
+		return fieldErrorf(Field{Kind: FieldGPUs}, "%d GPUs given, Proxmox VE takes at most %d (hostpci0..hostpci%d)", len(gpus), MaxHostPCI, MaxHostPCI-1)
 	}
 	devices := pxapi.QemuPciDevices{}
 	for i, g := range gpus {
 		if (g.Mapping == "") == (g.PCIAddress == "") {
-			return fmt.Errorf("gpu[%d]: set exactly one of mapping and pci_address", i)
+			return fieldErrorf(GPUField(FieldGPU, i), "hostpci%d: needs exactly one of a PCI mapping and a host PCI address", i)
 		}
 		devices[pxapi.QemuPciID(i)] = libraryPCI(g)
 		if err := devices.Validate(nil); err != nil {
-			return fmt.Errorf("gpu[%d] (%s): %w", i, HostPCIValue(g), err)
+			return &FieldError{Field: gpuAddressField(g, i), Err: fmt.Errorf("hostpci%d (%s): %w", i, HostPCIValue(g), err)}
 		}
 	}
 	return nil
@@ -123,7 +133,7 @@ func hostPCILines(config map[string]any) map[int]string {
 			continue
 		}
 		i, err := strconv.Atoi(n)
-		if err != nil || i < 0 || i >= MaxGPUs {
+		if err != nil || i < 0 || i >= MaxHostPCI {
 			continue
 		}
 		out[i] = configString(v)

@@ -3,6 +3,7 @@ package proxmox
 import (
 	"testing"
 
+	pxapi "github.com/Telmate/proxmox-api-go/proxmox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,12 +76,15 @@ func TestValidateGPUs(t *testing.T) {
 		description string
 		gpus        []GPU
 		wantErr     string
+		wantField   Field
 	}{
-		{"a mapping and a raw address are accepted", []GPU{{Mapping: "a6000-0"}, {PCIAddress: "0000:02:00.0"}}, ""},
-		{"both mapping and pci_address is refused", []GPU{{Mapping: "a6000-0", PCIAddress: "0000:01:00.0"}}, "gpu[0]: set exactly one of mapping and pci_address"},
-		{"neither is refused", []GPU{{}}, "gpu[0]: set exactly one"},
-		{"a malformed address is refused by the library's validator", []GPU{{PCIAddress: "01:00.0"}}, "gpu[0]"},
-		{"seventeen GPUs are refused", make17(), "at most 16"},
+		{"a mapping and a raw address are accepted", []GPU{{Mapping: "a6000-0"}, {PCIAddress: "0000:02:00.0"}}, "", Field{}},
+		{"both a mapping and an address is refused", []GPU{{Mapping: "a6000-0", PCIAddress: "0000:01:00.0"}},
+			"hostpci0: needs exactly one of a PCI mapping and a host PCI address", GPUField(FieldGPU, 0)},
+		{"neither is refused", []GPU{{Mapping: "a6000-0"}, {}}, "hostpci1: needs exactly one", GPUField(FieldGPU, 1)},
+		{"a malformed address is refused by the library's validator", []GPU{{PCIAddress: "01:00.0"}}, "hostpci0 (01:00.0,rombar=0)",
+			GPUField(FieldGPUPCIAddress, 0)},
+		{"seventeen GPUs are refused", make17(), "at most 16", Field{Kind: FieldGPUs}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.description, func(t *testing.T) {
@@ -90,8 +94,68 @@ func TestValidateGPUs(t *testing.T) {
 				return
 			}
 			require.ErrorContains(t, err, tc.wantErr)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			require.Equal(t, tc.wantField, fe.Field)
+			require.NotContains(t, err.Error(), "gpu[", "no Terraform attribute names")
 		})
 	}
+}
+
+func TestMaxHostPCIIsTheLibrarysAndPVEsLimit(t *testing.T) {
+	// qemu-server's $MAX_HOSTPCI_DEVICES is 16; the library agrees.
+	require.Equal(t, 16, MaxHostPCI)
+	require.Equal(t, int(pxapi.QemuPciDevicesAmount), MaxHostPCI)
+}
+
+func TestParseHostPCI_functions(t *testing.T) {
+	tests := []struct {
+		description string
+		value       string
+		want        GPU
+		addresses   []string
+	}{
+		{"a device without a function passes all its functions", "0000:01:00,pcie=1", GPU{PCIAddress: "0000:01:00", AllFunctions: true, PCIE: true, ROMBar: true}, []string{"0000:01:00"}},
+		{"one function passes that function alone", "0000:01:00.1", GPU{PCIAddress: "0000:01:00.1", ROMBar: true}, []string{"0000:01:00.1"}},
+		{"an id without its domain gets 0000", "01:00", GPU{PCIAddress: "0000:01:00", AllFunctions: true, ROMBar: true}, []string{"0000:01:00"}},
+		{"uppercase hex reads as PVE's lowercase", "host=0000:C1:00.0,mdev=nvidia-1155", GPU{PCIAddress: "0000:c1:00.0", Mdev: "nvidia-1155", ROMBar: true}, []string{"0000:c1:00.0"}},
+		{"a list of functions (virtual functions) keeps every one", "0000:41:00.2;0000:41:00.3,rombar=0",
+			GPU{PCIAddress: "0000:41:00.2;0000:41:00.3"}, []string{"0000:41:00.2", "0000:41:00.3"}},
+		{"a mapping names no host address", "mapping=a6000-0,x-vga=1", GPU{Mapping: "a6000-0", PrimaryGPU: true, ROMBar: true, AllFunctions: true}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.description, func(t *testing.T) {
+			g, err := ParseHostPCI(tc.value)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, g)
+			require.Equal(t, tc.addresses, g.HostAddresses())
+		})
+	}
+}
+
+func TestPCIAddresses(t *testing.T) {
+	tests := []struct {
+		description          string
+		address              string
+		device, primary      string
+		hasFunction          bool
+		covers, doesNotCover string
+	}{
+		{"a function", "0000:01:00.1", "0000:01:00", "0000:01:00.1", true, "0000:01:00.1", "0000:01:00.0"},
+		{"a whole device covers its functions", "0000:01:00", "0000:01:00", "0000:01:00.0", false, "0000:01:00.1", "0000:02:00.0"},
+		{"a domain other than 0000 is kept", "0001:c1:00.0", "0001:c1:00", "0001:c1:00.0", true, "0001:c1:00.0", "0000:c1:00.0"},
+		{"a device without its domain covers it with the domain", "01:00", "01:00", "01:00.0", false, "0000:01:00.0", "0000:01:01.0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.description, func(t *testing.T) {
+			require.Equal(t, tc.device, PCIDevice(tc.address))
+			require.Equal(t, tc.primary, PrimaryFunction(tc.address))
+			require.Equal(t, tc.hasFunction, PCIHasFunction(tc.address))
+			require.True(t, PCICovers(tc.address, tc.covers))
+			require.False(t, PCICovers(tc.address, tc.doesNotCover))
+		})
+	}
+	require.Equal(t, "0000:0a:00.0", NormalizePCIAddress(" 0A:00.0"))
 }
 
 func make17() []GPU {

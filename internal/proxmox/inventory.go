@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // PCIFunctions lists every PCI function of node (GET
@@ -36,21 +35,13 @@ func (c *Client) PCIFunctions(ctx context.Context, node string) ([]PCIFunction, 
 			group = int(*r.IOMMUGroup)
 		}
 		out = append(out, PCIFunction{
-			Node: node, Address: normalizePCIAddress(r.ID), VendorID: r.Vendor, DeviceID: r.Device,
+			Node: node, Address: NormalizePCIAddress(r.ID), VendorID: r.Vendor, DeviceID: r.Device,
 			SubsystemVendorID: r.SubsystemVendor, SubsystemDeviceID: r.SubsystemDevice, Class: r.Class,
 			VendorName: r.VendorName, DeviceName: r.DeviceName, IOMMUGroup: group, MdevCapable: bool(r.Mdev),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
 	return out, nil
-}
-
-// normalizePCIAddress adds the "0000:" domain PVE leaves off some ids.
-func normalizePCIAddress(id string) string {
-	if strings.Count(id, ":") == 1 {
-		return "0000:" + id
-	}
-	return id
 }
 
 // MdevTypes lists the mediated device types address offers on node.

@@ -170,15 +170,3 @@ func (e *TaskError) Error() string {
 	}
 	return b.String()
 }
-
-// RestartNeededError says a change needs the VM stopped and it is running.
-type RestartNeededError struct {
-	Node    string
-	VMID    int
-	Changes []string // config keys, e.g. "hostpci0"
-}
-
-func (e *RestartNeededError) Error() string {
-	return fmt.Sprintf("VM %d on node %s is running and %s can only change while it is stopped: set allow_restart = true to let the provider stop, change and start it, or stop the VM first",
-		e.VMID, e.Node, strings.Join(e.Changes, ", "))
-}

@@ -15,10 +15,6 @@ var diskKey = regexp.MustCompile(`^(scsi|virtio|sata|ide)\d+$`)
 // netModels are the NIC models PVE writes as "MODEL[=MAC]".
 var netModels = []string{"virtio", "e1000", "e1000e", "rtl8139", "vmxnet3"}
 
-// restartKeys change only while the VM is stopped (or become pending
-// until its next start): the rest of what the provider sets is hot-applied.
-var restartKeys = map[string]bool{"cores": true, "sockets": true, "cpu": true, "memory": true, "balloon": true, "machine": true, "bios": true, "efidisk0": true}
-
 // vmParams is the config of spec as PVE parameters (without disks and
 // efidisk0, which are allocated once: see allocParams).
 func vmParams(spec VMSpec) map[string]string {

@@ -217,7 +217,7 @@ func TestTestbed_gpuChangeNeedsRestart(t *testing.T) {
 	var restart *RestartNeededError
 	require.ErrorAs(t, err, &restart)
 	require.Equal(t, []string{"hostpci0"}, restart.Changes)
-	require.ErrorContains(t, err, "allow_restart")
+	require.ErrorContains(t, err, "changes hostpci0 only while it is stopped")
 	config, _ := emu.VMConfig("pve-a6000", vm.VMID)
 	require.Equal(t, "mapping=a6000-0,pcie=1,rombar=1", config["hostpci0"])
 	require.Equal(t, "running", emu.VMStatus("pve-a6000", vm.VMID))

@@ -33,12 +33,12 @@ func (c *Client) UpdateVM(ctx context.Context, prior, planned VMSpec, allowResta
 	}
 	var needStop []string
 	for k := range params {
-		if needsStop(k) {
+		if NeedsStop(k) {
 			needStop = append(needStop, k)
 		}
 	}
 	for _, k := range deletions {
-		if needsStop(k) {
+		if NeedsStop(k) {
 			needStop = append(needStop, k)
 		}
 	}
@@ -75,10 +75,6 @@ func (c *Client) UpdateVM(ctx context.Context, prior, planned VMSpec, allowResta
 		return VM{}, fmt.Errorf("VM %d on node %s is gone", vmid, node)
 	}
 	return vm, nil
-}
-
-func needsStop(key string) bool {
-	return restartKeys[key] || strings.HasPrefix(key, "hostpci")
 }
 
 // configChanges compares the current config with the wanted parameters:

@@ -1,0 +1,248 @@
+package proxmox
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// NVIDIAVendorID is NVIDIA's PCI vendor ID as PVE reports it.
+const NVIDIAVendorID = "0x10de"
+
+// Display controller subclasses a GPU has: VGA (0x0300) and 3D (0x0302).
+const (
+	PCIClassVGA = "0x0300"
+	PCIClass3D  = "0x0302"
+)
+
+// NodeFacts is what Proxmox VE says about one node and the cluster that a
+// VM's GPUs on that node depend on: read by ReadNodeFacts for Preflight,
+// or filled in part by a caller that needs only the PCI functions and
+// mappings to resolve hostpci lines.
+type NodeFacts struct {
+	Node      string
+	Identity  Identity
+	Functions []PCIFunction
+	Mappings  []PCIMapping
+	Guests    []Guest
+	// Mdev is the mdev types per function address, read for GPUs with mdev.
+	Mdev map[string][]MdevType
+	// MappingUse says, per mapping a GPU names, whether the client's
+	// identity has Mapping.Use on it; read unless it is root@pam.
+	MappingUse map[string]bool
+}
+
+// ReadNodeFacts reads what Preflight needs to check gpus on node: the
+// node's PCI functions, the cluster's mappings and VMs, the client's
+// Mapping.Use on each mapping named (unless root@pam), and the mdev types
+// of each GPU asking for one.
+func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*NodeFacts, error) {
+	facts := &NodeFacts{Node: node, Identity: c.Identity(), Mdev: map[string][]MdevType{}}
+	var err error
+	if facts.Functions, err = c.PCIFunctions(ctx, node); err != nil {
+		return nil, fmt.Errorf("reading the PCI devices of node %s (/nodes/%s/hardware/pci): %w", node, node, err)
+	}
+	if facts.Mappings, err = c.PCIMappings(ctx); err != nil {
+		return nil, fmt.Errorf("reading the cluster's PCI mappings (/cluster/mapping/pci): %w", err)
+	}
+	if facts.Guests, err = c.Guests(ctx); err != nil {
+		return nil, fmt.Errorf("reading the cluster's VMs (/cluster/resources): %w", err)
+	}
+	for _, g := range gpus {
+		if g.Mapping == "" || facts.Identity.IsRootPam() {
+			continue
+		}
+		if facts.MappingUse == nil {
+			facts.MappingUse = map[string]bool{}
+		}
+		perms, err := c.Permissions(ctx, "/mapping/pci/"+g.Mapping)
+		if err != nil {
+			return nil, fmt.Errorf("reading the client's permissions on /mapping/pci/%s: %w", g.Mapping, err)
+		}
+		_, facts.MappingUse[g.Mapping] = perms["Mapping.Use"]
+	}
+	for _, g := range gpus {
+		if g.Mdev == "" {
+			continue
+		}
+		address := g.PCIAddress
+		if g.Mapping != "" {
+			e, ok := facts.MappingEntry(g.Mapping, node)
+			if !ok {
+				continue // Preflight reports the mapping
+			}
+			address = e.Path
+		}
+		address = PrimaryFunction(NormalizePCIAddress(address))
+		if _, done := facts.Mdev[address]; done {
+			continue
+		}
+		if _, ok := facts.Function(address); !ok {
+			continue // Preflight reports the address
+		}
+		types, err := c.MdevTypes(ctx, node, address)
+		if err != nil {
+			return nil, fmt.Errorf("reading the vGPU (mdev) types of %s on node %s: %w", address, node, err)
+		}
+		facts.Mdev[address] = types
+	}
+	return facts, nil
+}
+
+// Function is the PCI function at address ("0000:01:00.0") on the node.
+func (f *NodeFacts) Function(address string) (PCIFunction, bool) {
+	address = NormalizePCIAddress(address)
+	for _, fn := range f.Functions {
+		if NormalizePCIAddress(fn.Address) == address {
+			return fn, true
+		}
+	}
+	return PCIFunction{}, false
+}
+
+// DeviceFunctions are the functions a host address (or a ';' list of
+// them) passes: the one named, or every function of a device given
+// without one; in address order.
+func (f *NodeFacts) DeviceFunctions(addresses string) []PCIFunction {
+	var out []PCIFunction
+	for _, fn := range f.Functions {
+		for _, a := range splitPCIList(addresses) {
+			if PCICovers(a, fn.Address) {
+				out = append(out, fn)
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
+	return out
+}
+
+// Mapping is the cluster mapping id.
+func (f *NodeFacts) Mapping(id string) (PCIMapping, bool) {
+	for _, m := range f.Mappings {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return PCIMapping{}, false
+}
+
+// MappingEntry is mapping id's entry on node.
+func (f *NodeFacts) MappingEntry(id, node string) (PCIMappingEntry, bool) {
+	m, ok := f.Mapping(id)
+	if !ok {
+		return PCIMappingEntry{}, false
+	}
+	for _, e := range m.Entries {
+		if e.Node == node {
+			return e, true
+		}
+	}
+	return PCIMappingEntry{}, false
+}
+
+// Holder is a guest passing one of a set of functions through whole, and
+// its hostpci line that does.
+type Holder struct {
+	Guest Guest
+	// Line is "hostpci0: mapping=a6000-1,pcie=1,rombar=1".
+	Line string
+}
+
+// HeldBy finds a guest on node, other than vmid, that passes one of
+// functions through whole (a vGPU instance holds no device) and is
+// running, or any guest when running is false; the lowest hostpci index
+// of the first such guest.
+func (f *NodeFacts) HeldBy(node string, vmid int, functions []PCIFunction, running bool) (Holder, bool) {
+	for _, g := range f.Guests {
+		if g.Node != node || g.VMID == vmid || (running && g.Status != "running") {
+			continue
+		}
+		indexes := make([]int, 0, len(g.HostPCI))
+		for i := range g.HostPCI {
+			indexes = append(indexes, i)
+		}
+		sort.Ints(indexes)
+		for _, i := range indexes {
+			value := g.HostPCI[i]
+			gpu, err := ParseHostPCI(value)
+			if err != nil || gpu.Mdev != "" {
+				continue
+			}
+			addresses := gpu.HostAddresses()
+			if gpu.Mapping != "" {
+				e, ok := f.MappingEntry(gpu.Mapping, node)
+				if !ok {
+					continue
+				}
+				addresses = splitPCIList(e.Path)
+			}
+			for _, fn := range functions {
+				for _, a := range addresses {
+					if PCICovers(a, fn.Address) {
+						return Holder{Guest: g, Line: fmt.Sprintf("hostpci%d: %s", i, value)}, true
+					}
+				}
+			}
+		}
+	}
+	return Holder{}, false
+}
+
+// IsNVIDIAGPU says whether fn is an NVIDIA display or 3D controller.
+func IsNVIDIAGPU(fn PCIFunction) bool {
+	class := strings.ToLower(fn.Class)
+	return strings.EqualFold(fn.VendorID, NVIDIAVendorID) && (strings.HasPrefix(class, PCIClassVGA) || strings.HasPrefix(class, PCIClass3D))
+}
+
+// Describe is "0000:01:00.1 (NVIDIA Corporation GA102 High Definition Audio Controller, class 0x040300)".
+func (fn PCIFunction) Describe() string {
+	name := strings.TrimSpace(fn.VendorName + " " + fn.DeviceName)
+	if name == "" {
+		name = fn.VendorID + ":" + fn.DeviceID
+	}
+	return fmt.Sprintf("%s (%s, class %s)", fn.Address, name, fn.Class)
+}
+
+// NVIDIAGPUs lists the node's NVIDIA GPU functions, for messages: "it has
+// 0000:01:00.0, 0000:02:00.0" or "it has none".
+func (f *NodeFacts) NVIDIAGPUs() string {
+	var out []string
+	for _, fn := range f.Functions {
+		if IsNVIDIAGPU(fn) {
+			out = append(out, fn.Address)
+		}
+	}
+	if len(out) == 0 {
+		return "it has none"
+	}
+	sort.Strings(out)
+	return "it has " + strings.Join(out, ", ")
+}
+
+// MappingIDs lists the cluster's mappings, for messages: "it has a6000-0,
+// a6000-1" or "it has none".
+func (f *NodeFacts) MappingIDs() string {
+	if len(f.Mappings) == 0 {
+		return "it has none"
+	}
+	ids := make([]string, len(f.Mappings))
+	for i, m := range f.Mappings {
+		ids[i] = m.ID
+	}
+	sort.Strings(ids)
+	return "it has " + strings.Join(ids, ", ")
+}
+
+// Nodes lists where m maps devices, for messages: "pve-a6000 (0000:01:00)".
+func (m PCIMapping) Nodes() string {
+	var nodes []string
+	for _, e := range m.Entries {
+		nodes = append(nodes, e.Node+" ("+e.Path+")")
+	}
+	if len(nodes) == 0 {
+		return "no node"
+	}
+	return strings.Join(nodes, ", ")
+}
