@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/poll"
 )
 
 // CreateNodeGroup creates the node group with the given client request token
@@ -32,14 +34,14 @@ func (c *Client) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, client
 // group is returned) or has failed (the group and a *NodeGroupFailedError).
 // last is returned with ctx's error when the wait runs out.
 func (c *Client) waitNodeGroupActive(ctx context.Context, cluster, name string, last NodeGroup) (NodeGroup, error) {
-	err := pollUntil(ctx, fmt.Sprintf("EKS node group (%s:%s) to become ACTIVE", cluster, name),
+	err := poll.Until(ctx, waitLog, fmt.Sprintf("EKS node group (%s:%s) to become ACTIVE", cluster, name), checkAfterRequest,
 		func(ctx context.Context) (bool, error) {
 			g, found, err := c.ReadNodeGroup(ctx, cluster, name)
 			if err != nil {
 				return false, err
 			}
 			if !found {
-				return false, fmt.Errorf("EKS node group (%s:%s) disappeared while waiting for it to become ACTIVE (deleted outside Terraform?)", cluster, name)
+				return false, &NodeGroupGoneError{ClusterName: cluster, Name: name, While: "waiting for it to become ACTIVE"}
 			}
 			last = g
 			switch ekstypes.NodegroupStatus(g.Status) {

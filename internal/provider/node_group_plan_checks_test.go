@@ -88,11 +88,6 @@ func TestCheckInstanceTypesRejectsWhatHasNoNVIDIAGPU(t *testing.T) {
 	}
 }
 
-func TestDefaultAMITypeFollowsTheArchitecture(t *testing.T) {
-	require.Equal(t, "AL2023_x86_64_NVIDIA", defaultAMIType("x86_64"))
-	require.Equal(t, "AL2023_ARM_64_NVIDIA", defaultAMIType("arm64"))
-}
-
 func TestCheckZones(t *testing.T) {
 	subnets := map[string]string{"subnet-1": "us-west-2a", "subnet-4": "us-west-2d"}
 	offered := map[string][]string{"p5.48xlarge": {"us-west-2a", "us-west-2b", "us-west-2c"}, "g5.xlarge": {"us-west-2a", "us-west-2d"}}
