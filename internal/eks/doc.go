@@ -15,8 +15,10 @@
 //     CreateNodeGroup sends a client request token, so a create whose
 //     answer was lost is retried into the same group; once EKS accepted the
 //     create, the group comes back with any error: the wait cut short by
-//     the context, CREATE_FAILED, DEGRADED. A zero NodeGroup means EKS
-//     created nothing.
+//     the context, CREATE_FAILED, DEGRADED; and when the context ends while
+//     EKS's answer is on its way, the group is looked up and, if EKS
+//     created it, comes back with the context's error. A zero NodeGroup
+//     means EKS created nothing.
 //   - Waits happen inside the calls, bounded by the caller's context,
 //     through internal/poll on this package's schedules (wait.go).
 //   - Every AWS operation is logged once, retries included, with its
