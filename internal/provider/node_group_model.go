@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -352,9 +351,6 @@ func (m *nodeGroupModel) setGPUFacts(names []string, facts map[string]eks.Instan
 	}
 }
 
-// nodeTemplateTagPrefix starts every cluster-autoscaler node-template tag.
-const nodeTemplateTagPrefix = "k8s.io/cluster-autoscaler/node-template/"
-
 // planNodeTemplateTags plans node_template_tags from the effective labels
 // and taints and the GPUs per node; unknown while any of them is.
 func (m *nodeGroupModel) planNodeTemplateTags(ctx context.Context) diag.Diagnostics {
@@ -366,29 +362,4 @@ func (m *nodeGroupModel) planNodeTemplateTags(ctx context.Context) diag.Diagnost
 	tags := eks.NodeTemplateTags(stringMapOf(m.EffectiveLabels), taints, int(m.GPUsPerNode.ValueInt64()))
 	m.NodeTemplateTags = nodeGroupMapValue(tags, false)
 	return diags
-}
-
-// nodeTemplateTagsOf is the node-template tags every one of the groups
-// carries with the same value: a tag missing on one group, or different,
-// is left out, so that the plan sets it again.
-func nodeTemplateTagsOf(groups []map[string]string) map[string]string {
-	out := map[string]string{}
-	for i, tags := range groups {
-		for k, v := range tags {
-			if !strings.HasPrefix(k, nodeTemplateTagPrefix) {
-				continue
-			}
-			if i == 0 {
-				out[k] = v
-			}
-		}
-		if i > 0 {
-			for k, v := range out {
-				if tags[k] != v {
-					delete(out, k)
-				}
-			}
-		}
-	}
-	return out
 }

@@ -226,14 +226,3 @@ func TestClientRequestTokensAreUUIDs(t *testing.T) {
 	require.NotEqual(t, a, b)
 	require.Len(t, uniqueSuffix(), uniqueSuffixLength)
 }
-
-func TestNodeTemplateTagsOfKeepsOnlyWhatEveryGroupCarries(t *testing.T) {
-	const gpu = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
-	const label = "k8s.io/cluster-autoscaler/node-template/label/team"
-	got := nodeTemplateTagsOf([]map[string]string{
-		{gpu: "8", label: "ml", "eks:nodegroup-name": "gpu"},
-		{gpu: "8", label: "research"},
-	})
-	require.Equal(t, map[string]string{gpu: "8"}, got, "a tag that differs between groups is planned again; other tags are not ours")
-	require.Empty(t, nodeTemplateTagsOf(nil))
-}

@@ -120,17 +120,13 @@ func readNodeTemplateTags(ctx context.Context, client *eks.Client, m *nodeGroupM
 		}
 		return
 	}
-	var groups []map[string]string
-	for _, asg := range asgs {
-		tags, err := client.AutoScalingGroupTags(ctx, asg)
-		if err != nil {
-			diags.AddWarning(summary, "reading the Auto Scaling group's node-template tags: "+err.Error())
-			if m.NodeTemplateTags.IsUnknown() {
-				m.NodeTemplateTags = types.MapNull(types.StringType)
-			}
-			return
+	tags, err := client.ReadNodeTemplateTags(ctx, asgs)
+	if err != nil {
+		diags.AddWarning(summary, "reading the Auto Scaling group's node-template tags: "+err.Error())
+		if m.NodeTemplateTags.IsUnknown() {
+			m.NodeTemplateTags = types.MapNull(types.StringType)
 		}
-		groups = append(groups, tags)
+		return
 	}
-	m.NodeTemplateTags = nodeGroupMapValue(nodeTemplateTagsOf(groups), false)
+	m.NodeTemplateTags = nodeGroupMapValue(tags, false)
 }
