@@ -72,3 +72,17 @@ func (c *Client) AutoScalingGroupTags(ctx context.Context, asgName string) (map[
 	}
 	return tags, nil
 }
+
+// ReadNodeTemplateTags returns the cluster-autoscaler node-template tags
+// that every one of the Auto Scaling groups carries with the same value.
+func (c *Client) ReadNodeTemplateTags(ctx context.Context, asgNames []string) (map[string]string, error) {
+	groups := make([]map[string]string, 0, len(asgNames))
+	for _, asg := range asgNames {
+		tags, err := c.AutoScalingGroupTags(ctx, asg)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, tags)
+	}
+	return commonNodeTemplateTags(groups), nil
+}

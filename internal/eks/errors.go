@@ -8,28 +8,40 @@ import (
 	"github.com/aws/smithy-go"
 )
 
+// Issue is one problem EKS reports: a node group's health issue
+// (DescribeNodegroup) or one of an update's errors (DescribeUpdate).
+type Issue struct {
+	Code, Message string
+	ResourceIDs   []string
+}
+
+// writeIssues lists issues, one a line, after a colon; none says so.
+func writeIssues(b *strings.Builder, issues []Issue, none string) {
+	if len(issues) == 0 {
+		b.WriteString(" (" + none + ")")
+		return
+	}
+	b.WriteString(":")
+	for _, i := range issues {
+		fmt.Fprintf(b, "\n  - %s: %s", i.Code, i.Message)
+		if len(i.ResourceIDs) > 0 {
+			fmt.Fprintf(b, " (resources: %s)", strings.Join(i.ResourceIDs, ", "))
+		}
+	}
+}
+
 // NodeGroupFailedError says EKS gave up on a node group (CREATE_FAILED,
 // DELETE_FAILED or DEGRADED), with every health issue it reported.
 type NodeGroupFailedError struct {
 	ClusterName, Name string
 	Status            string
-	Health            []HealthIssue
+	Health            []Issue
 }
 
 func (e *NodeGroupFailedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "EKS node group %q of cluster %q is %s", e.Name, e.ClusterName, e.Status)
-	if len(e.Health) == 0 {
-		b.WriteString(" (EKS reported no health issue)")
-		return b.String()
-	}
-	b.WriteString(":")
-	for _, h := range e.Health {
-		fmt.Fprintf(&b, "\n  - %s: %s", h.Code, h.Message)
-		if len(h.ResourceIDs) > 0 {
-			fmt.Fprintf(&b, " (resources: %s)", strings.Join(h.ResourceIDs, ", "))
-		}
-	}
+	writeIssues(&b, e.Health, "EKS reported no health issue")
 	return b.String()
 }
 
@@ -39,30 +51,26 @@ type UpdateFailedError struct {
 	UpdateID          string
 	Type              string // EKS update type, e.g. "VersionUpdate", "ConfigUpdate"
 	Status            string // EKS's UpdateStatus: UpdateStatusFailed or UpdateStatusCancelled
-	Errors            []UpdateError
-}
-
-// UpdateError is one of an update's errors, as DescribeUpdate reports them.
-type UpdateError struct {
-	Code, Message string
-	ResourceIDs   []string
+	Errors            []Issue
 }
 
 func (e *UpdateFailedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "EKS %s %s of node group %q (cluster %q) ended %s", e.Type, e.UpdateID, e.Name, e.ClusterName, e.Status)
-	if len(e.Errors) == 0 {
-		b.WriteString(" (EKS reported no error detail)")
-		return b.String()
-	}
-	b.WriteString(":")
-	for _, u := range e.Errors {
-		fmt.Fprintf(&b, "\n  - %s: %s", u.Code, u.Message)
-		if len(u.ResourceIDs) > 0 {
-			fmt.Fprintf(&b, " (resources: %s)", strings.Join(u.ResourceIDs, ", "))
-		}
-	}
+	writeIssues(&b, e.Errors, "EKS reported no error detail")
 	return b.String()
+}
+
+// NodeGroupGoneError says a node group that was being created or updated
+// no longer exists: something else deleted it.
+type NodeGroupGoneError struct {
+	ClusterName, Name string
+	// While says what was going on, e.g. "waiting for it to become ACTIVE".
+	While string
+}
+
+func (e *NodeGroupGoneError) Error() string {
+	return fmt.Sprintf("EKS node group (%s:%s) disappeared while %s", e.ClusterName, e.Name, e.While)
 }
 
 // UnknownInstanceTypesError names instance types EC2 does not know in the region.

@@ -12,7 +12,7 @@ import (
 func TestNodeGroupFailedErrorListsEveryHealthIssue(t *testing.T) {
 	err := fmt.Errorf("creating EKS node group (prod:gpu): %w", &NodeGroupFailedError{
 		ClusterName: "prod", Name: "gpu", Status: "CREATE_FAILED",
-		Health: []HealthIssue{
+		Health: []Issue{
 			{Code: "AsgInstanceLaunchFailures", Message: "Could not launch On-Demand Instances. InsufficientInstanceCapacity", ResourceIDs: []string{"eks-gpu-1234"}},
 			{Code: "NodeCreationFailure", Message: "Instances failed to join the kubernetes cluster", ResourceIDs: []string{"i-0a", "i-0b"}},
 		},
@@ -30,12 +30,19 @@ func TestNodeGroupFailedErrorListsEveryHealthIssue(t *testing.T) {
 func TestUpdateFailedErrorListsTheUpdatesErrors(t *testing.T) {
 	err := error(&UpdateFailedError{
 		ClusterName: "prod", Name: "gpu", UpdateID: "0f3c", Type: "VersionUpdate", Status: "Failed",
-		Errors: []UpdateError{{Code: "PodEvictionFailure", Message: "Reached max retries while trying to evict pods from nodes", ResourceIDs: []string{"ip-10-0-1-2"}}},
+		Errors: []Issue{{Code: "PodEvictionFailure", Message: "Reached max retries while trying to evict pods from nodes", ResourceIDs: []string{"ip-10-0-1-2"}}},
 	})
 	var failed *UpdateFailedError
 	require.True(t, errors.As(err, &failed))
 	require.ErrorContains(t, err, `EKS VersionUpdate 0f3c of node group "gpu" (cluster "prod") ended Failed:`)
 	require.ErrorContains(t, err, "PodEvictionFailure: Reached max retries while trying to evict pods from nodes (resources: ip-10-0-1-2)")
+}
+
+func TestNodeGroupGoneErrorNamesTheGroupAndNothingOfTerraform(t *testing.T) {
+	err := fmt.Errorf("creating: %w", &NodeGroupGoneError{ClusterName: "prod", Name: "gpu", While: "waiting for it to become ACTIVE"})
+	var gone *NodeGroupGoneError
+	require.ErrorAs(t, err, &gone)
+	require.EqualError(t, gone, "EKS node group (prod:gpu) disappeared while waiting for it to become ACTIVE")
 }
 
 func TestUnknownNamesErrorsNameEachAndTheFix(t *testing.T) {

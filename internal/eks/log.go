@@ -40,17 +40,3 @@ func logCalls(stack *middleware.Stack) error {
 			return out, md, err
 		}), middleware.Before)
 }
-
-// startWait logs the start of a wait (what: e.g. "EKS node group (prod:gpu)
-// to become ACTIVE") and returns the function that logs its end.
-func startWait(ctx context.Context, what string) func(error) {
-	started := time.Now()
-	tflog.Debug(ctx, logWaitStarted, map[string]any{"what": what})
-	return func(err error) {
-		fields := map[string]any{"what": what, "ok": err == nil, "waited_ms": time.Since(started).Milliseconds()}
-		if err != nil {
-			fields["error"] = err.Error()
-		}
-		tflog.Debug(ctx, logWaitFinished, fields)
-	}
-}

@@ -1,11 +1,16 @@
 package eks
 
-import "strconv"
+import (
+	"maps"
+	"strconv"
+	"strings"
+)
 
 // Cluster-autoscaler reads these Auto Scaling group tags to know what a node
 // of an empty group (scaled to zero) would look like: its labels, taints and
 // extended resources. EKS does not set them for managed node groups.
 const (
+	nodeTemplatePrefix      = "k8s.io/cluster-autoscaler/node-template/"
 	nodeTemplateLabelPrefix = "k8s.io/cluster-autoscaler/node-template/label/"
 	nodeTemplateTaintPrefix = "k8s.io/cluster-autoscaler/node-template/taint/"
 	nodeTemplateGPUResource = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
@@ -43,4 +48,21 @@ func KubernetesTaintEffect(eksEffect string) string {
 		return "PreferNoSchedule"
 	}
 	return eksEffect
+}
+
+// commonNodeTemplateTags is the node-template tags every one of the groups'
+// tag sets carries with the same value: a tag missing on one group, or
+// different, is left out (so that a plan sets it again); other tags (EKS's,
+// the user's) are not node-template tags.
+func commonNodeTemplateTags(groups []map[string]string) map[string]string {
+	out := map[string]string{}
+	for i, tags := range groups {
+		if i == 0 {
+			maps.Copy(out, tags)
+			maps.DeleteFunc(out, func(k, _ string) bool { return !strings.HasPrefix(k, nodeTemplatePrefix) })
+			continue
+		}
+		maps.DeleteFunc(out, func(k, v string) bool { return tags[k] != v })
+	}
+	return out
 }

@@ -43,3 +43,15 @@ func TestNodeTemplateTags(t *testing.T) {
 		})
 	}
 }
+
+func TestCommonNodeTemplateTagsKeepOnlyWhatEveryGroupCarries(t *testing.T) {
+	const gpu = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+	const label = "k8s.io/cluster-autoscaler/node-template/label/team"
+	got := commonNodeTemplateTags([]map[string]string{
+		{gpu: "8", label: "ml", "eks:nodegroup-name": "gpu"},
+		{gpu: "8", label: "research"},
+	})
+	require.Equal(t, map[string]string{gpu: "8"}, got, "a tag that differs between groups is planned again; other tags are not node-template tags")
+	require.Equal(t, map[string]string{gpu: "8", label: "ml"}, commonNodeTemplateTags([]map[string]string{{gpu: "8", label: "ml", "owner": "x"}}))
+	require.Empty(t, commonNodeTemplateTags(nil))
+}

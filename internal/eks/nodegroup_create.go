@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/poll"
 )
 
 // CreateNodeGroup creates the node group with the given client request token
@@ -15,31 +19,71 @@ import (
 // backoff bounded by ctx, until EKS says ACTIVE.
 //
 // When the group ends CREATE_FAILED or DEGRADED it returns the NodeGroup it
-// saw and a *NodeGroupFailedError. An error before EKS accepted the create
-// returns a zero NodeGroup: there is nothing to keep in state.
+// saw and a *NodeGroupFailedError. When ctx ends while EKS's answer to the
+// create is on its way, it returns the group EKS created, if it did, with
+// ctx's error. Otherwise an error before EKS accepted the create returns a
+// zero NodeGroup: there is nothing to keep in state.
 func (c *Client) CreateNodeGroup(ctx context.Context, spec NodeGroupSpec, clientRequestToken string) (NodeGroup, error) {
 	in := createNodegroupInput(spec)
 	in.ClientRequestToken = aws.String(clientRequestToken)
+	sent := time.Now()
 	out, err := c.eks.CreateNodegroup(ctx, in)
 	if err != nil {
-		return NodeGroup{}, fmt.Errorf("creating EKS node group (%s:%s): %w", spec.ClusterName, spec.Name, err)
+		err = fmt.Errorf("creating EKS node group (%s:%s): %w", spec.ClusterName, spec.Name, err)
+		return c.createdUnanswered(ctx, spec, sent, err), err
 	}
 	created := nodeGroupFromEKS(out.Nodegroup)
 	return c.waitNodeGroupActive(ctx, spec.ClusterName, spec.Name, created)
 }
 
+// unansweredCreateLookup bounds the look for a group whose create got no
+// answer.
+const unansweredCreateLookup = time.Minute
+
+// createdUnanswered is the group a CreateNodegroup that got no answer (err:
+// ctx ended, or the connection failed, after the request may have reached
+// EKS) created anyway, or a zero NodeGroup. It looks under a context freed
+// of ctx's end, which may be what cut the answer short. A group of that
+// name is this create's only when it has spec's role, subnets and instance
+// types and was created after the request was sent (less the clock skew
+// SigV4 allows): a group that was there before is never taken for it.
+func (c *Client) createdUnanswered(ctx context.Context, spec NodeGroupSpec, sent time.Time, err error) NodeGroup {
+	var unavailable *credentialsUnavailableError
+	if apiErrorCode(err) != "" || errors.As(err, &unavailable) {
+		return NodeGroup{} // EKS answered, or nothing was sent
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unansweredCreateLookup)
+	defer cancel()
+	g, found, readErr := c.ReadNodeGroup(ctx, spec.ClusterName, spec.Name)
+	if readErr != nil || !found {
+		return NodeGroup{}
+	}
+	ours := g.NodeRoleARN == spec.NodeRoleARN &&
+		slices.Equal(slices.Sorted(slices.Values(g.SubnetIDs)), slices.Sorted(slices.Values(spec.SubnetIDs))) &&
+		(len(spec.InstanceTypes) == 0 || slices.Equal(g.InstanceTypes, spec.InstanceTypes)) &&
+		!g.CreatedAt.Before(sent.Add(-sigV4ClockSkew))
+	if !ours {
+		return NodeGroup{}
+	}
+	return g
+}
+
+// sigV4ClockSkew is how far AWS lets a request's signing time be from its
+// own clock: this machine's clock and EKS's may differ by as much.
+const sigV4ClockSkew = 15 * time.Minute
+
 // waitNodeGroupActive polls DescribeNodegroup until the group is ACTIVE (the
 // group is returned) or has failed (the group and a *NodeGroupFailedError).
 // last is returned with ctx's error when the wait runs out.
 func (c *Client) waitNodeGroupActive(ctx context.Context, cluster, name string, last NodeGroup) (NodeGroup, error) {
-	err := pollUntil(ctx, fmt.Sprintf("EKS node group (%s:%s) to become ACTIVE", cluster, name),
+	err := poll.Until(ctx, waitLog, fmt.Sprintf("EKS node group (%s:%s) to become ACTIVE", cluster, name), checkAfterRequest,
 		func(ctx context.Context) (bool, error) {
 			g, found, err := c.ReadNodeGroup(ctx, cluster, name)
 			if err != nil {
 				return false, err
 			}
 			if !found {
-				return false, fmt.Errorf("EKS node group (%s:%s) disappeared while waiting for it to become ACTIVE (deleted outside Terraform?)", cluster, name)
+				return false, &NodeGroupGoneError{ClusterName: cluster, Name: name, While: "waiting for it to become ACTIVE"}
 			}
 			last = g
 			switch ekstypes.NodegroupStatus(g.Status) {

@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/poll"
 )
 
 // DeleteNodeGroup deletes a node group and waits, with backoff bounded by
@@ -17,7 +19,7 @@ import (
 func (c *Client) DeleteNodeGroup(ctx context.Context, cluster, name string) error {
 	what := fmt.Sprintf("EKS node group (%s:%s)", cluster, name)
 	deleting := false
-	return pollNow(ctx, "deletion of "+what, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, waitLog, "deletion of "+what, checkNow, func(ctx context.Context) (bool, error) {
 		g, found, err := c.ReadNodeGroup(ctx, cluster, name)
 		if err != nil || !found {
 			return !found, err

@@ -62,7 +62,7 @@ func nodeGroupFromEKS(ng *ekstypes.Nodegroup) NodeGroup {
 	}
 	if ng.Health != nil {
 		for _, i := range ng.Health.Issues {
-			g.Health = append(g.Health, HealthIssue{Code: string(i.Code), Message: aws.ToString(i.Message), ResourceIDs: i.ResourceIds})
+			g.Health = append(g.Health, Issue{Code: string(i.Code), Message: aws.ToString(i.Message), ResourceIDs: i.ResourceIds})
 		}
 	}
 	if ng.Resources != nil {

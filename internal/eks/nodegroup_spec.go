@@ -36,17 +36,11 @@ type Taint struct{ Key, Value, Effect string }
 // LaunchTemplate names an EC2 launch template by ID or name, and its version.
 type LaunchTemplate struct{ ID, Name, Version string }
 
-// HealthIssue is one of the issues EKS reports on a node group.
-type HealthIssue struct {
-	Code, Message string
-	ResourceIDs   []string
-}
-
 // NodeGroup is a node group as DescribeNodegroup reports it.
 type NodeGroup struct {
 	NodeGroupSpec
 	ARN, Status           string
-	Health                []HealthIssue
+	Health                []Issue
 	AutoScalingGroupNames []string
 	CreatedAt             time.Time
 }

@@ -143,8 +143,14 @@ func TestNodeGroupUpdateTags(t *testing.T) {
 	spec := gpuSpec(uniqueName("tags"))
 	g := createForTest(t, c, spec)
 
-	require.NoError(t, c.UpdateTags(ctx, g.ARN, map[string]string{"owner": "eks-test"}, map[string]string{"cost-center": "42"}))
-	read, _, err := c.ReadNodeGroup(ctx, spec.ClusterName, spec.Name)
+	planned := spec
+	planned.Tags = map[string]string{"cost-center": "42"}
+	emu.ResetCallCounts()
+	updated, err := c.UpdateNodeGroup(ctx, spec, planned)
+	require.NoError(t, err)
+	require.Equal(t, planned.Tags, updated.Tags)
+	require.Zero(t, emu.CallCounts()["eks:UpdateNodegroupVersion"]+emu.CallCounts()["eks:UpdateNodegroupConfig"], "tags alone update no node group config")
+	read, _, err := c.ReadNodeGroup(ctx, g.ClusterName, g.Name)
 	require.NoError(t, err)
 	require.Equal(t, "42", read.Tags["cost-center"])
 	require.NotContains(t, read.Tags, "owner")

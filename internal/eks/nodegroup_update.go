@@ -9,15 +9,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/poll"
 )
 
 // UpdateNodeGroup brings a node group from prior to planned in place: first
 // UpdateNodegroupVersion (version, release version, launch template version,
 // force), then UpdateNodegroupConfig (labels and taints as additions and
 // removals, scaling, update config), each waited through DescribeUpdate
-// until Successful. An update that fails or is canceled gives *UpdateFailedError.
-// Nothing is called for a part where prior and planned agree. It returns the
-// group as EKS reports it afterwards.
+// until Successful, then TagResource / UntagResource for the tags. An update
+// that fails or is canceled gives *UpdateFailedError. Nothing is called for
+// a part where prior and planned agree. It returns the group as EKS reports
+// it afterwards.
 func (c *Client) UpdateNodeGroup(ctx context.Context, prior, planned NodeGroupSpec) (NodeGroup, error) {
 	cluster, name := planned.ClusterName, planned.Name
 	if in := updateVersionInput(prior, planned); in != nil {
@@ -43,7 +46,13 @@ func (c *Client) UpdateNodeGroup(ctx context.Context, prior, planned NodeGroupSp
 		return NodeGroup{}, err
 	}
 	if !found {
-		return NodeGroup{}, fmt.Errorf("EKS node group (%s:%s) is gone after its update (deleted outside Terraform?)", cluster, name)
+		return NodeGroup{}, &NodeGroupGoneError{ClusterName: cluster, Name: name, While: "being updated"}
+	}
+	if !maps.Equal(prior.Tags, planned.Tags) {
+		if err := c.updateTags(ctx, g.ARN, prior.Tags, planned.Tags); err != nil {
+			return NodeGroup{}, fmt.Errorf("tagging EKS node group (%s:%s): %w", cluster, name, err)
+		}
+		g.Tags = planned.Tags
 	}
 	return g, nil
 }
@@ -167,7 +176,7 @@ func (c *Client) waitUpdate(ctx context.Context, cluster, name string, u *ekstyp
 		case ekstypes.UpdateStatusFailed, ekstypes.UpdateStatusCancelled:
 			e := &UpdateFailedError{ClusterName: cluster, Name: name, UpdateID: id, Type: kind, Status: string(u.Status)}
 			for _, d := range u.Errors {
-				e.Errors = append(e.Errors, UpdateError{Code: string(d.ErrorCode), Message: aws.ToString(d.ErrorMessage), ResourceIDs: d.ResourceIds})
+				e.Errors = append(e.Errors, Issue{Code: string(d.ErrorCode), Message: aws.ToString(d.ErrorMessage), ResourceIDs: d.ResourceIds})
 			}
 			return false, e
 		}
@@ -176,7 +185,7 @@ func (c *Client) waitUpdate(ctx context.Context, cluster, name string, u *ekstyp
 	if done, err := check(u); done || err != nil {
 		return err
 	}
-	return pollUntil(ctx, fmt.Sprintf("EKS %s %s of node group (%s:%s) to succeed", kind, id, cluster, name),
+	return poll.Until(ctx, waitLog, fmt.Sprintf("EKS %s %s of node group (%s:%s) to succeed", kind, id, cluster, name), checkAfterRequest,
 		func(ctx context.Context) (bool, error) {
 			out, err := c.eks.DescribeUpdate(ctx, &awseks.DescribeUpdateInput{
 				Name:          aws.String(cluster),
@@ -193,9 +202,9 @@ func (c *Client) waitUpdate(ctx context.Context, cluster, name string, u *ekstyp
 		})
 }
 
-// UpdateTags makes the tags of the resource with this ARN go from prior to
+// updateTags makes the tags of the resource with this ARN go from prior to
 // planned: TagResource for new or changed keys, UntagResource for removed ones.
-func (c *Client) UpdateTags(ctx context.Context, arn string, prior, planned map[string]string) error {
+func (c *Client) updateTags(ctx context.Context, arn string, prior, planned map[string]string) error {
 	add := map[string]string{}
 	for k, v := range planned {
 		if old, ok := prior[k]; !ok || old != v {

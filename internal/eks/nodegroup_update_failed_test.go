@@ -45,7 +45,7 @@ func TestNodeGroupUpdateFailedReportsTheUpdatesErrors(t *testing.T) {
 	var failed *UpdateFailedError
 	require.ErrorAs(t, err, &failed)
 	require.Equal(t, "Failed", failed.Status)
-	require.Equal(t, []UpdateError{{Code: "NodeCreationFailure", Message: "Instances failed to join the kubernetes cluster", ResourceIDs: []string{"i-0a", "i-0b"}}}, failed.Errors)
+	require.Equal(t, []Issue{{Code: "NodeCreationFailure", Message: "Instances failed to join the kubernetes cluster", ResourceIDs: []string{"i-0a", "i-0b"}}}, failed.Errors)
 	require.ErrorContains(t, err, `EKS ConfigUpdate 9a1b of node group "gpu" (cluster "prod") ended Failed:`)
 	require.Equal(t, int64(2), describes.Load(), "polled until the update ended")
 }

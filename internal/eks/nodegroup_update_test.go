@@ -81,7 +81,7 @@ func TestUpdateInputsCallNothingWhenPriorAndPlannedAgree(t *testing.T) {
 
 	changedTags := spec
 	changedTags.Tags = map[string]string{"t": "2"}
-	require.Nil(t, updateVersionInput(spec, changedTags), "tags go through UpdateTags, not a node group update")
+	require.Nil(t, updateVersionInput(spec, changedTags), "tags go through TagResource, not a node group update")
 	require.Nil(t, updateConfigInput(spec, changedTags))
 }
 

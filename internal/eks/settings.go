@@ -2,6 +2,7 @@ package eks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -21,6 +22,9 @@ import (
 // (environment variables, shared config files, SSO, web identity, IMDS).
 type Settings struct {
 	Region, Profile string
+	// ProfileSetting is how messages name the setting that chooses a
+	// profile, e.g. "aws.profile"; empty: "the profile setting".
+	ProfileSetting string
 	// Endpoints override the service endpoints; an empty field leaves the
 	// SDK's default, which reads AWS_ENDPOINT_URL_<SERVICE>.
 	Endpoints Endpoints
@@ -31,6 +35,10 @@ type Settings struct {
 
 // Endpoints are per-service base URLs, e.g. "https://eks.us-west-2.amazonaws.com".
 type Endpoints struct{ EKS, EC2, AutoScaling, STS string }
+
+// ErrNoRegion is Connect's error when neither the settings, nor
+// AWS_REGION / AWS_DEFAULT_REGION, nor the profile name a region.
+var ErrNoRegion = errors.New("no AWS region: none is given, and neither AWS_REGION (nor AWS_DEFAULT_REGION) nor the profile's region is set")
 
 // Retry policy: throttling (ThrottlingException, RequestLimitExceeded) and
 // transient errors are retried by the SDK's standard retryer, with more
@@ -70,13 +78,24 @@ func (s Settings) Connect(ctx context.Context) (*Client, error) {
 		})
 	}))
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	var noProfile config.SharedConfigProfileNotExistError
+	if errors.As(err, &noProfile) {
+		o := newCredentialsOrigin(s, nil, osGetenv)
+		return nil, fmt.Errorf("loading the AWS configuration: %s is in neither %s nor %s: "+
+			"add it to one of them (`aws configure --profile %s`), or choose another profile with %s or %s: %w",
+			o.profilePhrase(), o.credentialsFile, o.configFile, o.profile, o.profileSetting, envProfile, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("loading the AWS configuration (region, profile, credentials): %w", err)
 	}
 	if cfg.Region == "" {
-		return nil, fmt.Errorf("no AWS region: set the provider's aws region, or AWS_REGION in the environment, or region in the profile")
+		return nil, ErrNoRegion
 	}
-	cfg.APIOptions = append(cfg.APIOptions, logCalls)
+	origin := newCredentialsOrigin(s, cfg.Credentials, osGetenv)
+	if cfg.Credentials != nil {
+		cfg.Credentials = markUnavailable{cfg.Credentials}
+	}
+	cfg.APIOptions = append(cfg.APIOptions, logCalls, explainCredentials(origin))
 	if s.UserAgent != "" {
 		// "name/version" goes as such into the User-Agent header, after the SDK's own.
 		name, version, _ := strings.Cut(s.UserAgent, "/")

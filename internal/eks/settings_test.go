@@ -45,5 +45,5 @@ func TestConnectNeedsARegion(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
 	_, err := Settings{}.Connect(context.Background())
-	require.ErrorContains(t, err, "no AWS region: set the provider's aws region, or AWS_REGION in the environment, or region in the profile")
+	require.ErrorIs(t, err, ErrNoRegion)
 }

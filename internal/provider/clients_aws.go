@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -51,6 +52,9 @@ func (c *Clients) awsIn(ctx context.Context, region string) (*eks.Client, error)
 		settings.Region = region
 	}
 	client, err := settings.Connect(ctx)
+	if errors.Is(err, eks.ErrNoRegion) {
+		return nil, fmt.Errorf("%w: set region in the provider's aws block (or AWS_REGION in the environment, or region in the AWS profile)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -90,10 +94,10 @@ func (c *Clients) eksCluster(ctx context.Context, region, name string) (*kube.Cl
 	}
 	start := time.Now()
 	access, err := client.ClusterAccess(ctx, name)
-	tflog.Debug(ctx, "described EKS cluster for Kubernetes access", map[string]any{"cluster": name, "region": client.Region(), "duration": time.Since(start).String()})
 	if err != nil {
 		return nil, fmt.Errorf("reaching the Kubernetes API of EKS cluster %q in %s: %w", name, client.Region(), err)
 	}
+	tflog.Debug(ctx, "described EKS cluster for Kubernetes access", map[string]any{"cluster": name, "region": client.Region(), "duration": time.Since(start).String()})
 	settings := kube.ConnectionSettings{Host: access.Endpoint, ClusterCACertificate: string(access.CAPEM), TokenSource: access.Tokens}
 	// The EKS settings pick the connection: no KUBE_* variable mixes in.
 	conn, err := settings.Resolve(func(string) string { return "" })

@@ -2,8 +2,9 @@ package provider
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -92,38 +93,6 @@ func (m *nodeGroupModel) describe() string {
 	return "(" + nodeGroupID(m.ClusterName.ValueString(), m.NodeGroupName.ValueString()) + ")"
 }
 
-// stringsOf is the known strings of a list or set; unknown elements are skipped.
-func stringsOf(ctx context.Context, v interface {
-	IsNull() bool
-	IsUnknown() bool
-	Elements() []attr.Value
-}) []string {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	var out []string
-	for _, e := range v.Elements() {
-		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
-			out = append(out, s.ValueString())
-		}
-	}
-	return out
-}
-
-// stringMapOf is a map of strings; unknown or null values are skipped.
-func stringMapOf(m types.Map) map[string]string {
-	if m.IsNull() || m.IsUnknown() {
-		return nil
-	}
-	out := map[string]string{}
-	for k, e := range m.Elements() {
-		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
-			out[k] = s.ValueString()
-		}
-	}
-	return out
-}
-
 // taintsOf is a set of taints; unknown or null elements are skipped.
 func taintsOf(ctx context.Context, set types.Set) ([]eks.Taint, diag.Diagnostics) {
 	if set.IsNull() || set.IsUnknown() {
@@ -143,33 +112,19 @@ func taintsOf(ctx context.Context, set types.Set) ([]eks.Taint, diag.Diagnostics
 
 // effectiveLabels is labels with the GPU label added; a key the user set wins.
 func effectiveLabels(labels map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range nodeGroupGPULabels {
-		out[k] = v
-	}
-	for k, v := range labels {
-		out[k] = v
-	}
+	out := maps.Clone(nodeGroupGPULabels)
+	maps.Copy(out, labels)
 	return out
 }
 
 // effectiveTaints is taints with the GPU taint added when gpuTaint, once.
 func effectiveTaints(taints []eks.Taint, gpuTaint bool) []eks.Taint {
 	out := append([]eks.Taint(nil), taints...)
-	if gpuTaint && !containsTaint(out, nodeGroupGPUTaint) {
+	if gpuTaint && !slices.Contains(out, nodeGroupGPUTaint) {
 		out = append(out, nodeGroupGPUTaint)
 	}
 	sortTaints(out)
 	return out
-}
-
-func containsTaint(taints []eks.Taint, t eks.Taint) bool {
-	for _, x := range taints {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 func sortTaints(ts []eks.Taint) {
@@ -211,24 +166,6 @@ func nodeGroupMapValue(m map[string]string, nullIfEmpty bool) types.Map {
 		elems[k] = types.StringValue(v)
 	}
 	return types.MapValueMust(types.StringType, elems)
-}
-
-// stringListValue is ss as a list value (empty, not null, for none).
-func stringListValue(ss []string) types.List {
-	elems := make([]attr.Value, len(ss))
-	for i, s := range ss {
-		elems[i] = types.StringValue(s)
-	}
-	return types.ListValueMust(types.StringType, elems)
-}
-
-// stringSetValue is ss as a set value.
-func stringSetValue(ss []string) types.Set {
-	elems := make([]attr.Value, len(ss))
-	for i, s := range ss {
-		elems[i] = types.StringValue(s)
-	}
-	return types.SetValueMust(types.StringType, elems)
 }
 
 // toSpec is the model as eks takes it: labels and taints with the GPU
@@ -334,7 +271,7 @@ func (m *nodeGroupModel) setFromLive(ctx context.Context, live eks.NodeGroup) di
 	gpuTaint := m.GPUTaint.IsNull() || m.GPUTaint.ValueBool()
 	var taints []eks.Taint
 	for _, t := range live.Taints {
-		if t == nodeGroupGPUTaint && gpuTaint && !containsTaint(userTaints, t) {
+		if t == nodeGroupGPUTaint && gpuTaint && !slices.Contains(userTaints, t) {
 			continue
 		}
 		taints = append(taints, t)
@@ -414,9 +351,6 @@ func (m *nodeGroupModel) setGPUFacts(names []string, facts map[string]eks.Instan
 	}
 }
 
-// nodeTemplateTagPrefix starts every cluster-autoscaler node-template tag.
-const nodeTemplateTagPrefix = "k8s.io/cluster-autoscaler/node-template/"
-
 // planNodeTemplateTags plans node_template_tags from the effective labels
 // and taints and the GPUs per node; unknown while any of them is.
 func (m *nodeGroupModel) planNodeTemplateTags(ctx context.Context) diag.Diagnostics {
@@ -428,29 +362,4 @@ func (m *nodeGroupModel) planNodeTemplateTags(ctx context.Context) diag.Diagnost
 	tags := eks.NodeTemplateTags(stringMapOf(m.EffectiveLabels), taints, int(m.GPUsPerNode.ValueInt64()))
 	m.NodeTemplateTags = nodeGroupMapValue(tags, false)
 	return diags
-}
-
-// nodeTemplateTagsOf is the node-template tags every one of the groups
-// carries with the same value: a tag missing on one group, or different,
-// is left out, so that the plan sets it again.
-func nodeTemplateTagsOf(groups []map[string]string) map[string]string {
-	out := map[string]string{}
-	for i, tags := range groups {
-		for k, v := range tags {
-			if !strings.HasPrefix(k, nodeTemplateTagPrefix) {
-				continue
-			}
-			if i == 0 {
-				out[k] = v
-			}
-		}
-		if i > 0 {
-			for k, v := range out {
-				if tags[k] != v {
-					delete(out, k)
-				}
-			}
-		}
-	}
-	return out
 }

@@ -131,7 +131,6 @@ func (r *NodeGroupResource) checkAgainstEC2(ctx context.Context, plan, config *n
 	}
 	start := time.Now()
 	facts, err := client.InstanceTypes(ctx, names)
-	tflog.Debug(ctx, "read instance types at plan", map[string]any{"types": names, "duration": time.Since(start).String()})
 	var unknown *eks.UnknownInstanceTypesError
 	if errors.As(err, &unknown) {
 		diags.AddAttributeError(path.Root("instance_types"), "Unknown instance type", "instance_types: "+err.Error())
@@ -141,6 +140,7 @@ func (r *NodeGroupResource) checkAgainstEC2(ctx context.Context, plan, config *n
 		diags.AddError(summary, "reading the instance types (EC2 DescribeInstanceTypes): "+err.Error())
 		return false
 	}
+	tflog.Debug(ctx, "read instance types at plan", map[string]any{"types": names, "duration": time.Since(start).String()})
 	amiType := ""
 	if !config.AMIType.IsNull() && !config.AMIType.IsUnknown() {
 		amiType = config.AMIType.ValueString()
@@ -151,7 +151,7 @@ func (r *NodeGroupResource) checkAgainstEC2(ctx context.Context, plan, config *n
 		return false
 	}
 	if config.AMIType.IsNull() {
-		plan.AMIType = types.StringValue(defaultAMIType(checked.Architecture))
+		plan.AMIType = types.StringValue(eks.DefaultAMIType(checked.Architecture))
 	}
 	plan.setGPUFacts(names, facts)
 
@@ -171,11 +171,11 @@ func (r *NodeGroupResource) checkAgainstEC2(ctx context.Context, plan, config *n
 		return false
 	}
 	offered, err := client.OfferedZones(ctx, names)
-	tflog.Debug(ctx, "read subnet zones and offerings at plan", map[string]any{"duration": time.Since(start).String()})
 	if err != nil {
 		diags.AddError(summary, "reading where the instance types are offered (EC2 DescribeInstanceTypeOfferings): "+err.Error())
 		return false
 	}
+	tflog.Debug(ctx, "read subnet zones and offerings at plan", map[string]any{"duration": time.Since(start).String()})
 	diags.Append(checkZones(names, zones, offered)...)
 	return !diags.HasError()
 }

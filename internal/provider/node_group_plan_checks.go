@@ -21,23 +21,6 @@ import (
 const nvidiaTypesHint = "pick NVIDIA GPU types: g4dn, g5, g6, g6e, gr6 (x86_64), g5g (arm64), p4d, p4de, p5, p5e, p5en " +
 	"(gpu_inventory with source = \"ec2\" lists them)"
 
-// amiArchitecture is the EC2 architecture each NVIDIA AMI type runs on; CUSTOM runs on any.
-var amiArchitecture = map[string]string{
-	amiAL2023x86NVIDIA:           "x86_64",
-	amiAL2023ARMNVIDIA:           "arm64",
-	"AL2_x86_64_GPU":             "x86_64",
-	"BOTTLEROCKET_x86_64_NVIDIA": "x86_64",
-	"BOTTLEROCKET_ARM_64_NVIDIA": "arm64",
-}
-
-// defaultAMIType is the AMI type ami_type defaults to on arch.
-func defaultAMIType(arch string) string {
-	if arch == "arm64" {
-		return amiAL2023ARMNVIDIA
-	}
-	return amiAL2023x86NVIDIA
-}
-
 // instanceTypeChecks is what checkInstanceTypes found.
 type instanceTypeChecks struct {
 	// Architecture is the one architecture all types share, "" when none.
@@ -103,10 +86,10 @@ func checkInstanceTypes(names []string, facts map[string]eks.InstanceType, amiTy
 		}
 	}
 
-	if want, ok := amiArchitecture[amiType]; ok && !common[want] {
+	if want, ok := eks.AMIArchitecture(amiType); ok && !common[want] {
 		diags.AddAttributeError(path.Root("ami_type"), "AMI type does not fit the instance types",
 			fmt.Sprintf("ami_type %q runs on %s instances, and instance_types (%s) are %s: use %q, or leave ami_type unset to default from the instance types",
-				amiType, want, strings.Join(names, ", "), out.Architecture, matchingAMIType(amiType, out.Architecture)))
+				amiType, want, strings.Join(names, ", "), out.Architecture, eks.MatchingAMIType(amiType, out.Architecture)))
 	}
 
 	if waitFor == nodeGroupWaitGPUsAllocatable {
@@ -127,17 +110,6 @@ func checkInstanceTypes(names []string, facts map[string]eks.InstanceType, amiTy
 		}
 	}
 	return out, diags
-}
-
-// matchingAMIType is the AMI type of amiType's family for arch.
-func matchingAMIType(amiType, arch string) string {
-	if strings.HasPrefix(amiType, "BOTTLEROCKET_") {
-		if arch == "arm64" {
-			return "BOTTLEROCKET_ARM_64_NVIDIA"
-		}
-		return "BOTTLEROCKET_x86_64_NVIDIA"
-	}
-	return defaultAMIType(arch)
 }
 
 // whatInstanceTypeHas says which accelerators a type without NVIDIA GPUs

@@ -88,11 +88,6 @@ func TestCheckInstanceTypesRejectsWhatHasNoNVIDIAGPU(t *testing.T) {
 	}
 }
 
-func TestDefaultAMITypeFollowsTheArchitecture(t *testing.T) {
-	require.Equal(t, "AL2023_x86_64_NVIDIA", defaultAMIType("x86_64"))
-	require.Equal(t, "AL2023_ARM_64_NVIDIA", defaultAMIType("arm64"))
-}
-
 func TestCheckZones(t *testing.T) {
 	subnets := map[string]string{"subnet-1": "us-west-2a", "subnet-4": "us-west-2d"}
 	offered := map[string][]string{"p5.48xlarge": {"us-west-2a", "us-west-2b", "us-west-2c"}, "g5.xlarge": {"us-west-2a", "us-west-2d"}}
@@ -230,15 +225,4 @@ func TestClientRequestTokensAreUUIDs(t *testing.T) {
 	require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, a)
 	require.NotEqual(t, a, b)
 	require.Len(t, uniqueSuffix(), uniqueSuffixLength)
-}
-
-func TestNodeTemplateTagsOfKeepsOnlyWhatEveryGroupCarries(t *testing.T) {
-	const gpu = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
-	const label = "k8s.io/cluster-autoscaler/node-template/label/team"
-	got := nodeTemplateTagsOf([]map[string]string{
-		{gpu: "8", label: "ml", "eks:nodegroup-name": "gpu"},
-		{gpu: "8", label: "research"},
-	})
-	require.Equal(t, map[string]string{gpu: "8"}, got, "a tag that differs between groups is planned again; other tags are not ours")
-	require.Empty(t, nodeTemplateTagsOf(nil))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,7 +102,9 @@ func (r *NodeGroupResource) Create(ctx context.Context, req resource.CreateReque
 
 	start := time.Now()
 	live, err := client.CreateNodeGroup(ctx, spec, newClientRequestToken())
-	tflog.Debug(ctx, "created EKS node group", map[string]any{"node_group": spec.Name, "duration": time.Since(start).String()})
+	if err == nil {
+		tflog.Debug(ctx, "created EKS node group", map[string]any{"node_group": spec.Name, "duration": time.Since(start).String()})
+	}
 	if err != nil && live.Name == "" {
 		// EKS accepted nothing: nothing to keep in the state.
 		resp.Diagnostics.AddError(summary, err.Error())
@@ -144,7 +147,7 @@ func (r *NodeGroupResource) Read(ctx context.Context, req resource.ReadRequest, 
 		return
 	}
 	if state.GPUTaint.IsNull() { // imported
-		state.GPUTaint = types.BoolValue(containsTaint(live.Taints, nodeGroupGPUTaint))
+		state.GPUTaint = types.BoolValue(slices.Contains(live.Taints, nodeGroupGPUTaint))
 	}
 	if state.WaitFor.IsNull() {
 		state.WaitFor = types.StringValue(nodeGroupWaitReady)
@@ -194,18 +197,11 @@ func (r *NodeGroupResource) Update(ctx context.Context, req resource.UpdateReque
 	}
 	start := time.Now()
 	live, err := client.UpdateNodeGroup(ctx, priorSpec, spec)
-	tflog.Debug(ctx, "updated EKS node group", map[string]any{"node_group": spec.Name, "duration": time.Since(start).String()})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, nodeGroupFailureDetail(err))
 		return
 	}
-	if !mapsEqual(priorSpec.Tags, spec.Tags) {
-		if err := client.UpdateTags(ctx, live.ARN, priorSpec.Tags, spec.Tags); err != nil {
-			resp.Diagnostics.AddError(summary, "tagging the node group: "+err.Error())
-			return
-		}
-		live.Tags = spec.Tags
-	}
+	tflog.Debug(ctx, "updated EKS node group", map[string]any{"node_group": spec.Name, "duration": time.Since(start).String()})
 	resp.Diagnostics.Append(plan.setFromLive(ctx, live)...)
 	plan.ReadyNodes, plan.AllocatableGPUs = types.Int64Null(), types.Int64Null()
 	r.afterApply(ctx, client, &prior, &plan, summary, &resp.Diagnostics)
@@ -229,10 +225,11 @@ func (r *NodeGroupResource) Delete(ctx context.Context, req resource.DeleteReque
 	defer cancel()
 	start := time.Now()
 	err := client.DeleteNodeGroup(ctx, state.ClusterName.ValueString(), state.NodeGroupName.ValueString())
-	tflog.Debug(ctx, "deleted EKS node group", map[string]any{"node_group": state.NodeGroupName.ValueString(), "duration": time.Since(start).String()})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, nodeGroupFailureDetail(err))
+		return
 	}
+	tflog.Debug(ctx, "deleted EKS node group", map[string]any{"node_group": state.NodeGroupName.ValueString(), "duration": time.Since(start).String()})
 }
 
 // ImportState takes `cluster_name:node_group_name`.
@@ -251,22 +248,16 @@ func (r *NodeGroupResource) ImportState(ctx context.Context, req resource.Import
 // nodeGroupFailureDetail is an error's text, with what to do for the
 // failures EKS reports on the group itself.
 func nodeGroupFailureDetail(err error) string {
-	var failed *eks.NodeGroupFailedError
-	if errors.As(err, &failed) {
+	var (
+		failed *eks.NodeGroupFailedError
+		gone   *eks.NodeGroupGoneError
+	)
+	switch {
+	case errors.As(err, &failed):
 		return err.Error() + "\n\nThe node group is kept in the state and tainted: fix the cause (see each health issue), then apply again " +
 			"to replace it, or destroy it."
+	case errors.As(err, &gone):
+		return err.Error() + ": it was deleted outside Terraform. The next refresh removes it from the state, and the next apply creates it again."
 	}
 	return err.Error()
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

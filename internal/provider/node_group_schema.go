@@ -21,15 +21,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/eks"
 )
 
 // The values the schema offers, each listed once for its validator and its description.
 var (
 	// nodeGroupAMITypes are the EKS AMI types with an NVIDIA driver, and
 	// CUSTOM (a launch template's AMI).
-	nodeGroupAMITypes = []string{
-		amiAL2023x86NVIDIA, amiAL2023ARMNVIDIA, "AL2_x86_64_GPU", "BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA", amiCustom,
-	}
+	nodeGroupAMITypes      = eks.NVIDIAAMITypes
 	nodeGroupCapacityTypes = []string{"ON_DEMAND", "SPOT", "CAPACITY_BLOCK"}
 	nodeGroupTaintEffects  = []string{"NO_SCHEDULE", "NO_EXECUTE", "PREFER_NO_SCHEDULE"}
 	nodeGroupWaitFor       = []string{nodeGroupWaitActive, nodeGroupWaitReady, nodeGroupWaitGPUsAllocatable}
@@ -44,10 +44,6 @@ var (
 )
 
 const (
-	amiAL2023x86NVIDIA = "AL2023_x86_64_NVIDIA"
-	amiAL2023ARMNVIDIA = "AL2023_ARM_64_NVIDIA"
-	amiCustom          = "CUSTOM"
-
 	// wait_for's values; the last two are kube.NodeGroupReady and
 	// kube.NodeGroupGPUsAllocatable.
 	nodeGroupWaitActive          = "active"
@@ -204,8 +200,8 @@ func nodeGroupAttributes() map[string]schema.Attribute {
 		"ami_type": schema.StringAttribute{
 			Optional: true,
 			Computed: true,
-			MarkdownDescription: "EKS AMI type. Defaults from the instance types' architecture: `" + amiAL2023x86NVIDIA + "` (x86_64) or `" +
-				amiAL2023ARMNVIDIA + "` (arm64). Valid values are: " + backtickList(nodeGroupAMITypes) + "; `CUSTOM` needs `launch_template`. " +
+			MarkdownDescription: "EKS AMI type. Defaults from the instance types' architecture: `" + eks.DefaultAMIType("x86_64") + "` (x86_64) or `" +
+				eks.DefaultAMIType("arm64") + "` (arm64). Valid values are: " + backtickList(nodeGroupAMITypes) + "; `CUSTOM` needs `launch_template`. " +
 				"AL2023 and AL2 nodes advertise GPUs once the NVIDIA device plugin runs on them (`gpu_device_plugin`); Bottlerocket NVIDIA " +
 				"AMIs run it themselves. Changing it replaces the group.",
 			Validators:    []validator.String{stringvalidator.OneOf(nodeGroupAMITypes...)},

@@ -69,12 +69,12 @@ func (r *NodeGroupResource) afterApply(ctx context.Context, client *eks.Client, 
 	}
 	start = time.Now()
 	nodes, err := cluster.WaitForNodeGroup(ctx, w)
-	tflog.Debug(ctx, "waited for node group nodes", map[string]any{"until": w.Until, "count": w.Count, "duration": time.Since(start).String()})
 	if err != nil {
 		diags.AddError(summary, err.Error())
 		m.ReadyNodes, m.AllocatableGPUs = types.Int64Value(int64(nodes.Ready)), types.Int64Value(nodes.AllocatableGPUs)
 		return
 	}
+	tflog.Debug(ctx, "waited for node group nodes", map[string]any{"until": w.Until, "count": w.Count, "duration": time.Since(start).String()})
 	if w.Count == 0 {
 		// Nothing was waited for: count what is there.
 		if nodes, err = cluster.ReadNodeGroupNodes(ctx, w.Selector); err != nil {
@@ -120,17 +120,13 @@ func readNodeTemplateTags(ctx context.Context, client *eks.Client, m *nodeGroupM
 		}
 		return
 	}
-	var groups []map[string]string
-	for _, asg := range asgs {
-		tags, err := client.AutoScalingGroupTags(ctx, asg)
-		if err != nil {
-			diags.AddWarning(summary, "reading the Auto Scaling group's node-template tags: "+err.Error())
-			if m.NodeTemplateTags.IsUnknown() {
-				m.NodeTemplateTags = types.MapNull(types.StringType)
-			}
-			return
+	tags, err := client.ReadNodeTemplateTags(ctx, asgs)
+	if err != nil {
+		diags.AddWarning(summary, "reading the Auto Scaling group's node-template tags: "+err.Error())
+		if m.NodeTemplateTags.IsUnknown() {
+			m.NodeTemplateTags = types.MapNull(types.StringType)
 		}
-		groups = append(groups, tags)
+		return
 	}
-	m.NodeTemplateTags = nodeGroupMapValue(nodeTemplateTagsOf(groups), false)
+	m.NodeTemplateTags = nodeGroupMapValue(tags, false)
 }

@@ -90,7 +90,7 @@ func (m *awsBlockModel) validate() diag.Diagnostics {
 // settings is the block as the eks package takes it; nil block, zero
 // settings (the SDK's defaults and environment).
 func (m *awsBlockModel) settings(userAgent string) eks.Settings {
-	s := eks.Settings{UserAgent: userAgent}
+	s := eks.Settings{UserAgent: userAgent, ProfileSetting: "aws.profile"}
 	if m == nil {
 		return s
 	}
