@@ -151,7 +151,7 @@ func parseMaxUnavailable(v string) *intstr.IntOrString {
 // ServiceMonitor on a cluster without the CRD, max_unavailable under
 // OnDelete, a quantity's spelling). m holds the prior state, or only the ID
 // parts on import.
-func (m *devicePluginModel) setFromLive(live *kube.DevicePluginLive) {
+func (m *devicePluginModel) setFromLive(live kube.DevicePluginLive) {
 	s := live.Spec
 	m.ID = types.StringValue(s.ID())
 	m.Namespace, m.Name = types.StringValue(s.Namespace), types.StringValue(s.Name)
