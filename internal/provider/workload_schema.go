@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -242,6 +243,14 @@ func workloadContainerBlock() schema.SingleNestedBlock {
 		},
 	}
 }
+
+// The paths of the gpu block and of the attributes that plan-time checks
+// and warnings point at.
+var (
+	gpuBlockPath      = path.Root("gpu")
+	gpuProductsPath   = gpuBlockPath.AtName("products")
+	gpuMIGProfilePath = gpuBlockPath.AtName("mig_profile")
+)
 
 func workloadGPUBlock() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
