@@ -3,12 +3,14 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -53,22 +55,45 @@ func creates(resource string) func(*http.Request) bool {
 func TestDevicePluginCreateWhoseAnswerIsLostRollsBackWhatItMade(t *testing.T) {
 	requireCluster(t)
 	ctx := testContext(t)
-	spec := ownershipTestSpec("lost-daemonset")
-	t.Cleanup(func() {
-		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), spec.Namespace, metav1.DeleteOptions{})
-	})
-	client, lost := answerLosingClient(t, creates("daemonsets"))
+	client := cluster.Client()
+	tests := []struct {
+		description string
+		lose        string // the resource whose create's answer is lost
+		gone        func(spec DevicePluginSpec) error
+	}{
+		{"The plugin's DaemonSet, in a namespace that was there before.", "daemonsets", func(spec DevicePluginSpec) error {
+			_, err := client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+			return err
+		}},
+		{"The RuntimeClass, which no namespace holds.", "runtimeclasses", func(spec DevicePluginSpec) error {
+			_, err := client.NodeV1().RuntimeClasses().Get(ctx, spec.RuntimeClass.Name, metav1.GetOptions{})
+			return err
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.description, func(t *testing.T) {
+			spec := ownershipTestSpec(fmt.Sprintf("lost-answer-%d", i))
+			spec.RuntimeClass = &RuntimeClassSpec{Create: true, Name: spec.Namespace, Handler: "nvidia"}
+			_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: spec.Namespace}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				_ = client.CoreV1().Namespaces().Delete(context.Background(), spec.Namespace, metav1.DeleteOptions{})
+				_ = client.NodeV1().RuntimeClasses().Delete(context.Background(), spec.RuntimeClass.Name, metav1.DeleteOptions{})
+			})
+			losing, lost := answerLosingClient(t, creates(tt.lose))
 
-	created, _, err := clusterOf(client).CreateDevicePlugin(ctx, spec, newTestOwnership(t))
-	require.True(t, lost.Load(), "the DaemonSet's create was sent")
-	require.ErrorIs(t, err, errAnswerLost)
-	require.Zero(t, created, "everything the create made was removed again: nothing for the state")
-	_, err = cluster.Client().AppsV1().DaemonSets(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
-	require.True(t, apierrors.IsNotFound(err), "the DaemonSet the API server created is deleted, though its answer was lost: %v", err)
-	_, err = cluster.Client().CoreV1().ConfigMaps(spec.Namespace).Get(ctx, spec.ConfigMapName(), metav1.GetOptions{})
-	require.True(t, apierrors.IsNotFound(err), "ConfigMap rolled back: %v", err)
-	_, err = cluster.Client().CoreV1().Namespaces().Get(ctx, spec.Namespace, metav1.GetOptions{})
-	require.True(t, apierrors.IsNotFound(err), "the namespace it made is gone: %v", err)
+			created, _, err := clusterOf(losing).CreateDevicePlugin(ctx, spec, newTestOwnership(t))
+			require.True(t, lost.Load(), "the create was sent")
+			require.ErrorIs(t, err, errAnswerLost)
+			require.Zero(t, created, "everything the create made was removed again: nothing for the state")
+			err = tt.gone(spec)
+			require.True(t, apierrors.IsNotFound(err), "the object the API server created is deleted, though its answer was lost: %v", err)
+			_, err = client.CoreV1().ConfigMaps(spec.Namespace).Get(ctx, spec.ConfigMapName(), metav1.GetOptions{})
+			require.True(t, apierrors.IsNotFound(err), "ConfigMap rolled back: %v", err)
+			_, err = client.CoreV1().Namespaces().Get(ctx, spec.Namespace, metav1.GetOptions{})
+			require.NoError(t, err, "the namespace that was there before stays")
+		})
+	}
 }
 
 func TestDevicePluginCreateWhoseNamespaceAnswerIsLostRollsItBack(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -19,10 +20,8 @@ import (
 
 func TestAccDevicePlugin_createWhoseAnswerIsLostLeavesNothingBehind(t *testing.T) {
 	testAccPreCheck(t)
-	const namespace = "dp-lost-answer"
-	t.Cleanup(func() {
-		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), namespace, metav1.DeleteOptions{})
-	})
+	// A namespace that was there before: the create does not delete it.
+	namespace := testNamespace(t, "dp-lost-answer")
 	// The API server creates the plugin's DaemonSet; its answer is lost.
 	block, dropped := answerDroppingProxy(t, func(r *http.Request) bool {
 		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/"+namespace+"/daemonsets")
@@ -35,15 +34,17 @@ resource "gpu_device_plugin" "test" {
 `
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		// Nothing is in the state, so destroy deletes nothing: whatever
-		// is left there, the create left.
-		CheckDestroy: testAccDevicePluginDestroyed(namespace, "nvidia-device-plugin", true),
+		// Runs only when the failed create left the resource in the state.
+		CheckDestroy: testAccDevicePluginDestroyed(namespace, "nvidia-device-plugin", false),
 		Steps: []resource.TestStep{{
 			Config:      config,
 			ExpectError: regexp.MustCompile(`creating DaemonSet ` + namespace + `/nvidia-device-plugin`),
 		}},
 	})
 	require.True(t, dropped.Load(), "the DaemonSet's create went through the proxy")
+	// With nothing in the state there is nothing to destroy: whatever is
+	// on the cluster now, the failed create left there.
+	require.NoError(t, testAccDevicePluginDestroyed(namespace, "nvidia-device-plugin", false)(nil))
 	_, err := cluster.Client().CoreV1().ConfigMaps(namespace).Get(context.Background(), "nvidia-device-plugin-config", metav1.GetOptions{})
-	require.Error(t, err, "the ConfigMap made before the DaemonSet is gone too")
+	require.True(t, apierrors.IsNotFound(err), "the ConfigMap made before the DaemonSet is gone too: %v", err)
 }
