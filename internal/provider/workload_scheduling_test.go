@@ -87,6 +87,11 @@ resource "gpu_workload" "busy" {
   }`),
 				ExpectError: wrapped("did not complete in time", "unschedulable", "1 lacks nvidia.com/gpu ≥ 2 free (gpu-p5-0: 0 free)", "Nodes that match are busy"),
 			},
+			// The Job it created is in the state, tainted: the next apply
+			// replaces it (below), destroy removes it (CheckDestroy).
+			expectTainted(config(`  timeouts {
+    create = "15s"
+  }`), "gpu_workload.busy"),
 			// A Job that fails: its deadline passes while it waits for GPUs.
 			{
 				Config: config(`  job {
