@@ -229,22 +229,6 @@ func (m *devicePluginModel) setStatus(config kube.DevicePluginConfig, status kub
 	m.AllocatableGPUs = types.Int64Value(status.AllocatableGPUs)
 }
 
-// stringMapValue is m as a Terraform map; empty is null unless prior was
-// an empty map (so `{}` in the configuration stays `{}`).
-func stringMapValue(m map[string]string, prior types.Map) types.Map {
-	if len(m) == 0 {
-		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
-			return prior
-		}
-		return types.MapNull(types.StringType)
-	}
-	elems := map[string]attr.Value{}
-	for k, v := range m {
-		elems[k] = types.StringValue(v)
-	}
-	return types.MapValueMust(types.StringType, elems)
-}
-
 // resourcesValue is r as the `resources` attribute. A quantity keeps
 // prior's spelling where it is the same amount (keepQuantitySpelling): the
 // API server reads "0.5Gi" back as "512Mi", which is no diff.

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
@@ -64,8 +63,7 @@ func TestAccDevicePlugin_createInterruptedKeepsItTainted(t *testing.T) {
 	// A CPU node that says it has a GPU: the plugin runs there, finds none,
 	// and the apply waits for allocatable GPUs.
 	ctx := context.Background()
-	profile, _ := ec2catalog.Lookup("m5.xlarge")
-	require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: "dp-interrupt-cpu-0", InstanceType: profile,
+	require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: "dp-interrupt-cpu-0", InstanceType: instanceType(t, "m5.xlarge"),
 		ExtraLabels: map[string]string{"gpu-test": "interrupt", gpulabels.Present: "true"}}))
 	t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), "dp-interrupt-cpu-0")) })
 	require.NoError(t, cluster.WaitForNodesReady(ctx, "dp-interrupt-cpu-0"))

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -16,19 +15,6 @@ import (
 // A gpu_workload whose create is cut short after its Job exists stays in
 // the state, tainted, so that the next apply replaces it and destroy
 // removes it: nothing is left on the cluster that Terraform does not know.
-
-// expectTainted is a plan-only step: with the configuration unchanged, the
-// plan replaces address, destroying it first, as it does a tainted resource.
-func expectTainted(config, address string) resource.TestStep {
-	return resource.TestStep{
-		Config:             config,
-		PlanOnly:           true,
-		ExpectNonEmptyPlan: true,
-		ConfigPlanChecks: resource.ConfigPlanChecks{
-			PostApplyPreRefresh: []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroyBeforeCreate)},
-		},
-	}
-}
 
 func TestAccWorkload_createInterruptedKeepsTheJobTainted(t *testing.T) {
 	testAccPreCheck(t)
