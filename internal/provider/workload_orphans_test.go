@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -21,25 +20,9 @@ func TestAccWorkload_createInterruptedKeepsTheJobTainted(t *testing.T) {
 	ns := testNamespace(t, "wl-interrupted")
 	// The H100 node's GPUs are taken: the Job waits for them.
 	holdAllGPUs(t, ns, "gpu-p5-0", 8)
-	config := providerConfig() + fmt.Sprintf(`
-resource "gpu_workload" "cut" {
-  kind = "job"
-  metadata {
-    name      = "cut"
-    namespace = %q
-  }
-  container {
-    image = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
-  }
-  gpu {
-    count    = 2
-    products = ["NVIDIA-H100-80GB-HBM3"]
-  }
-  timeouts {
+	config := h100Job(ns, "cut", `  timeouts {
     create = "10m"
-  }
-}
-`, ns)
+  }`)
 	var interrupted *atomic.Bool
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

@@ -54,16 +54,14 @@ resource "gpu_workload" "impossible" {
 	})
 }
 
-func TestAccWorkload_busyGPUsWaitThenDiagnose(t *testing.T) {
-	testAccPreCheck(t)
-	ns := testNamespace(t, "wl-busy")
-	holdAllGPUs(t, ns, "gpu-p5-0", 8)
-	config := func(extra string) string {
-		return providerConfig() + fmt.Sprintf(`
-resource "gpu_workload" "busy" {
+// h100Job is a gpu_workload "<name>": a Job in namespace that asks for two
+// H100s, with extra in its body.
+func h100Job(namespace, name, extra string) string {
+	return providerConfig() + fmt.Sprintf(`
+resource "gpu_workload" %q {
   kind = "job"
   metadata {
-    name      = "busy"
+    name      = %q
     namespace = %q
   }
   container {
@@ -75,8 +73,14 @@ resource "gpu_workload" "busy" {
   }
 %s
 }
-`, ns, extra)
-	}
+`, name, name, namespace, extra)
+}
+
+func TestAccWorkload_busyGPUsWaitThenDiagnose(t *testing.T) {
+	testAccPreCheck(t)
+	ns := testNamespace(t, "wl-busy")
+	holdAllGPUs(t, ns, "gpu-p5-0", 8)
+	config := func(extra string) string { return h100Job(ns, "busy", extra) }
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
