@@ -1,9 +1,11 @@
 package kube
 
 import (
+	"context"
 	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A create whose request was sent but whose answer never came (the
@@ -26,6 +28,25 @@ func refusedByServer(err error) bool {
 	}
 	code := status.Status().Code
 	return code >= 400 && code < 500
+}
+
+// createdAfterAll looks, after a create whose answer was lost, for the
+// object that create would have made (get reads it, with a deadline of its
+// own: the create's context may be spent): true when it exists with
+// ownerID's marker, or when the look itself fails (the resource is then
+// kept, and the next read settles it); false when it is absent or someone
+// else's.
+func createdAfterAll(ctx context.Context, ownerID string, get func(context.Context) (metav1.Object, error)) bool {
+	ctx, cancel := diagnosisContext(ctx)
+	defer cancel()
+	obj, err := get(ctx)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false
+	case err != nil:
+		return true
+	}
+	return obj.GetAnnotations()[AnnotationOwner] == ownerID
 }
 
 // mayHaveCreated reports whether a create that failed with err may have

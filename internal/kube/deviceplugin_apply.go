@@ -38,25 +38,12 @@ func (c *Cluster) EnsureNamespace(ctx context.Context, namespace string, owner O
 	case apierrors.IsAlreadyExists(err):
 		return false, nil
 	case mayHaveCreated(err):
-		return c.namespaceCreatedAfterAll(ctx, namespace, owner), fmt.Errorf("creating namespace %s: %w", namespace, err)
+		created = createdAfterAll(ctx, owner.ID, func(ctx context.Context) (metav1.Object, error) {
+			return namespaces.Get(ctx, namespace, metav1.GetOptions{})
+		})
+		return created, fmt.Errorf("creating namespace %s: %w", namespace, err)
 	}
 	return false, fmt.Errorf("creating namespace %s: %w", namespace, err)
-}
-
-// namespaceCreatedAfterAll looks, after a create of namespace whose answer
-// was lost, for the namespace that create would have made: true when it
-// exists with owner's marker or when the look fails.
-func (c *Cluster) namespaceCreatedAfterAll(ctx context.Context, namespace string, owner Ownership) bool {
-	ctx, cancel := diagnosisContext(ctx)
-	defer cancel()
-	ns, err := c.client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return false
-	case err != nil:
-		return true
-	}
-	return ns.Annotations[AnnotationOwner] == owner.ID
 }
 
 // DevicePluginCreated is what CreateDevicePlugin left on the cluster; the

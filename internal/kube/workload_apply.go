@@ -70,35 +70,21 @@ func (c *Cluster) CreateWorkload(ctx context.Context, spec WorkloadSpec, owner O
 	case !mayHaveCreated(err):
 		return false, fmt.Errorf("creating %s %s: %w", kind, spec.ID(), err)
 	}
-	created = c.createdAfterAll(ctx, spec)
+	created = c.workloadCreatedAfterAll(ctx, spec)
 	if created {
 		return true, fmt.Errorf("creating %s %s: %w (the %s may have been created all the same: it is kept in the state, and the next plan reads whether it exists)", kind, spec.ID(), err, kind)
 	}
 	return false, fmt.Errorf("creating %s %s: %w", kind, spec.ID(), err)
 }
 
-// createdAfterAll looks, after a create whose outcome is unknown, for the
-// object that create would have made: true when it exists with spec's
-// owner, or when the look itself fails (the resource is then kept, and the
-// next read settles it); false when it is absent or someone else's.
-func (c *Cluster) createdAfterAll(ctx context.Context, spec WorkloadSpec) bool {
-	ctx, cancel := diagnosisContext(ctx)
-	defer cancel()
-	var meta metav1.Object
-	var err error
-	switch spec.Kind {
-	case WorkloadJob:
-		meta, err = c.client.BatchV1().Jobs(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
-	default:
-		meta, err = c.client.AppsV1().Deployments(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return false
-	case err != nil:
-		return true
-	}
-	return meta.GetAnnotations()[AnnotationOwner] == spec.Owner
+// workloadCreatedAfterAll is createdAfterAll for spec's Job or Deployment.
+func (c *Cluster) workloadCreatedAfterAll(ctx context.Context, spec WorkloadSpec) bool {
+	return createdAfterAll(ctx, spec.Owner, func(ctx context.Context) (metav1.Object, error) {
+		if spec.Kind == WorkloadJob {
+			return c.client.BatchV1().Jobs(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+		}
+		return c.client.AppsV1().Deployments(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+	})
 }
 
 // UpdateWorkload changes the workload in place, marked as owner's. A Deployment is applied
