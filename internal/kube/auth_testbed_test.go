@@ -38,7 +38,7 @@ func connectSettings(t *testing.T, s ConnectionSettings, env map[string]string) 
 
 // listNodes is one request through c, as gpu_inventory makes it.
 func listNodes(c *Cluster) error {
-	_, err := ListInventory(context.Background(), c, InventoryOptions{})
+	_, err := c.ListInventory(context.Background(), InventoryOptions{})
 	return err
 }
 

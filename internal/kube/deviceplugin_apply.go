@@ -9,16 +9,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
 // EnsureNamespace creates namespace, marked as owner's, unless it exists,
 // and says whether it created it (so that destroying can leave a namespace
-// it did not make).
-func EnsureNamespace(ctx context.Context, c *Cluster, namespace string, owner Ownership) (created bool, err error) {
-	client := c.client
-	_, err = client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+// it did not make). created is true with an error when the create's answer
+// was lost and the namespace is there with owner's marker, or could not be
+// looked for.
+func (c *Cluster) EnsureNamespace(ctx context.Context, namespace string, owner Ownership) (created bool, err error) {
+	namespaces := c.client.CoreV1().Namespaces()
+	_, err = namespaces.Get(ctx, namespace, metav1.GetOptions{})
 	if err == nil {
 		return false, nil
 	}
@@ -30,43 +31,50 @@ func EnsureNamespace(ctx context.Context, c *Cluster, namespace string, owner Ow
 		Labels:      map[string]string{LabelManagedBy: FieldManager},
 		Annotations: withOwner(nil, owner.ID),
 	}}
-	_, err = client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: FieldManager})
-	if apierrors.IsAlreadyExists(err) {
+	_, err = namespaces.Create(ctx, ns, metav1.CreateOptions{FieldManager: FieldManager})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsAlreadyExists(err):
 		return false, nil
+	case mayHaveCreated(err):
+		created = createdAfterAll(ctx, owner.ID, func(ctx context.Context) (metav1.Object, error) {
+			return namespaces.Get(ctx, namespace, metav1.GetOptions{})
+		})
+		return created, fmt.Errorf("creating namespace %s: %w", namespace, err)
 	}
-	if err != nil {
-		return false, fmt.Errorf("creating namespace %s: %w", namespace, err)
-	}
-	return true, nil
+	return false, fmt.Errorf("creating namespace %s: %w", namespace, err)
 }
 
-// DevicePluginCreated is what CreateDevicePlugin left on the cluster.
+// DevicePluginCreated is what CreateDevicePlugin left on the cluster; the
+// zero value is nothing.
 type DevicePluginCreated struct {
+	// Exists: objects of this create are on the cluster (or may be). It is
+	// true after a success, and after a failure whose rollback failed too:
+	// the resource must then stay in the state, tainted, so that a destroy
+	// or the next apply removes them.
+	Exists bool
 	// NamespaceCreated: the create made the namespace; it is this
 	// resource's to delete (when nothing else is in it).
 	NamespaceCreated bool
-	// Left: objects of the create are on the cluster although it failed
-	// (its rollback failed too); the resource must stay in the state so
-	// that a destroy or the next apply cleans them up.
-	Left bool
 }
 
 // CreateDevicePlugin creates the deployment spec describes, its objects
 // marked as owner's, in an order that never leaves a pod without its
 // config or RuntimeClass. Each object is created atomically: one that
 // exists, whoever made it, fails the create with an *ExistsError (never
-// taken over), and what this create had made by then is deleted again.
-func CreateDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, owner Ownership) (result DevicePluginCreated, warnings []string, err error) {
+// taken over). A create that fails deletes what it had made by then (an
+// object whose create's answer was lost included, found by owner's
+// marker); what it cannot delete makes the result Exists.
+func (c *Cluster) CreateDevicePlugin(ctx context.Context, spec DevicePluginSpec, owner Ownership) (result DevicePluginCreated, warnings []string, err error) {
 	spec.Owner = owner.ID
-	result.NamespaceCreated, err = EnsureNamespace(ctx, c, spec.Namespace, owner)
-	if err != nil {
-		return result, nil, err
-	}
+	result.NamespaceCreated, err = c.EnsureNamespace(ctx, spec.Namespace, owner)
 	var made []createdObject
-	warnings, err = putDevicePlugin(ctx, c, spec, nil, owner, func(o managedObject, uid types.UID) {
-		made = append(made, createdObject{o, uid})
-	})
 	if err == nil {
+		warnings, err = c.putDevicePlugin(ctx, spec, nil, owner, func(o createdObject) { made = append(made, o) })
+	}
+	if err == nil {
+		result.Exists = true
 		return result, warnings, nil
 	}
 	var notOwned *NotOwnedError
@@ -74,29 +82,25 @@ func CreateDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, 
 		// Another gpu_device_plugin's object: to a create, it is simply there.
 		err = &ExistsError{Kind: notOwned.Kind, Namespace: notOwned.Namespace, Name: notOwned.Name}
 	}
-	if rollbackErr := rollBack(ctx, made); rollbackErr != nil {
-		result.Left = true
+	kept, rollbackErr := c.rollBack(ctx, made, spec.Namespace, result.NamespaceCreated, owner)
+	if kept != nil {
+		warnings = append(warnings, fmt.Sprintf("namespace %s, made by this create, was left in place: %s", spec.Namespace, kept))
+	}
+	if rollbackErr != nil {
+		result.Exists = true
 		return result, warnings, fmt.Errorf("%w; removing what this create had made failed too, so it is kept in the state for the next apply or destroy: %w", err, rollbackErr)
 	}
-	if result.NamespaceCreated {
-		kept, nsErr := deleteNamespaceIfUnused(ctx, c, spec.Namespace, owner, nil, false)
-		if nsErr != nil || kept != nil {
-			result.Left = nsErr != nil
-			warnings = append(warnings, fmt.Sprintf("namespace %s, made by this create, was left in place: %s", spec.Namespace, keptReason(kept, nsErr)))
-		}
-		result.NamespaceCreated = false
-	}
-	return result, warnings, err
+	return DevicePluginCreated{}, warnings, err
 }
 
-// ApplyDevicePlugin brings the deployment to spec: objects it lacks are
+// UpdateDevicePlugin brings the deployment to spec: objects it lacks are
 // created, its own objects applied (what others changed since is taken
 // back; the warnings say what), and the components prior (the last
 // applied spec) had and spec has not are deleted. An object of one of
 // spec's names that owner does not own is never touched: the error says so.
-func ApplyDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, prior DevicePluginSpec, owner Ownership) (warnings []string, err error) {
+func (c *Cluster) UpdateDevicePlugin(ctx context.Context, spec DevicePluginSpec, prior DevicePluginSpec, owner Ownership) (warnings []string, err error) {
 	spec.Owner = owner.ID
-	warnings, err = putDevicePlugin(ctx, c, spec, &prior, owner, func(managedObject, types.UID) {})
+	warnings, err = c.putDevicePlugin(ctx, spec, &prior, owner, func(createdObject) {})
 	if err != nil {
 		return warnings, err
 	}
@@ -105,8 +109,8 @@ func ApplyDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, p
 }
 
 // putDevicePlugin puts every object of spec (putObject), reporting each
-// one it created to onCreate.
-func putDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, prior *DevicePluginSpec, owner Ownership, onCreate func(managedObject, types.UID)) (warnings []string, err error) {
+// one it created, or may have, to onCreate.
+func (c *Cluster) putDevicePlugin(ctx context.Context, spec DevicePluginSpec, prior *DevicePluginSpec, owner Ownership, onCreate func(createdObject)) (warnings []string, err error) {
 	client := c.client
 	objs, err := BuildDevicePluginObjects(spec)
 	if err != nil {
@@ -135,14 +139,14 @@ func putDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, pri
 			}
 			objects = append(objects, serviceMonitorObject(client, spec.Namespace, spec.DCGMName(), body))
 		default:
-			warnings = append(warnings, fmt.Sprintf("dcgm_exporter.service_monitor is true but the cluster has no ServiceMonitor CRD (monitoring.coreos.com/v1): "+
-				"no ServiceMonitor was created. Install the Prometheus Operator, or scrape Service %s/%s (port %d) another way.", spec.Namespace, spec.DCGMName(), spec.DCGM.Port))
+			warnings = append(warnings, fmt.Sprintf("A ServiceMonitor for the DCGM exporter was asked for, but the cluster has no ServiceMonitor CRD (monitoring.coreos.com/v1): "+
+				"none was created. Install the Prometheus Operator, or scrape Service %s/%s (port %d) another way.", spec.Namespace, spec.DCGMName(), spec.DCGM.Port))
 		}
 	}
 	for _, o := range objects {
-		uid, warning, err := putObject(ctx, o, runtimeClassOwnership(o, owner))
-		if uid != "" {
-			onCreate(o, uid)
+		made, warning, err := putObject(ctx, o, runtimeClassOwnership(o, owner))
+		if made != nil {
+			onCreate(*made)
 		}
 		if warning != "" {
 			warnings = append(warnings, warning)
@@ -154,27 +158,34 @@ func putDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, pri
 	return warnings, nil
 }
 
-// createdObject is an object a create made, by UID: a rollback deletes
-// that object and never a later one of the same name.
-type createdObject struct {
-	object managedObject
-	uid    types.UID
-}
-
-// rollBack deletes what a failed create made, newest first, with a
-// deadline of its own (the create may have spent ctx's). The deletes are
-// in the background: the objects are gone when it returns, their pods
-// (there are hardly any yet) follow.
-func rollBack(ctx context.Context, made []createdObject) error {
+// rollBack deletes what a failed create made, newest first, then the
+// namespace when the create made it and nothing else is in it (kept says
+// why it stays otherwise), with a deadline of its own (the create may
+// have spent ctx's). An object whose create's answer was lost is deleted
+// when it exists with owner's marker. The deletes are in the background:
+// the objects are gone when it returns, their pods (there are hardly any
+// yet) follow.
+func (c *Cluster) rollBack(ctx context.Context, made []createdObject, namespace string, namespaceCreated bool, owner Ownership) (kept *NamespaceKept, err error) {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
+	marked := owner
+	marked.ClaimsUnmarked = false
 	var errs []error
 	for i := len(made) - 1; i >= 0; i-- {
-		if _, err := deleteUID(ctx, made[i].object, made[i].uid, metav1.DeleteOptions{}); err != nil {
+		var err error
+		if o := made[i]; o.uid != "" {
+			_, err = deleteUID(ctx, o.object, o.uid, metav1.DeleteOptions{})
+		} else if _, err = deleteObject(ctx, o.object, marked, metav1.DeleteOptions{}); errors.As(err, new(*NotOwnedError)) {
+			err = nil // not this create's: it did not make it after all
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil || !namespaceCreated {
+		return nil, err
+	}
+	return c.deleteNamespaceIfUnused(ctx, namespace, owner, nil, false)
 }
 
 // removeDropped deletes the components prior deployed that spec does not,

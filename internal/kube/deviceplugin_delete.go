@@ -34,17 +34,17 @@ type DevicePluginDeleted struct {
 // as ns says, when nothing else is in it. Objects already gone are fine;
 // objects of those names that someone else made are left, and said so.
 // ctx bounds the wait.
-func DeleteDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, owner Ownership, ns NamespaceDeletion) (DevicePluginDeleted, error) {
+func (c *Cluster) DeleteDevicePlugin(ctx context.Context, spec DevicePluginSpec, owner Ownership, ns NamespaceDeletion) (DevicePluginDeleted, error) {
 	var result DevicePluginDeleted
 	err := c.runWait(ctx, "device_plugin_deletion", spec.ID(), func(ctx context.Context) error {
 		var err error
-		result, err = deleteDevicePlugin(ctx, c, spec, owner, ns)
+		result, err = c.deleteDevicePlugin(ctx, spec, owner, ns)
 		return err
 	})
 	return result, err
 }
 
-func deleteDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, owner Ownership, ns NamespaceDeletion) (DevicePluginDeleted, error) {
+func (c *Cluster) deleteDevicePlugin(ctx context.Context, spec DevicePluginSpec, owner Ownership, ns NamespaceDeletion) (DevicePluginDeleted, error) {
 	var result DevicePluginDeleted
 	client := c.client
 	namespace := spec.Namespace
@@ -75,10 +75,10 @@ func deleteDevicePlugin(ctx context.Context, c *Cluster, spec DevicePluginSpec, 
 			return result, err
 		}
 	}
-	if created, err := namespaceCreatedBy(ctx, c, namespace, owner, ns.Created); err != nil || !created {
+	if created, err := c.namespaceCreatedBy(ctx, namespace, owner, ns.Created); err != nil || !created {
 		return result, err
 	}
-	kept, err := deleteNamespaceIfUnused(ctx, c, namespace, owner, serviceEndpoints(spec.DCGMName()), ns.EvenIfNotEmpty)
+	kept, err := c.deleteNamespaceIfUnused(ctx, namespace, owner, serviceEndpoints(spec.DCGMName()), ns.EvenIfNotEmpty)
 	result.NamespaceKept = kept
 	return result, err
 }
@@ -111,7 +111,7 @@ func devicePluginObjectsNamed(client kubernetes.Interface, spec DevicePluginSpec
 // DevicePluginRemnants names the objects of spec's deployment that owner
 // owns and that are still on the cluster, as "Kind namespace/name": after
 // its plugin DaemonSet was deleted out of band, the rest may remain.
-func DevicePluginRemnants(ctx context.Context, c *Cluster, spec DevicePluginSpec, owner Ownership) ([]string, error) {
+func (c *Cluster) DevicePluginRemnants(ctx context.Context, spec DevicePluginSpec, owner Ownership) ([]string, error) {
 	objects, err := devicePluginObjectsNamed(c.client, spec)
 	if err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func DevicePluginRemnants(ctx context.Context, c *Cluster, spec DevicePluginSpec
 // it carries owner's marker, or it carries none and the resource's private
 // state says it created it (as versions before markers recorded it). A
 // namespace marked by another resource is never this one's.
-func namespaceCreatedBy(ctx context.Context, c *Cluster, namespace string, owner Ownership, recorded bool) (bool, error) {
+func (c *Cluster) namespaceCreatedBy(ctx context.Context, namespace string, owner Ownership, recorded bool) (bool, error) {
 	ns, err := c.client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil

@@ -37,10 +37,14 @@ type DevicePluginStatus struct {
 	AllocatableGPUs int64
 }
 
-// ReadDevicePlugin reads the deployment namespace/name; nil without error
+// ReadDevicePlugin reads the deployment namespace/name; found is false
 // when its plugin DaemonSet does not exist. Spec.Owner is the DaemonSet's
 // AnnotationOwner; owner decides whether its RuntimeClass is its own.
-func ReadDevicePlugin(ctx context.Context, c *Cluster, namespace, name string, owner Ownership) (*DevicePluginLive, error) {
+func (c *Cluster) ReadDevicePlugin(ctx context.Context, namespace, name string, owner Ownership) (DevicePluginLive, bool, error) {
+	return found(c.readDevicePlugin(ctx, namespace, name, owner))
+}
+
+func (c *Cluster) readDevicePlugin(ctx context.Context, namespace, name string, owner Ownership) (*DevicePluginLive, error) {
 	client := c.client
 	daemonSets := client.AppsV1().DaemonSets(namespace)
 	ds, err := daemonSets.Get(ctx, name, metav1.GetOptions{})
@@ -217,7 +221,7 @@ func advertisedGPUs(node *corev1.Node, config DevicePluginConfig) int64 {
 }
 
 // DevicePluginStatusOf counts the nodes and GPUs of the deployment spec.
-func DevicePluginStatusOf(ctx context.Context, c *Cluster, spec DevicePluginSpec) (DevicePluginStatus, error) {
+func (c *Cluster) DevicePluginStatusOf(ctx context.Context, spec DevicePluginSpec) (DevicePluginStatus, error) {
 	client := c.client
 	ds, err := client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
 	if err != nil {
@@ -229,7 +233,7 @@ func DevicePluginStatusOf(ctx context.Context, c *Cluster, spec DevicePluginSpec
 // DevicePluginAbsent returns an *ExistsError when the DaemonSet of spec
 // exists already (a Helm release, kubectl apply, a lost state), nil when it
 // does not: a create never takes another deployment over silently.
-func DevicePluginAbsent(ctx context.Context, c *Cluster, spec DevicePluginSpec) error {
+func (c *Cluster) DevicePluginAbsent(ctx context.Context, spec DevicePluginSpec) error {
 	ds, err := getDaemonSet(ctx, c.client, spec.Namespace, spec.Name)
 	switch {
 	case err != nil:

@@ -48,7 +48,7 @@ func RolledOut(ds *appsv1.DaemonSet) bool {
 // WaitForDaemonSetRollout watches DaemonSet namespace/name until it has
 // rolled out (RolledOut). On timeout the error, a NotReadyError,
 // counts the pods and says why each one not ready is not.
-func WaitForDaemonSetRollout(ctx context.Context, c *Cluster, namespace, name string) error {
+func (c *Cluster) WaitForDaemonSetRollout(ctx context.Context, namespace, name string) error {
 	return c.runWait(ctx, "daemonset_rollout", namespace+"/"+name, func(ctx context.Context) error {
 		return waitForDaemonSetRollout(ctx, c.client, namespace, name)
 	})
@@ -79,7 +79,7 @@ func waitForDaemonSetRollout(ctx context.Context, client kubernetes.Interface, n
 // On timeout the error, a NotReadyError, names each node still
 // without GPUs and why: its plugin pod's phase, waiting reason and recent
 // events, or that the plugin runs and the node still advertises nothing.
-func WaitForNodesAllocatable(ctx context.Context, c *Cluster, spec DevicePluginSpec) error {
+func (c *Cluster) WaitForNodesAllocatable(ctx context.Context, spec DevicePluginSpec) error {
 	return c.runWait(ctx, "gpus_allocatable", spec.ID(), func(ctx context.Context) error {
 		return waitForNodesAllocatable(ctx, c.client, spec)
 	})

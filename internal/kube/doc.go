@@ -14,6 +14,31 @@
 //     with a diagnosis of why its pods cannot schedule or keep failing;
 //   - gpu_inventory: ListInventory, the GPU nodes and their free GPUs.
 //
+// Every operation is a method on *Cluster, and every resource's follow
+// the backend contract shared with internal/eks and internal/proxmox
+// (DESIGN.md, "The backend contract"):
+//
+//   - Read returns (T, found bool, error): an object that does not exist
+//     is found == false, never an error (ReadDevicePlugin, ReadWorkload,
+//     RefreshWorkload, FindWorkloadKind).
+//   - Create returns (T, error), and a non-zero T means that something of
+//     the create exists on the cluster: the provider keeps the resource
+//     in its state, tainted when the error is non-nil, so that a destroy
+//     or the next apply removes it (CreateDevicePlugin's
+//     DevicePluginCreated, CreateWorkload's created). That holds when the
+//     context ends part-way (Ctrl-C, timeouts.create) and when a create's
+//     answer is lost after the API server acted (create_outcome.go): the
+//     object is then found by its owner marker. A device plugin create
+//     that fails deletes what it made instead, and is non-zero only when
+//     that fails too. Waits come after the create, so a wait cut short
+//     leaves a create that succeeded.
+//   - Update and Delete bring the cluster to the spec or remove it; Delete
+//     treats an object that is gone as deleted, and never touches one
+//     another owner made (ownership.go).
+//   - Waits are calls of this package too (WaitForDaemonSetRollout,
+//     WaitForNodesAllocatable, WaitForWorkload, WaitForNodeGroup), bounded
+//     by the context; the provider never loops on a read.
+//
 // Connection settings resolve (ConnectionSettings.Resolve) into a
 // Connection that knows where each setting came from; its Cluster never
 // sends credentials over plain HTTP without the opt-in, and explains a

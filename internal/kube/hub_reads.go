@@ -31,7 +31,7 @@ func (h *informerHub) cachedPods(namespace, selector string) (pods []corev1.Pod,
 
 // podsOf reads the pods of namespace that selector matches from the hub's
 // cache when it runs, else from the API server (listPods).
-func podsOf(ctx context.Context, c *Cluster, namespace, selector string) ([]corev1.Pod, error) {
+func (c *Cluster) podsOf(ctx context.Context, namespace, selector string) ([]corev1.Pod, error) {
 	if pods, ok := c.informers().cachedPods(namespace, selector); ok {
 		return pods, nil
 	}
@@ -42,7 +42,7 @@ func podsOf(ctx context.Context, c *Cluster, namespace, selector string) ([]core
 // node and every bound pod when they run and have synced, else from the
 // API server. The caches are as fresh as their watches: right for a
 // diagnosis, which the next event corrects.
-func nodeFacts(ctx context.Context, c *Cluster, resource corev1.ResourceName) ([]NodeFacts, error) {
+func (c *Cluster) nodeFacts(ctx context.Context, resource corev1.ResourceName) ([]NodeFacts, error) {
 	h := c.informers()
 	nodes, pods := h.runningFor(hubKey{kind: hubNodes}), h.runningFor(hubKey{kind: hubBoundPods})
 	if nodes == nil || pods == nil {

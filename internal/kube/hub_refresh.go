@@ -58,11 +58,11 @@ func (c *Cluster) refreshes() *refreshLists {
 
 // RefreshWorkload is ReadWorkload for a refresh: the same answer, read from
 // LISTs shared with the other reads of ref's namespace (refreshLists).
-func RefreshWorkload(ctx context.Context, c *Cluster, ref WorkloadRef) (*WorkloadLive, error) {
+func (c *Cluster) RefreshWorkload(ctx context.Context, ref WorkloadRef) (WorkloadLive, bool, error) {
 	done := logCall(ctx, "reading workload (shared list)", ref.ID())
-	live, err := c.refreshes().read(ctx, ref)
+	p, err := c.refreshes().read(ctx, ref)
 	done(err)
-	return live, err
+	return found(p, err)
 }
 
 func (r *refreshLists) read(ctx context.Context, ref WorkloadRef) (*WorkloadLive, error) {

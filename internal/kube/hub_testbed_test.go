@@ -158,7 +158,7 @@ type waitResult struct {
 func goWait(ctx context.Context, c *Cluster, spec WorkloadSpec) <-chan waitResult {
 	done := make(chan waitResult, 1)
 	go func() {
-		status, err := WaitForWorkload(ctx, c, spec)
+		status, err := c.WaitForWorkload(ctx, spec)
 		done <- waitResult{status, err}
 	}()
 	return done
@@ -215,7 +215,7 @@ func TestConcurrentWorkloadWaitsShareOneWatch(t *testing.T) {
 	require.Eventually(t, func() bool { running, _ := c.informers().stats(); return running == 0 }, time.Minute, 10*time.Millisecond)
 	third, _ := hubJob(t, ns, "third")
 	unsuspend(t, third)
-	status, err := WaitForWorkload(ctx, c, third)
+	status, err := c.WaitForWorkload(ctx, third)
 	require.NoError(t, err)
 	require.Equal(t, PhaseComplete, status.Phase)
 	require.Equal(t, 2, log.count("WATCH "+jobs), "a new watch after the idle stop:\n%s", log)
@@ -298,26 +298,27 @@ func TestRefreshWorkloadsShareOneList(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	type read struct {
-		live *WorkloadLive
-		err  error
+		live  WorkloadLive
+		found bool
+		err   error
 	}
 	reads := make(chan read, n+1)
 	for i := range n + 1 { // and one that does not exist
 		go func() {
-			live, err := RefreshWorkload(ctx, c, WorkloadRef{Kind: WorkloadJob, Namespace: ns, Name: fmt.Sprintf("job-%d", i)})
-			reads <- read{live, err}
+			live, found, err := c.RefreshWorkload(ctx, WorkloadRef{Kind: WorkloadJob, Namespace: ns, Name: fmt.Sprintf("job-%d", i)})
+			reads <- read{live, found, err}
 		}()
 	}
-	found := 0
+	present := 0
 	for range n + 1 {
 		r := <-reads
 		require.NoError(t, r.err)
-		if r.live != nil {
-			found++
+		if r.found {
+			present++
 			require.Equal(t, PhaseSuspended, r.live.Status.Phase)
 		}
 	}
-	require.Equal(t, n, found, "every Job read, the missing one absent")
+	require.Equal(t, n, present, "every Job read, the missing one absent")
 	lists := log.count("LIST /apis/batch/v1/namespaces/" + ns + "/jobs")
 	require.GreaterOrEqual(t, lists, 1)
 	require.Less(t, lists, n, "reads share lists:\n%s", log)
@@ -328,13 +329,13 @@ func TestRefreshWorkloadsShareOneList(t *testing.T) {
 	jobs := cluster.Client().BatchV1().Jobs(ns)
 	background := metav1.DeletePropagationBackground // the Job goes at once, its pods after
 	require.NoError(t, jobs.Delete(ctx, "job-0", metav1.DeleteOptions{PropagationPolicy: &background}))
-	live, err := RefreshWorkload(ctx, c, WorkloadRef{Kind: WorkloadJob, Namespace: ns, Name: "job-0"})
+	_, found, err := c.RefreshWorkload(ctx, WorkloadRef{Kind: WorkloadJob, Namespace: ns, Name: "job-0"})
 	require.NoError(t, err)
-	require.Nil(t, live, "a Job deleted before the read began is gone")
+	require.False(t, found, "a Job deleted before the read began is gone")
 	hubJob(t, ns, "late")
-	live, err = RefreshWorkload(ctx, c, WorkloadRef{Kind: WorkloadJob, Namespace: ns, Name: "late"})
+	_, found, err = c.RefreshWorkload(ctx, WorkloadRef{Kind: WorkloadJob, Namespace: ns, Name: "late"})
 	require.NoError(t, err)
-	require.NotNil(t, live, "a Job created before the read began is in its list")
+	require.True(t, found, "a Job created before the read began is in its list")
 }
 
 // A Job created and deleted while no informer watched (before the Jobs

@@ -62,7 +62,7 @@ const nonTerminatedBoundPods = "spec.nodeName!=,status.phase!=Succeeded,status.p
 // ListInventory reads the cluster's GPU nodes with one paginated LIST of
 // nodes and one of pods, whatever the cluster's size: it never makes a call
 // per node.
-func ListInventory(ctx context.Context, c *Cluster, opts InventoryOptions) (Inventory, error) {
+func (c *Cluster) ListInventory(ctx context.Context, opts InventoryOptions) (Inventory, error) {
 	client := c.client
 	pageSize := opts.PageSize
 	if pageSize <= 0 {

@@ -123,7 +123,7 @@ func benchmarkInventoryReads(b *testing.B, client kubernetes.Interface, requests
 	start := requests.Load()
 	b.ResetTimer()
 	for b.Loop() {
-		inv, err := ListInventory(ctx, clusterOf(client), InventoryOptions{PageSize: pageSize})
+		inv, err := clusterOf(client).ListInventory(ctx, InventoryOptions{PageSize: pageSize})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -60,7 +60,7 @@ func TestListInventoryOnRealAPIServer(t *testing.T) {
 	podPages := max(1, (int64(len(held.Items))+1)/2)
 
 	client, requests := countingClient(t, true)
-	inv, err := ListInventory(ctx, clusterOf(client), InventoryOptions{PageSize: 2, LabelSelector: suite})
+	inv, err := clusterOf(client).ListInventory(ctx, InventoryOptions{PageSize: 2, LabelSelector: suite})
 	require.NoError(t, err)
 	// 3 GPU nodes + 1 CPU node in pages of 2: 2 node pages; the kept pods
 	// (3 of this test's 6: 5 are bound, 3 non-terminated) in pages of 2.
@@ -79,11 +79,11 @@ func TestListInventoryOnRealAPIServer(t *testing.T) {
 	require.True(t, byName["inv-h100-0"].Ready)
 	require.Equal(t, Totals{Nodes: 3, GPUs: 24, Allocatable: 24, Allocated: 13, Free: 11}, inv.Totals())
 
-	selected, err := ListInventory(ctx, clusterOf(client), InventoryOptions{LabelSelector: suite + ",pool=h100"})
+	selected, err := clusterOf(client).ListInventory(ctx, InventoryOptions{LabelSelector: suite + ",pool=h100"})
 	require.NoError(t, err)
 	require.Len(t, selected.Nodes, 1)
 	require.Equal(t, "inv-h100-0", selected.Nodes[0].Name)
 
-	_, err = ListInventory(ctx, clusterOf(client), InventoryOptions{LabelSelector: "pool in (("})
+	_, err = clusterOf(client).ListInventory(ctx, InventoryOptions{LabelSelector: "pool in (("})
 	require.Error(t, err, "a bad selector is the server's error, returned, not swallowed")
 }

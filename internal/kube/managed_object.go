@@ -27,39 +27,50 @@ type managedObject struct {
 func (o managedObject) String() string { return o.kind + " " + qualifiedName(o.namespace, o.name) }
 
 // putObject makes the object exist as configured. An absent object is
-// created (createdUID is then its UID, for a rollback); one that owner owns is
-// applied, taking back what others changed (the warning says what); one
-// made by someone else is left alone: an *ExistsError when it is unmarked
-// or a *NotOwnedError when another resource's.
-func putObject(ctx context.Context, o managedObject, owner Ownership) (createdUID types.UID, warning string, err error) {
+// created: made is then the object, for a rollback (with an empty UID when
+// the create's answer was lost and it may or may not exist). One that
+// owner owns is applied, taking back what others changed (the warning
+// says what); one made by someone else is left alone: an *ExistsError
+// when it is unmarked or a *NotOwnedError when another resource's.
+func putObject(ctx context.Context, o managedObject, owner Ownership) (made *createdObject, warning string, err error) {
 	live, err := o.get(ctx)
 	switch {
 	case apierrors.IsNotFound(err):
 		obj, err := o.create(ctx)
-		if apierrors.IsAlreadyExists(err) {
-			return "", "", &ExistsError{Kind: o.kind, Namespace: o.namespace, Name: o.name}
+		switch {
+		case err == nil:
+			return &createdObject{object: o, uid: obj.GetUID()}, "", nil
+		case apierrors.IsAlreadyExists(err):
+			return nil, "", &ExistsError{Kind: o.kind, Namespace: o.namespace, Name: o.name}
+		case obj != nil: // created; what followed the create failed
+			return &createdObject{object: o, uid: obj.GetUID()}, "", fmt.Errorf("creating %s: %w", o, err)
+		case mayHaveCreated(err):
+			return &createdObject{object: o}, "", fmt.Errorf("creating %s: %w", o, err)
 		}
-		if err != nil {
-			if obj != nil {
-				return obj.GetUID(), "", fmt.Errorf("creating %s: %w", o, err)
-			}
-			return "", "", fmt.Errorf("creating %s: %w", o, err)
-		}
-		return obj.GetUID(), "", nil
+		return nil, "", fmt.Errorf("creating %s: %w", o, err)
 	case err != nil:
-		return "", "", fmt.Errorf("reading %s: %w", o, err)
+		return nil, "", fmt.Errorf("reading %s: %w", o, err)
 	case !owner.owns(live):
 		marker := live.GetAnnotations()[AnnotationOwner]
 		if marker == "" {
-			return "", "", &ExistsError{Kind: o.kind, Namespace: o.namespace, Name: o.name}
+			return nil, "", &ExistsError{Kind: o.kind, Namespace: o.namespace, Name: o.name}
 		}
-		return "", "", &NotOwnedError{Kind: o.kind, Namespace: o.namespace, Name: o.name, Marker: marker}
+		return nil, "", &NotOwnedError{Kind: o.kind, Namespace: o.namespace, Name: o.name, Marker: marker}
 	}
 	warning, err = applyTakingOver(ctx, o.String(), func(opts metav1.ApplyOptions) error { return o.apply(ctx, opts) })
 	if err != nil {
-		return "", "", fmt.Errorf("applying %s: %w", o, err)
+		return nil, "", fmt.Errorf("applying %s: %w", o, err)
 	}
-	return "", warning, nil
+	return nil, warning, nil
+}
+
+// createdObject is an object a create made, by UID: a rollback deletes
+// that object and never a later one of the same name. An empty UID is an
+// object whose create's answer was lost: a rollback deletes it if it
+// exists with the create's owner marker.
+type createdObject struct {
+	object managedObject
+	uid    types.UID
 }
 
 // deleteObject deletes the object if owner owns it, on condition that it

@@ -70,7 +70,7 @@ var alwaysThere = map[string]bool{
 // deleteNamespaceIfUnused deletes namespace when nothing is in it but what
 // the owner made (or ignore excuses), or unconditionally when force; it
 // returns what kept it otherwise. It waits until the namespace is gone.
-func deleteNamespaceIfUnused(ctx context.Context, c *Cluster, namespace string, owner Ownership, ignore func(kind, name string) bool, force bool) (*NamespaceKept, error) {
+func (c *Cluster) deleteNamespaceIfUnused(ctx context.Context, namespace string, owner Ownership, ignore func(kind, name string) bool, force bool) (*NamespaceKept, error) {
 	ns, err := c.client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -79,7 +79,7 @@ func deleteNamespaceIfUnused(ctx context.Context, c *Cluster, namespace string, 
 		return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
 	}
 	if !force {
-		kept, err := namespaceContents(ctx, c, namespace, owner, ignore)
+		kept, err := c.namespaceContents(ctx, namespace, owner, ignore)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +101,7 @@ func deleteNamespaceIfUnused(ctx context.Context, c *Cluster, namespace string, 
 
 // namespaceContents lists what is in namespace and returns nil when none
 // of it keeps the namespace alive.
-func namespaceContents(ctx context.Context, c *Cluster, namespace string, owner Ownership, ignore func(kind, name string) bool) (*NamespaceKept, error) {
+func (c *Cluster) namespaceContents(ctx context.Context, namespace string, owner Ownership, ignore func(kind, name string) bool) (*NamespaceKept, error) {
 	kept := &NamespaceKept{Namespace: namespace}
 	lists, err := c.client.Discovery().ServerPreferredNamespacedResources()
 	if err != nil {
@@ -122,7 +122,7 @@ func namespaceContents(ctx context.Context, c *Cluster, namespace string, owner 
 			if strings.Contains(res.Name, "/") || !slices.Contains(res.Verbs, "list") || res.Name == "events" {
 				continue
 			}
-			err := eachObjectMeta(ctx, c, gv, res.Name, namespace, func(meta metav1.ObjectMeta) {
+			err := c.eachObjectMeta(ctx, gv, res.Name, namespace, func(meta metav1.ObjectMeta) {
 				if keepsNamespace(res.Kind, meta, owner, ignore) {
 					if len(kept.Foreign) < foreignShown {
 						kept.Foreign = append(kept.Foreign, res.Kind+"/"+meta.Name)
@@ -162,7 +162,7 @@ func keepsNamespace(kind string, meta metav1.ObjectMeta, owner Ownership, ignore
 
 // eachObjectMeta calls fn with the metadata of every object of resource in
 // namespace, a page at a time.
-func eachObjectMeta(ctx context.Context, c *Cluster, gv schema.GroupVersion, resource, namespace string, fn func(metav1.ObjectMeta)) error {
+func (c *Cluster) eachObjectMeta(ctx context.Context, gv schema.GroupVersion, resource, namespace string, fn func(metav1.ObjectMeta)) error {
 	prefix := "/apis/" + gv.String()
 	if gv.Group == "" {
 		prefix = "/api/" + gv.Version

@@ -58,7 +58,7 @@ const migStrategyInvalidProfile = "INVALID"
 // ReadNodeGPUOffer reads the metadata of every node, in pages of
 // DefaultPageSize, and sums up what they offer. ctx bounds the whole read:
 // the provider gives it a short deadline at plan time.
-func ReadNodeGPUOffer(ctx context.Context, c *Cluster) (NodeGPUOffer, error) {
+func (c *Cluster) ReadNodeGPUOffer(ctx context.Context) (NodeGPUOffer, error) {
 	done := logCall(ctx, "reading nodes' GPU labels", "nodes")
 	var offer NodeGPUOffer
 	products, profiles := map[string]bool{}, map[string]bool{}

@@ -67,7 +67,7 @@ func TestReadNodeGPUOfferOnRealAPIServer(t *testing.T) {
 	c, err := Connect(cfg, ClusterOptions{})
 	require.NoError(t, err)
 
-	offer, err := ReadNodeGPUOffer(ctx, c)
+	offer, err := c.ReadNodeGPUOffer(ctx)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, offer.Nodes, 5)
 	require.GreaterOrEqual(t, offer.LabeledNodes, 4, "the CPU node has no product")

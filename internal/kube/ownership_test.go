@@ -62,7 +62,7 @@ func TestDevicePluginNamespaceKeptWhileOthersUseIt(t *testing.T) {
 	spec := ownershipTestSpec("own-ns-kept")
 	owner := newTestOwnership(t)
 
-	created, _, err := CreateDevicePlugin(ctx, c, spec, owner)
+	created, _, err := c.CreateDevicePlugin(ctx, spec, owner)
 	require.NoError(t, err)
 	require.True(t, created.NamespaceCreated)
 	// A user puts an NGC pull secret and a ConfigMap of their own there.
@@ -74,7 +74,7 @@ func TestDevicePluginNamespaceKeptWhileOthersUseIt(t *testing.T) {
 	_, err = client.CoreV1().ConfigMaps(spec.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "notes"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	deleted, err := DeleteDevicePlugin(ctx, c, spec, owner, NamespaceDeletion{Created: true})
+	deleted, err := c.DeleteDevicePlugin(ctx, spec, owner, NamespaceDeletion{Created: true})
 	require.NoError(t, err)
 	require.NotNil(t, deleted.NamespaceKept, "the namespace holds the user's objects")
 	require.ElementsMatch(t, []string{"Secret/ngc", "ConfigMap/notes"}, deleted.NamespaceKept.Foreign)
@@ -86,7 +86,7 @@ func TestDevicePluginNamespaceKeptWhileOthersUseIt(t *testing.T) {
 	require.True(t, apierrors.IsNotFound(err), "its config too: %v", err)
 
 	// Opting in deletes the namespace with what is in it.
-	deleted, err = DeleteDevicePlugin(ctx, c, spec, owner, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
+	deleted, err = c.DeleteDevicePlugin(ctx, spec, owner, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
 	require.NoError(t, err)
 	require.Nil(t, deleted.NamespaceKept)
 	_, err = client.CoreV1().Namespaces().Get(ctx, spec.Namespace, metav1.GetOptions{})
@@ -102,12 +102,12 @@ func TestDevicePluginEmptyNamespaceDeleted(t *testing.T) {
 	spec.DCGM = &DCGMSpec{Image: DefaultDCGMExporterImage, Port: DefaultDCGMExporterPort}
 	spec.GFD = &GFDSpec{}
 	owner := newTestOwnership(t)
-	_, _, err := CreateDevicePlugin(ctx, c, spec, owner)
+	_, _, err := c.CreateDevicePlugin(ctx, spec, owner)
 	require.NoError(t, err)
 
 	// The private state that said "created" was lost (an old state, a
 	// moved resource): the namespace's marker says it all the same.
-	deleted, err := DeleteDevicePlugin(ctx, c, spec, owner, NamespaceDeletion{})
+	deleted, err := c.DeleteDevicePlugin(ctx, spec, owner, NamespaceDeletion{})
 	require.NoError(t, err)
 	require.Nil(t, deleted.NamespaceKept, "only what the plugin made (and Kubernetes' own objects) was there")
 	require.Empty(t, deleted.Left)
@@ -127,10 +127,10 @@ func TestDevicePluginExistingNamespaceNeverDeleted(t *testing.T) {
 		_ = client.CoreV1().Namespaces().Delete(context.Background(), spec.Namespace, metav1.DeleteOptions{})
 	})
 	owner := newTestOwnership(t)
-	created, _, err := CreateDevicePlugin(ctx, c, spec, owner)
+	created, _, err := c.CreateDevicePlugin(ctx, spec, owner)
 	require.NoError(t, err)
 	require.False(t, created.NamespaceCreated)
-	_, err = DeleteDevicePlugin(ctx, c, spec, owner, NamespaceDeletion{EvenIfNotEmpty: true})
+	_, err = c.DeleteDevicePlugin(ctx, spec, owner, NamespaceDeletion{EvenIfNotEmpty: true})
 	require.NoError(t, err)
 	ns, err := client.CoreV1().Namespaces().Get(ctx, spec.Namespace, metav1.GetOptions{})
 	require.NoError(t, err, "a namespace the resource did not create stays, whatever the opt-in says")
@@ -157,11 +157,11 @@ func TestDevicePluginCreateRefusesAndRollsBack(t *testing.T) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	created, _, err := CreateDevicePlugin(ctx, c, spec, newTestOwnership(t))
+	created, _, err := c.CreateDevicePlugin(ctx, spec, newTestOwnership(t))
 	var exists *ExistsError
 	require.ErrorAs(t, err, &exists)
 	require.Equal(t, "Service", exists.Kind)
-	require.False(t, created.Left, "what the create made was removed again")
+	require.Zero(t, created, "what the create made was removed again: nothing for the state")
 	for _, name := range spec.DaemonSetNames() {
 		_, err := client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, name, metav1.GetOptions{})
 		require.True(t, apierrors.IsNotFound(err), "DaemonSet %s rolled back: %v", name, err)
@@ -180,24 +180,24 @@ func TestTwoDevicePluginsNeverShareObjects(t *testing.T) {
 	c := clusterOf(cluster.Client())
 	spec := ownershipTestSpec("own-two")
 	first, second := newTestOwnership(t), newTestOwnership(t)
-	_, _, err := CreateDevicePlugin(ctx, c, spec, first)
+	_, _, err := c.CreateDevicePlugin(ctx, spec, first)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		_, _ = DeleteDevicePlugin(context.Background(), c, spec, first, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
+		_, _ = c.DeleteDevicePlugin(context.Background(), spec, first, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
 	})
 
 	other := spec
 	other.Image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
-	_, _, err = CreateDevicePlugin(ctx, c, other, second)
+	_, _, err = c.CreateDevicePlugin(ctx, other, second)
 	var exists *ExistsError
 	require.ErrorAs(t, err, &exists, "a second create is refused")
 
 	// Nor can the second one update or delete the first one's objects.
-	_, err = ApplyDevicePlugin(ctx, c, other, other, second)
+	_, err = c.UpdateDevicePlugin(ctx, other, other, second)
 	var notOwned *NotOwnedError
 	require.ErrorAs(t, err, &notOwned)
 	require.Equal(t, first.ID, notOwned.Marker)
-	deleted, err := DeleteDevicePlugin(ctx, c, other, second, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
+	deleted, err := c.DeleteDevicePlugin(ctx, other, second, NamespaceDeletion{Created: true, EvenIfNotEmpty: true})
 	require.NoError(t, err)
 	require.NotEmpty(t, deleted.Left)
 	ds, err := c.client.AppsV1().DaemonSets(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
@@ -223,7 +223,7 @@ func TestWorkloadOwnership(t *testing.T) {
 	spec.Pod.NodeSelector = map[string]string{"gpu-test": "ownership-none"}
 	owner := newTestOwnership(t)
 
-	created, err := CreateWorkload(ctx, c, spec, owner)
+	created, err := c.CreateWorkload(ctx, spec, owner)
 	require.NoError(t, err)
 	require.True(t, created)
 	t.Cleanup(func() {
@@ -231,7 +231,7 @@ func TestWorkloadOwnership(t *testing.T) {
 	})
 
 	t.Run("A second create of the same name is refused, atomically.", func(t *testing.T) {
-		created, err := CreateWorkload(ctx, c, spec, newTestOwnership(t))
+		created, err := c.CreateWorkload(ctx, spec, newTestOwnership(t))
 		var exists *ExistsError
 		require.ErrorAs(t, err, &exists)
 		require.False(t, created)
@@ -241,21 +241,21 @@ func TestWorkloadOwnership(t *testing.T) {
 		_, err := client.AppsV1().Deployments("default").Patch(ctx, spec.Name, types.ApplyPatchType, patch,
 			metav1.PatchOptions{FieldManager: "kubectl-scale-test", Force: ptr.To(true)})
 		require.NoError(t, err)
-		warning, err := UpdateWorkload(ctx, c, spec, owner)
+		warning, err := c.UpdateWorkload(ctx, spec, owner)
 		require.NoError(t, err)
 		require.Contains(t, warning, `.spec.replicas (set by "kubectl-scale-test")`)
 		dep, err := client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
 		require.NoError(t, err)
 		require.EqualValues(t, 1, *dep.Spec.Replicas)
 
-		warning, err = UpdateWorkload(ctx, c, spec, owner)
+		warning, err = c.UpdateWorkload(ctx, spec, owner)
 		require.NoError(t, err)
 		require.Empty(t, warning, "nothing to take back the second time")
 	})
 	t.Run("What the configuration drops after the create is removed: the create's fields belong to the applier.", func(t *testing.T) {
 		withoutEnv := spec
 		withoutEnv.Pod.Container.Env = nil
-		_, err := UpdateWorkload(ctx, c, withoutEnv, owner)
+		_, err := c.UpdateWorkload(ctx, withoutEnv, owner)
 		require.NoError(t, err)
 		dep, err := client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
 		require.NoError(t, err)
@@ -268,14 +268,14 @@ func TestWorkloadOwnership(t *testing.T) {
 	})
 	t.Run("A destroy leaves an object of that name that someone else made.", func(t *testing.T) {
 		other := newTestOwnership(t)
-		err := DeleteWorkload(ctx, c, spec.Ref(), other)
+		err := c.DeleteWorkload(ctx, spec.Ref(), other)
 		var notOwned *NotOwnedError
 		require.True(t, errors.As(err, &notOwned), "%v", err)
 		_, err = client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
 		require.NoError(t, err)
 	})
 	t.Run("Its own destroy deletes it.", func(t *testing.T) {
-		require.NoError(t, DeleteWorkload(ctx, c, spec.Ref(), owner))
+		require.NoError(t, c.DeleteWorkload(ctx, spec.Ref(), owner))
 		_, err := client.AppsV1().Deployments("default").Get(ctx, spec.Name, metav1.GetOptions{})
 		require.True(t, apierrors.IsNotFound(err), "%v", err)
 	})
@@ -311,7 +311,7 @@ func TestCreateWorkloadWhoseAnswerIsLost(t *testing.T) {
 		_ = cluster.Client().BatchV1().Jobs("default").Delete(context.Background(), spec.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 	})
 
-	created, err := CreateWorkload(ctx, clusterOf(client), spec, newTestOwnership(t))
+	created, err := clusterOf(client).CreateWorkload(ctx, spec, newTestOwnership(t))
 	require.Error(t, err)
 	require.True(t, created, "the Job exists: the caller must keep it in the state, or it is orphaned")
 	require.Contains(t, err.Error(), "may have been created")
@@ -328,7 +328,7 @@ func TestCreateWorkloadWhoseAnswerIsLost(t *testing.T) {
 	client, err = kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	spec.Name = "never-sent"
-	created, err = CreateWorkload(ctx, clusterOf(client), spec, newTestOwnership(t))
+	created, err = clusterOf(client).CreateWorkload(ctx, spec, newTestOwnership(t))
 	require.Error(t, err)
 	require.False(t, created, "the look afterwards found nothing: no state")
 }

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,7 +32,7 @@ func (e *ExistsError) Error() string {
 // made; with created true (a create whose answer was lost, and the object
 // turned out to be there, or could not be looked for), the caller must
 // keep the resource in its state so that nothing is orphaned.
-func CreateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec, owner Ownership) (created bool, err error) {
+func (c *Cluster) CreateWorkload(ctx context.Context, spec WorkloadSpec, owner Ownership) (created bool, err error) {
 	spec.Owner = owner.ID
 	kind := spec.objectKind()
 	done := logCall(ctx, "creating "+kind, spec.ID())
@@ -68,51 +67,24 @@ func CreateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec, owner Ow
 		return false, &ExistsError{Kind: kind, Namespace: spec.Namespace, Name: spec.Name}
 	case apierrors.IsNotFound(err):
 		return false, fmt.Errorf("creating %s %s: %w. Does namespace %q exist?", kind, spec.ID(), err, spec.Namespace)
-	case refusedByServer(err):
+	case !mayHaveCreated(err):
 		return false, fmt.Errorf("creating %s %s: %w", kind, spec.ID(), err)
 	}
-	created = createdAfterAll(ctx, c, spec)
+	created = c.workloadCreatedAfterAll(ctx, spec)
 	if created {
 		return true, fmt.Errorf("creating %s %s: %w (the %s may have been created all the same: it is kept in the state, and the next plan reads whether it exists)", kind, spec.ID(), err, kind)
 	}
 	return false, fmt.Errorf("creating %s %s: %w", kind, spec.ID(), err)
 }
 
-// refusedByServer reports whether err is an answer of the API server that
-// says the request was not carried out: a 4xx status. A 5xx (a timeout, an
-// internal error) or a transport error leaves it open whether the write
-// happened.
-func refusedByServer(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
-	}
-	code := status.Status().Code
-	return code >= 400 && code < 500
-}
-
-// createdAfterAll looks, after a create whose outcome is unknown, for the
-// object that create would have made: true when it exists with spec's
-// owner, or when the look itself fails (the resource is then kept, and the
-// next read settles it); false when it is absent or someone else's.
-func createdAfterAll(ctx context.Context, c *Cluster, spec WorkloadSpec) bool {
-	ctx, cancel := diagnosisContext(ctx)
-	defer cancel()
-	var meta metav1.Object
-	var err error
-	switch spec.Kind {
-	case WorkloadJob:
-		meta, err = c.client.BatchV1().Jobs(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
-	default:
-		meta, err = c.client.AppsV1().Deployments(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return false
-	case err != nil:
-		return true
-	}
-	return meta.GetAnnotations()[AnnotationOwner] == spec.Owner
+// workloadCreatedAfterAll is createdAfterAll for spec's Job or Deployment.
+func (c *Cluster) workloadCreatedAfterAll(ctx context.Context, spec WorkloadSpec) bool {
+	return createdAfterAll(ctx, spec.Owner, func(ctx context.Context) (metav1.Object, error) {
+		if spec.Kind == WorkloadJob {
+			return c.client.BatchV1().Jobs(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+		}
+		return c.client.AppsV1().Deployments(spec.Namespace).Get(ctx, spec.Name, metav1.GetOptions{})
+	})
 }
 
 // UpdateWorkload changes the workload in place, marked as owner's. A Deployment is applied
@@ -120,16 +92,16 @@ func createdAfterAll(ctx context.Context, c *Cluster, spec WorkloadSpec) bool {
 // warning says which. A Job takes only the fields Kubernetes lets change on
 // a Job (JobSettingsInPlace); the rest of a Job cannot change, and
 // JobNeedsReplacement says when a change needs a new Job.
-func UpdateWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec, owner Ownership) (warning string, err error) {
+func (c *Cluster) UpdateWorkload(ctx context.Context, spec WorkloadSpec, owner Ownership) (warning string, err error) {
 	spec.Owner = owner.ID
 	done := logCall(ctx, "updating "+spec.objectKind(), spec.ID())
 	switch spec.Kind {
 	case WorkloadJob:
-		err = patchJobInPlace(ctx, c, spec)
+		err = c.patchJobInPlace(ctx, spec)
 	case WorkloadDeployment:
-		err = clearRollingUpdateForRecreate(ctx, c, spec)
+		err = c.clearRollingUpdateForRecreate(ctx, spec)
 		if err == nil {
-			warning, err = applyDeployment(ctx, c, spec)
+			warning, err = c.applyDeployment(ctx, spec)
 		}
 	default:
 		err = fmt.Errorf("unknown workload kind %q", spec.Kind)
@@ -152,7 +124,7 @@ func (s WorkloadSpec) objectKind() string {
 // applyDeployment sends the spec's Deployment with server-side apply as
 // this provider's field manager. The configuration wins over fields
 // another manager set since, and the warning names them.
-func applyDeployment(ctx context.Context, c *Cluster, spec WorkloadSpec) (warning string, err error) {
+func (c *Cluster) applyDeployment(ctx context.Context, spec WorkloadSpec) (warning string, err error) {
 	dep := BuildDeployment(spec)
 	data, err := json.Marshal(dep)
 	if err != nil {
@@ -173,7 +145,7 @@ func applyDeployment(ctx context.Context, c *Cluster, spec WorkloadSpec) (warnin
 // Kubernetes defaulted when the strategy becomes Recreate: no field manager
 // owns them, so an apply that leaves them out would not remove them, and
 // the API rejects them next to Recreate.
-func clearRollingUpdateForRecreate(ctx context.Context, c *Cluster, spec WorkloadSpec) error {
+func (c *Cluster) clearRollingUpdateForRecreate(ctx context.Context, spec WorkloadSpec) error {
 	if spec.Deployment.Strategy != appsv1.RecreateDeploymentStrategyType {
 		return nil
 	}

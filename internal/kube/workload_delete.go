@@ -20,7 +20,7 @@ import (
 // the UID read, so a replacement made in between is never deleted either.
 // ctx bounds the wait; on its expiry the error says what holds the
 // workload.
-func DeleteWorkload(ctx context.Context, c *Cluster, ref WorkloadRef, owner Ownership) error {
+func (c *Cluster) DeleteWorkload(ctx context.Context, ref WorkloadRef, owner Ownership) error {
 	err := c.runWait(ctx, "workload_deletion", ref.ID(), func(ctx context.Context) error {
 		ns, name := ref.Namespace, ref.Name
 		switch ref.Kind {

@@ -11,12 +11,12 @@ import (
 
 // describeUnschedulable explains a pod that no node can ever take: the
 // node-by-node facts, what the scheduler itself said, and what would help.
-func describeUnschedulable(ctx context.Context, c *Cluster, pod *corev1.Pod, d Diagnosis) string {
+func (c *Cluster) describeUnschedulable(ctx context.Context, pod *corev1.Pod, d Diagnosis) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
 	var b strings.Builder
 	fmt.Fprintf(&b, "pod %s cannot be scheduled and no node can ever run it as written: %s.", pod.Name, d)
-	if msg := schedulerMessage(ctx, c, pod); msg != "" {
+	if msg := c.schedulerMessage(ctx, pod); msg != "" {
 		fmt.Fprintf(&b, " The scheduler says: %s", msg)
 	}
 	b.WriteString(" " + d.Remedy())
@@ -26,12 +26,12 @@ func describeUnschedulable(ctx context.Context, c *Cluster, pod *corev1.Pod, d D
 // describeReplicasBeyondCapacity explains a Deployment pod that waits for
 // GPUs only the Deployment's own replicas could free: more replicas than
 // the nodes can ever hold at once (beyond, from ReplicasBeyondCapacity).
-func describeReplicasBeyondCapacity(ctx context.Context, c *Cluster, pod *corev1.Pod, d Diagnosis, beyond string, capacity int64) string {
+func (c *Cluster) describeReplicasBeyondCapacity(ctx context.Context, pod *corev1.Pod, d Diagnosis, beyond string, capacity int64) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
 	var b strings.Builder
 	fmt.Fprintf(&b, "pod %s cannot be scheduled: %s. For this pod, %s.", pod.Name, beyond, d)
-	if msg := schedulerMessage(ctx, c, pod); msg != "" {
+	if msg := c.schedulerMessage(ctx, pod); msg != "" {
 		fmt.Fprintf(&b, " The scheduler says: %s", msg)
 	}
 	fmt.Fprintf(&b, " %s", replicasRemedy(capacity))
@@ -51,10 +51,10 @@ func replicasRemedy(capacity int64) string {
 // crash-looping container with its last termination), and for a pod that
 // waits to be scheduled, the scheduler's message and the node-by-node
 // facts.
-func describeWaitingPods(ctx context.Context, c *Cluster, spec WorkloadSpec, podSelector string) string {
+func (c *Cluster) describeWaitingPods(ctx context.Context, spec WorkloadSpec, podSelector string) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
-	pods, err := podsOf(ctx, c, spec.Namespace, podSelector)
+	pods, err := c.podsOf(ctx, spec.Namespace, podSelector)
 	if err != nil {
 		return "its pods could not be read: " + err.Error()
 	}
@@ -82,10 +82,10 @@ func describeWaitingPods(ctx context.Context, c *Cluster, spec WorkloadSpec, pod
 	if pending == nil {
 		return b.String()
 	}
-	if msg := schedulerMessage(ctx, c, pending); msg != "" {
+	if msg := c.schedulerMessage(ctx, pending); msg != "" {
 		fmt.Fprintf(&b, " The scheduler says about %s: %s", pending.Name, msg)
 	}
-	nodes, err := nodeFacts(ctx, c, spec.GPURequest().Resource)
+	nodes, err := c.nodeFacts(ctx, spec.GPURequest().Resource)
 	if err != nil {
 		fmt.Fprintf(&b, " The nodes could not be read: %v.", err)
 		return b.String()
@@ -159,7 +159,7 @@ func describeContainerTrouble(pod *corev1.Pod) string {
 
 // schedulerMessage is the newest FailedScheduling event of pod, or the
 // message of its PodScheduled condition when the events are gone.
-func schedulerMessage(ctx context.Context, c *Cluster, pod *corev1.Pod) string {
+func (c *Cluster) schedulerMessage(ctx context.Context, pod *corev1.Pod) string {
 	msg, err := FailedSchedulingMessage(ctx, c.client, pod)
 	if err == nil && msg != "" {
 		return strings.TrimSpace(msg)
@@ -170,7 +170,7 @@ func schedulerMessage(ctx context.Context, c *Cluster, pod *corev1.Pod) string {
 
 // describeJobFailure says why a Job failed: its Failed condition's reason
 // and message, and how its last failed pod ended.
-func describeJobFailure(ctx context.Context, c *Cluster, job *batchv1.Job) string {
+func (c *Cluster) describeJobFailure(ctx context.Context, job *batchv1.Job) string {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
 	cond, _ := jobCondition(job, batchv1.JobFailed)
@@ -180,7 +180,7 @@ func describeJobFailure(ctx context.Context, c *Cluster, job *batchv1.Job) strin
 		fmt.Fprintf(&b, ": %s", strings.TrimSuffix(cond.Message, "."))
 	}
 	b.WriteString(".")
-	pods, err := podsOf(ctx, c, job.Namespace, jobPodSelector(job))
+	pods, err := c.podsOf(ctx, job.Namespace, jobPodSelector(job))
 	if err != nil {
 		return b.String()
 	}

@@ -40,7 +40,7 @@ func JobNeedsReplacement(prior, planned WorkloadSpec) bool {
 // patchJobInPlace sends the in-place fields of spec's Job as a JSON merge
 // patch: a field unset in spec is removed (null), so Kubernetes' default
 // applies again.
-func patchJobInPlace(ctx context.Context, c *Cluster, spec WorkloadSpec) error {
+func (c *Cluster) patchJobInPlace(ctx context.Context, spec WorkloadSpec) error {
 	j := spec.Job
 	patch := map[string]any{"spec": map[string]any{
 		"parallelism":             j.Parallelism,

@@ -31,16 +31,16 @@ type WorkloadLive struct {
 	Status WorkloadStatus
 }
 
-// ReadWorkload reads the workload ref names and its pods, or returns nil
-// and no error when it does not exist.
-func ReadWorkload(ctx context.Context, c *Cluster, ref WorkloadRef) (*WorkloadLive, error) {
+// ReadWorkload reads the workload ref names and its pods; found is false
+// when it does not exist.
+func (c *Cluster) ReadWorkload(ctx context.Context, ref WorkloadRef) (WorkloadLive, bool, error) {
 	done := logCall(ctx, "reading workload", ref.ID())
-	live, err := readWorkload(ctx, c, ref)
+	p, err := c.readWorkload(ctx, ref)
 	done(err)
-	return live, err
+	return found(p, err)
 }
 
-func readWorkload(ctx context.Context, c *Cluster, ref WorkloadRef) (*WorkloadLive, error) {
+func (c *Cluster) readWorkload(ctx context.Context, ref WorkloadRef) (*WorkloadLive, error) {
 	switch ref.Kind {
 	case WorkloadJob:
 		job, err := c.client.BatchV1().Jobs(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
@@ -76,10 +76,10 @@ func readWorkload(ctx context.Context, c *Cluster, ref WorkloadRef) (*WorkloadLi
 // of its own: the wait before it may have spent ctx's. A Job that is gone
 // already (deleted by its TTL) is described by lastJob, the last version a
 // wait saw, when there is one.
-func readWorkloadStatus(ctx context.Context, c *Cluster, spec WorkloadSpec, lastJob *batchv1.Job) (*WorkloadStatus, error) {
+func (c *Cluster) readWorkloadStatus(ctx context.Context, spec WorkloadSpec, lastJob *batchv1.Job) (*WorkloadStatus, error) {
 	ctx, cancel := diagnosisContext(ctx)
 	defer cancel()
-	live, err := readWorkload(ctx, c, WorkloadRef{Kind: spec.Kind, Namespace: spec.Namespace, Name: spec.Name, Container: spec.Pod.Container.Name})
+	live, err := c.readWorkload(ctx, WorkloadRef{Kind: spec.Kind, Namespace: spec.Namespace, Name: spec.Name, Container: spec.Pod.Container.Name})
 	switch {
 	case err != nil:
 		return nil, err
@@ -96,23 +96,24 @@ func readWorkloadStatus(ctx context.Context, c *Cluster, spec WorkloadSpec, last
 	return nil, fmt.Errorf("%s %s is gone", spec.objectKind(), spec.ID())
 }
 
-// FindWorkloadKind looks for a Job, then a Deployment, called name.
-func FindWorkloadKind(ctx context.Context, c *Cluster, namespace, name string) (WorkloadKind, error) {
-	_, err := c.client.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+// FindWorkloadKind looks for a Job, then a Deployment, called name; found
+// is false when there is neither.
+func (c *Cluster) FindWorkloadKind(ctx context.Context, namespace, name string) (kind WorkloadKind, found bool, err error) {
+	_, err = c.client.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err == nil {
-		return WorkloadJob, nil
+		return WorkloadJob, true, nil
 	}
 	if !apierrors.IsNotFound(err) {
-		return "", err
+		return "", false, fmt.Errorf("reading Job %s/%s: %w", namespace, name, err)
 	}
 	_, err = c.client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err == nil {
-		return WorkloadDeployment, nil
+		return WorkloadDeployment, true, nil
 	}
 	if apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("there is no Job or Deployment %s/%s", namespace, name)
+		return "", false, nil
 	}
-	return "", err
+	return "", false, fmt.Errorf("reading Deployment %s/%s: %w", namespace, name, err)
 }
 
 // cachedWorkloadStatus is the status of a workload whose wait has just
@@ -121,7 +122,7 @@ func FindWorkloadKind(ctx context.Context, c *Cluster, namespace, name string) (
 // false when the cache does not run, or may be behind the object: it holds
 // fewer finished pods than the Job counts, or other than as many live pods
 // as the Deployment has replicas (read the status from the API server then).
-func cachedWorkloadStatus(c *Cluster, lastJob *batchv1.Job, lastDep *appsv1.Deployment) (*WorkloadStatus, bool) {
+func (c *Cluster) cachedWorkloadStatus(lastJob *batchv1.Job, lastDep *appsv1.Deployment) (*WorkloadStatus, bool) {
 	hub := c.informers()
 	switch {
 	case lastJob != nil:

@@ -30,7 +30,7 @@ func (e *UnschedulableError) Error() string { return e.Message }
 // own (ctx's may be spent), or nil when it could not be read; the error
 // then says so too. A Job that Kubernetes deleted right after it finished
 // (ttl_seconds_after_finished = 0) is described as the wait last saw it.
-func WaitForWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec) (*WorkloadStatus, error) {
+func (c *Cluster) WaitForWorkload(ctx context.Context, spec WorkloadSpec) (*WorkloadStatus, error) {
 	var (
 		lastJob *batchv1.Job
 		lastDep *appsv1.Deployment
@@ -40,29 +40,29 @@ func WaitForWorkload(ctx context.Context, c *Cluster, spec WorkloadSpec) (*Workl
 	case spec.Kind == WorkloadJob && !spec.Job.Suspend:
 		err = c.runWait(ctx, "job_completion", spec.ID(), func(ctx context.Context) error {
 			var err error
-			lastJob, err = waitJobComplete(ctx, c, spec)
+			lastJob, err = c.waitJobComplete(ctx, spec)
 			return err
 		})
 	case spec.Kind == WorkloadDeployment:
 		err = c.runWait(ctx, "deployment_rollout", spec.ID(), func(ctx context.Context) error {
 			var err error
-			lastDep, err = waitDeploymentRolledOut(ctx, c, spec)
+			lastDep, err = c.waitDeploymentRolledOut(ctx, spec)
 			return err
 		})
 	}
 	if err == nil {
-		if status, ok := cachedWorkloadStatus(c, lastJob, lastDep); ok {
+		if status, ok := c.cachedWorkloadStatus(lastJob, lastDep); ok {
 			return status, nil
 		}
 	}
-	status, statusErr := readWorkloadStatus(ctx, c, spec, lastJob)
+	status, statusErr := c.readWorkloadStatus(ctx, spec, lastJob)
 	return status, errors.Join(err, statusErr)
 }
 
 // waitJobComplete follows the Job on the hub's shared informer of Jobs in
 // its namespace until it is Complete or Failed, and returns the last
 // version it saw.
-func waitJobComplete(ctx context.Context, c *Cluster, spec WorkloadSpec) (*batchv1.Job, error) {
+func (c *Cluster) waitJobComplete(ctx context.Context, spec WorkloadSpec) (*batchv1.Job, error) {
 	// The Job this apply created or updated, read consistently: its UID
 	// tells its versions in the cache from those of an earlier Job of the
 	// same name, and its own selector (its controller UID) picks its pods.
@@ -80,7 +80,7 @@ func waitJobComplete(ctx context.Context, c *Cluster, spec WorkloadSpec) (*batch
 	if !finished(job) {
 		jobs, release := c.informers().acquire(hubKey{hubJobs, spec.Namespace})
 		defer release()
-		err = watchingScheduling(ctx, c, spec, selector, func(ctx context.Context) error {
+		err = c.watchingScheduling(ctx, spec, selector, func(ctx context.Context) error {
 			seen, deleted, err := awaitObject(ctx, jobs, watchedObject{spec.Namespace, spec.Name, job.UID}, stillThere(c.client.BatchV1().Jobs(spec.Namespace).Get, spec.Name, job.UID), func(j *batchv1.Job) (bool, error) {
 				return finished(j), nil
 			})
@@ -95,11 +95,11 @@ func waitJobComplete(ctx context.Context, c *Cluster, spec WorkloadSpec) (*batch
 	}
 	if err == nil {
 		if _, failed := jobCondition(last, batchv1.JobFailed); failed {
-			err = errors.New(describeJobFailure(ctx, c, last))
+			err = errors.New(c.describeJobFailure(ctx, last))
 		}
 	}
 	if isDeadline(err) {
-		err = fmt.Errorf("the Job did not complete in time: %s", describeWaitingPods(ctx, c, spec, selector))
+		err = fmt.Errorf("the Job did not complete in time: %s", c.describeWaitingPods(ctx, spec, selector))
 	}
 	return last, err
 }
@@ -107,7 +107,7 @@ func waitJobComplete(ctx context.Context, c *Cluster, spec WorkloadSpec) (*batch
 // waitDeploymentRolledOut follows the Deployment on the hub's shared
 // informer until every replica runs the current template and is
 // available, and returns the last version it saw.
-func waitDeploymentRolledOut(ctx context.Context, c *Cluster, spec WorkloadSpec) (*appsv1.Deployment, error) {
+func (c *Cluster) waitDeploymentRolledOut(ctx context.Context, spec WorkloadSpec) (*appsv1.Deployment, error) {
 	// Only the generation the update made, or a later one, counts: an
 	// older copy of the object (a cache behind the update) says nothing
 	// about this rollout.
@@ -119,13 +119,13 @@ func waitDeploymentRolledOut(ctx context.Context, c *Cluster, spec WorkloadSpec)
 	deps, release := c.informers().acquire(hubKey{hubDeployments, spec.Namespace})
 	defer release()
 	var last *appsv1.Deployment
-	err = watchingScheduling(ctx, c, spec, selector, func(ctx context.Context) error {
+	err = c.watchingScheduling(ctx, spec, selector, func(ctx context.Context) error {
 		seen, deleted, err := awaitObject(ctx, deps, watchedObject{spec.Namespace, spec.Name, current.UID}, stillThere(c.client.AppsV1().Deployments(spec.Namespace).Get, spec.Name, current.UID), func(d *appsv1.Deployment) (bool, error) {
 			if d.Generation < current.Generation {
 				return false, nil
 			}
 			if deploymentProgressDeadlineExceeded(d) {
-				return false, fmt.Errorf("the rollout passed its progress deadline: %s", describeWaitingPods(ctx, c, spec, selector))
+				return false, fmt.Errorf("the rollout passed its progress deadline: %s", c.describeWaitingPods(ctx, spec, selector))
 			}
 			return deploymentRolledOut(d), nil
 		})
@@ -136,7 +136,7 @@ func waitDeploymentRolledOut(ctx context.Context, c *Cluster, spec WorkloadSpec)
 		return err
 	})
 	if isDeadline(err) {
-		err = fmt.Errorf("the rollout did not finish in time: %s%s", describeWaitingPods(ctx, c, spec, selector), rollingUpdateHint(last))
+		err = fmt.Errorf("the rollout did not finish in time: %s%s", c.describeWaitingPods(ctx, spec, selector), rollingUpdateHint(last))
 	}
 	return last, err
 }
@@ -161,7 +161,7 @@ func rollingUpdateHint(dep *appsv1.Deployment) string {
 // returned; a pod that waits for GPUs other pods will free, for nodes to
 // come back or for a starting device plugin keeps the wait going. A Job
 // with more parallelism than the nodes hold runs in waves, and waits.
-func watchingScheduling(ctx context.Context, c *Cluster, spec WorkloadSpec, podSelector string, wait func(context.Context) error) error {
+func (c *Cluster) watchingScheduling(ctx context.Context, spec WorkloadSpec, podSelector string, wait func(context.Context) error) error {
 	selector, err := labels.Parse(podSelector)
 	if err != nil {
 		return fmt.Errorf("the pod selector %q of %s: %w", podSelector, spec.ID(), err)
@@ -205,7 +205,7 @@ func watchingScheduling(ctx context.Context, c *Cluster, spec WorkloadSpec, podS
 					_, releaseBound := hub.acquire(hubKey{kind: hubBoundPods})
 					releaseNodes = []func(){releaseNodeInformer, releaseBound}
 				}
-				if diagnosis := unschedulableForGood(ctx, c, spec, req, pod); diagnosis != nil {
+				if diagnosis := c.unschedulableForGood(ctx, spec, req, pod); diagnosis != nil {
 					cancel(diagnosis)
 					return
 				}
@@ -230,21 +230,21 @@ func watchingScheduling(ctx context.Context, c *Cluster, spec WorkloadSpec, podS
 // nodes can ever hold at once; nil while waiting can still help (nodes
 // that could not be read keep the wait going: its own diagnosis reports
 // what it can).
-func unschedulableForGood(ctx context.Context, c *Cluster, spec WorkloadSpec, req GPURequest, pod *corev1.Pod) *UnschedulableError {
-	nodes, err := nodeFacts(ctx, c, req.Resource)
+func (c *Cluster) unschedulableForGood(ctx context.Context, spec WorkloadSpec, req GPURequest, pod *corev1.Pod) *UnschedulableError {
+	nodes, err := c.nodeFacts(ctx, req.Resource)
 	if err != nil {
 		return nil //nolint:nilerr // see above
 	}
 	d := Diagnose(nodes, req)
 	if !d.CouldEverFit() {
-		return &UnschedulableError{Message: describeUnschedulable(ctx, c, pod, d)}
+		return &UnschedulableError{Message: c.describeUnschedulable(ctx, pod, d)}
 	}
 	// A Deployment's pods never finish: GPUs its own replicas hold are
 	// never freed for the replicas past what the nodes hold.
 	if spec.Kind == WorkloadDeployment {
 		capacity := CapacityFor(nodes, req)
 		if beyond := ReplicasBeyondCapacity(capacity, req, deploymentReplicas(spec)); beyond != "" {
-			return &UnschedulableError{Message: describeReplicasBeyondCapacity(ctx, c, pod, d, beyond, capacity.Pods)}
+			return &UnschedulableError{Message: c.describeReplicasBeyondCapacity(ctx, pod, d, beyond, capacity.Pods)}
 		}
 	}
 	return nil

@@ -103,7 +103,7 @@ func startWaiting(t *testing.T, ctx context.Context, c *Cluster, spec WorkloadSp
 	t.Helper()
 	waitErr := make(chan error, 1)
 	go func() {
-		_, err := WaitForWorkload(ctx, c, spec)
+		_, err := c.WaitForWorkload(ctx, spec)
 		waitErr <- err
 	}()
 	require.Eventually(t, func() bool { return answeredOnce(c) }, 20*time.Second, 20*time.Millisecond)

@@ -69,7 +69,7 @@ func (c *Clients) nodeGPUOfferAtPlan(ctx context.Context) (kube.NodeGPUOffer, bo
 		}
 		readCtx, cancel := context.WithTimeout(ctx, planNodeReadTimeout)
 		defer cancel()
-		offer, err := kube.ReadNodeGPUOffer(readCtx, cluster)
+		offer, err := cluster.ReadNodeGPUOffer(readCtx)
 		if err != nil {
 			tflog.Debug(ctx, "could not read the nodes at plan: no warnings about GPU products or MIG profiles", map[string]any{
 				"error": err.Error(), "timeout": planNodeReadTimeout.String(),

@@ -117,13 +117,18 @@ func TestAccDevicePlugin_timeoutDiagnosis(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccDevicePluginDestroyed("dp-diag", "nvidia-device-plugin", true),
-		Steps: []resource.TestStep{{
-			Config: config,
-			ExpectError: regexp.MustCompile(`Waited 15s \(timeouts.create\)\s+for\s+allocatable\s+nvidia.com/gpu\s+on\s+every\s+node\s+running\s+the\s+plugin.\s+` +
-				`1\s+of\s+1\s+nodes\s+running\s+the\s+plugin\s+advertise\s+no\s+allocatable\s+nvidia.com/gpu:\s+` +
-				`- dp-diag-cpu-0: allocatable nvidia.com/gpu 0, capacity 0; GPU Feature Discovery reports no GPU on it \(no nvidia.com/gpu.count label\); ` +
-				`its plugin pod nvidia-device-plugin-\w+ is Running and ready, so the plugin found no NVIDIA GPU there`),
-		}},
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ExpectError: regexp.MustCompile(`Waited 15s \(timeouts.create\)\s+for\s+allocatable\s+nvidia.com/gpu\s+on\s+every\s+node\s+running\s+the\s+plugin.\s+` +
+					`1\s+of\s+1\s+nodes\s+running\s+the\s+plugin\s+advertise\s+no\s+allocatable\s+nvidia.com/gpu:\s+` +
+					`- dp-diag-cpu-0: allocatable nvidia.com/gpu 0, capacity 0; GPU Feature Discovery reports no GPU on it \(no nvidia.com/gpu.count label\); ` +
+					`its plugin pod nvidia-device-plugin-\w+ is Running and ready, so the plugin found no NVIDIA GPU there`),
+			},
+			// What the create made is in the state, tainted: destroy
+			// removes it, namespace included (CheckDestroy).
+			expectTainted(config, devicePluginAddress),
+		},
 	})
 }
 

@@ -151,7 +151,7 @@ func parseMaxUnavailable(v string) *intstr.IntOrString {
 // ServiceMonitor on a cluster without the CRD, max_unavailable under
 // OnDelete, a quantity's spelling). m holds the prior state, or only the ID
 // parts on import.
-func (m *devicePluginModel) setFromLive(live *kube.DevicePluginLive) {
+func (m *devicePluginModel) setFromLive(live kube.DevicePluginLive) {
 	s := live.Spec
 	m.ID = types.StringValue(s.ID())
 	m.Namespace, m.Name = types.StringValue(s.Namespace), types.StringValue(s.Name)
@@ -227,22 +227,6 @@ func (m *devicePluginModel) setStatus(config kube.DevicePluginConfig, status kub
 	m.DesiredNodes = types.Int64Value(status.DesiredNodes)
 	m.ReadyNodes = types.Int64Value(status.ReadyNodes)
 	m.AllocatableGPUs = types.Int64Value(status.AllocatableGPUs)
-}
-
-// stringMapValue is m as a Terraform map; empty is null unless prior was
-// an empty map (so `{}` in the configuration stays `{}`).
-func stringMapValue(m map[string]string, prior types.Map) types.Map {
-	if len(m) == 0 {
-		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
-			return prior
-		}
-		return types.MapNull(types.StringType)
-	}
-	elems := map[string]attr.Value{}
-	for k, v := range m {
-		elems[k] = types.StringValue(v)
-	}
-	return types.MapValueMust(types.StringType, elems)
 }
 
 // resourcesValue is r as the `resources` attribute. A quantity keeps

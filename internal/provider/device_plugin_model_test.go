@@ -99,7 +99,7 @@ func TestSetFromLiveKeepsWhatTheClusterCannotTell(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {
 			m := tt.prior
-			m.setFromLive(tt.live)
+			m.setFromLive(*tt.live)
 			tt.check(t, m)
 		})
 	}

@@ -88,7 +88,7 @@ func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRe
 	// not taken over: it is imported, or named differently. The check
 	// fails fast; the creates themselves are atomic, so a deployment made
 	// in between is refused all the same.
-	if err := kube.DevicePluginAbsent(ctx, cluster, spec); err != nil {
+	if err := cluster.DevicePluginAbsent(ctx, spec); err != nil {
 		resp.Diagnostics.AddError(summary, devicePluginCreateErrorDetail(err, spec.ID()))
 		return
 	}
@@ -96,11 +96,11 @@ func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	created, warnings, err := kube.CreateDevicePlugin(ctx, cluster, spec, owner)
+	created, warnings, err := cluster.CreateDevicePlugin(ctx, spec, owner)
 	for _, w := range warnings {
 		resp.Diagnostics.AddWarning(summary, w)
 	}
-	if err != nil && !created.Left {
+	if !created.Exists {
 		// Nothing of this create is left on the cluster: no state.
 		resp.Diagnostics.AddError(summary, devicePluginCreateErrorDetail(err, spec.ID()))
 		return
@@ -145,12 +145,12 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	owner := ownershipOf(state.OwnerID, id)
-	live, err := kube.ReadDevicePlugin(ctx, cluster, state.Namespace.ValueString(), state.Name.ValueString(), owner)
+	live, found, err := cluster.ReadDevicePlugin(ctx, state.Namespace.ValueString(), state.Name.ValueString(), owner)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	if live == nil {
+	if !found {
 		r.readWithoutDaemonSet(ctx, cluster, &state, owner, summary, resp)
 		return
 	}
@@ -184,7 +184,7 @@ func (r *DevicePluginResource) readWithoutDaemonSet(ctx context.Context, cluster
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	remnants, err := kube.DevicePluginRemnants(ctx, cluster, spec, owner)
+	remnants, err := cluster.DevicePluginRemnants(ctx, spec, owner)
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
@@ -224,15 +224,17 @@ func (r *DevicePluginResource) Update(ctx context.Context, req resource.UpdateRe
 	owner := ownershipOf(prior.OwnerID, spec.ID())
 	plan.OwnerID = prior.OwnerID
 	// The namespace may have been deleted out of band with the DaemonSet.
-	if created, err := kube.EnsureNamespace(ctx, cluster, spec.Namespace, owner); err != nil {
+	created, err := cluster.EnsureNamespace(ctx, spec.Namespace, owner)
+	if created {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateNamespaceCreated, []byte("true"))...)
+	}
+	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
-	} else if created {
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateNamespaceCreated, []byte("true"))...)
 	}
 	plan.ID = types.StringValue(spec.ID())
 	plan.setStatus(spec.Config, kube.DevicePluginStatus{})
-	warnings, err := kube.ApplyDevicePlugin(ctx, cluster, spec, priorSpec, owner)
+	warnings, err := cluster.UpdateDevicePlugin(ctx, spec, priorSpec, owner)
 	for _, w := range warnings {
 		resp.Diagnostics.AddWarning(summary, w)
 	}
@@ -268,7 +270,7 @@ func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRe
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	deleted, err := kube.DeleteDevicePlugin(ctx, cluster, spec, owner, kube.NamespaceDeletion{
+	deleted, err := cluster.DeleteDevicePlugin(ctx, spec, owner, kube.NamespaceDeletion{
 		Created:        string(created) == "true",
 		EvenIfNotEmpty: state.DeleteNamespace.ValueBool(),
 	})
@@ -307,12 +309,12 @@ func (r *DevicePluginResource) adopt(ctx context.Context, namespace, name string
 	if diags.HasError() {
 		return diags
 	}
-	live, err := kube.ReadDevicePlugin(ctx, cluster, namespace, name, kube.Ownership{})
+	live, found, err := cluster.ReadDevicePlugin(ctx, namespace, name, kube.Ownership{})
 	if err != nil {
 		diags.AddError(summary, err.Error())
 		return diags
 	}
-	if live == nil {
+	if !found {
 		return diags // the read that follows says it does not exist
 	}
 	return resp.State.SetAttribute(ctx, path.Root("owner_id"), adoptedOwnerID(live.Spec.Owner))

@@ -28,7 +28,7 @@ func (r *DevicePluginResource) waitAndCount(ctx context.Context, cluster *kube.C
 	ok := true
 	if m.WaitForRollout.ValueBool() {
 		for _, name := range spec.DaemonSetNames() {
-			if err := kube.WaitForDaemonSetRollout(ctx, cluster, spec.Namespace, name); err != nil {
+			if err := cluster.WaitForDaemonSetRollout(ctx, spec.Namespace, name); err != nil {
 				waitErr("DaemonSet "+spec.Namespace+"/"+name+" to roll out", err)
 				ok = false
 				break
@@ -36,14 +36,14 @@ func (r *DevicePluginResource) waitAndCount(ctx context.Context, cluster *kube.C
 		}
 	}
 	if ok && m.WaitForAllocatable.ValueBool() {
-		if err := kube.WaitForNodesAllocatable(ctx, cluster, spec); err != nil {
+		if err := cluster.WaitForNodesAllocatable(ctx, spec); err != nil {
 			waitErr("allocatable "+spec.Config.AdvertisedGPUResource()+" on every node running the plugin", err)
 		}
 	}
 
 	countCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countTimeout)
 	defer cancel()
-	status, err := kube.DevicePluginStatusOf(countCtx, cluster, spec)
+	status, err := cluster.DevicePluginStatusOf(countCtx, spec)
 	if err != nil {
 		diags.AddWarning(summary, "counting the plugin's nodes and GPUs: "+err.Error())
 		return

@@ -289,7 +289,7 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 		opts.Labels = inventoryLabelKeep(ctx, model.IncludeLabels)
 	}
 	started := time.Now()
-	inv, err := kube.ListInventory(ctx, cluster, opts)
+	inv, err := cluster.ListInventory(ctx, opts)
 	if err != nil {
 		resp.Diagnostics.AddError("reading GPU inventory from Kubernetes", err.Error())
 		return

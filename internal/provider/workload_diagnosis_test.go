@@ -25,7 +25,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
@@ -84,13 +83,6 @@ func testAccCreateFails(t *testing.T, namespace, config string, want *regexp.Reg
 		Steps:                    []resource.TestStep{{Config: config, ExpectError: want}},
 		CheckDestroy:             testAccCheckWorkloadsGone(namespace),
 	})
-}
-
-func instanceType(t *testing.T, name string) ec2catalog.InstanceType {
-	t.Helper()
-	p, ok := ec2catalog.Lookup(name)
-	require.True(t, ok, name)
-	return p
 }
 
 func TestAccWorkload_deploymentBeyondCapacityFailsFast(t *testing.T) {

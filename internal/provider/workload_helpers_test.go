@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -60,16 +59,6 @@ func testPVC(t *testing.T, namespace, name string) {
 		return err == nil && pvc.Status.Phase == corev1.ClaimBound, nil
 	})
 	require.NoError(t, err, "claim %s/%s was not bound", namespace, name)
-}
-
-// wrapped matches words as Terraform prints them in an error, where any
-// space may have become a line break.
-func wrapped(words ...string) *regexp.Regexp {
-	parts := make([]string, len(words))
-	for i, w := range words {
-		parts[i] = strings.Join(strings.Fields(regexp.QuoteMeta(w)), `\s+`)
-	}
-	return regexp.MustCompile(`(?s)` + strings.Join(parts, `.*`))
 }
 
 // testAccCheckWorkloadsGone is a CheckDestroy: after destroy nothing of a

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
@@ -37,17 +37,22 @@ func (r *WorkloadResource) warnAboutGPUOffer(ctx context.Context, req resource.M
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
-	gpu := path.Root("gpu")
 	var planned, prior types.Object
-	if d := req.Plan.GetAttribute(ctx, gpu, &planned); d.HasError() || planned.IsNull() || planned.IsUnknown() {
+	if d := req.Plan.GetAttribute(ctx, gpuBlockPath, &planned); d.HasError() || planned.IsNull() || planned.IsUnknown() {
 		return
 	}
 	if !req.State.Raw.IsNull() {
-		if d := req.State.GetAttribute(ctx, gpu, &prior); !d.HasError() && prior.Equal(planned) {
+		if d := req.State.GetAttribute(ctx, gpuBlockPath, &prior); !d.HasError() && prior.Equal(planned) {
 			return // unchanged: warned about when it was planned
 		}
 	}
-	ask, ok := gpuOfferRequestOf(planned)
+	// The block decodes into the resource's own model, as the apply reads
+	// it; it fails only while gpu.products is unknown.
+	var gpu workloadGPUModel
+	if d := planned.As(ctx, &gpu, basetypes.ObjectAsOptions{}); d.HasError() {
+		return
+	}
+	ask, ok := gpuOfferRequestOf(gpu)
 	if !ok || (ask.products == nil && ask.migProfile == "") {
 		return
 	}
@@ -61,47 +66,23 @@ func (r *WorkloadResource) warnAboutGPUOffer(ctx context.Context, req resource.M
 	}
 	if ask.products != nil {
 		if summary, detail := productsWarning(ask, offer); detail != "" {
-			resp.Diagnostics.AddAttributeWarning(gpu.AtName("products"), summary, detail)
+			resp.Diagnostics.AddAttributeWarning(gpuProductsPath, summary, detail)
 		}
 	}
 	if ask.migProfile != "" {
 		if detail := migProfileWarning(ask.migProfile, offer); detail != "" {
-			resp.Diagnostics.AddAttributeWarning(gpu.AtName("mig_profile"), "No node offers gpu.mig_profile "+quote(ask.migProfile), detail)
+			resp.Diagnostics.AddAttributeWarning(gpuMIGProfilePath, "No node offers gpu.mig_profile "+quote(ask.migProfile), detail)
 		}
 	}
 }
 
-// gpuOfferRequestOf reads the gpu block; ok is false when a value it
-// needs is unknown.
-func gpuOfferRequestOf(gpu types.Object) (gpuOfferRequest, bool) {
-	var ask gpuOfferRequest
-	attrs := gpu.Attributes()
-	if shared, ok := attrs["shared"].(types.Bool); ok {
-		if shared.IsUnknown() {
-			return ask, false
-		}
-		ask.shared = shared.ValueBool()
+// gpuOfferRequestOf is what the gpu block asks of the nodes; ok is false
+// when a value it needs is unknown.
+func gpuOfferRequestOf(gpu workloadGPUModel) (ask gpuOfferRequest, ok bool) {
+	if gpu.Shared.IsUnknown() || gpu.MIGProfile.IsUnknown() {
+		return ask, false
 	}
-	if mig, ok := attrs["mig_profile"].(types.String); ok {
-		if mig.IsUnknown() {
-			return ask, false
-		}
-		ask.migProfile = mig.ValueString()
-	}
-	if products, ok := attrs["products"].(types.List); ok && !products.IsNull() {
-		if products.IsUnknown() {
-			return ask, false
-		}
-		ask.products = []string{}
-		for _, v := range products.Elements() {
-			s, ok := stringValueOf(v)
-			if !ok {
-				return ask, false
-			}
-			ask.products = append(ask.products, s)
-		}
-	}
-	return ask, true
+	return gpuOfferRequest{products: gpu.Products, shared: gpu.Shared.ValueBool(), migProfile: gpu.MIGProfile.ValueString()}, true
 }
 
 // productsWarning says which of ask.products no node has, or "" when every

@@ -3,12 +3,16 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -268,4 +272,52 @@ func TestClosestName(t *testing.T) {
 	require.Equal(t, 1, editDistance("hbm3", "hmb3"), "a swap of neighbors is one edit")
 	require.Equal(t, 3, editDistance("kitten", "sitting"))
 	require.True(t, strings.HasPrefix(closestName("1g.20gb", []string{"1g.10gb", "7g.80gb"}, strings.ToLower), "1g.10gb"))
+}
+
+// The plan's warnings read the gpu block through workloadGPUModel, whose
+// tfsdk tags must be the schema's attribute names: renaming one in the
+// schema without the model (or the paths the warnings point at) fails here.
+func TestGPUOfferReadsTheGPUBlockThroughTheSchema(t *testing.T) {
+	ctx := context.Background()
+	s := workloadSchema(ctx)
+
+	blockType, diags := s.TypeAtPath(ctx, gpuBlockPath)
+	require.False(t, diags.HasError(), "%v", diags)
+	object, ok := blockType.(types.ObjectType)
+	require.True(t, ok, "gpu is a single nested block: %T", blockType)
+	var tags []string
+	model := reflect.TypeOf(workloadGPUModel{})
+	for i := range model.NumField() {
+		tags = append(tags, model.Field(i).Tag.Get("tfsdk"))
+	}
+	require.ElementsMatch(t, slices.Collect(maps.Keys(object.AttrTypes)), tags, "workloadGPUModel has the gpu block's attributes")
+	for _, p := range []path.Path{gpuProductsPath, gpuMIGProfilePath} {
+		_, diags := s.AttributeAtPath(ctx, p)
+		require.False(t, diags.HasError(), "the warnings point at %s: %v", p, diags)
+	}
+
+	planned := fullWorkload(workloadKindJob)
+	planned.GPU.Shared = types.BoolValue(true)
+	planned.GPU.MIGProfile = types.StringValue("1g.10gb")
+	plan := planOf(t, s, planned)
+	var gpu workloadGPUModel
+	require.False(t, plan.GetAttribute(ctx, gpuBlockPath, &gpu).HasError())
+	ask, ok := gpuOfferRequestOf(gpu)
+	require.True(t, ok)
+	require.Equal(t, gpuOfferRequest{products: planned.GPU.Products, shared: true, migProfile: "1g.10gb"}, ask)
+
+	// gpu.products unknown (from a variable known at apply): no warning,
+	// and no read of the nodes.
+	plan.Raw, _ = tftypes.Transform(plan.Raw, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+		if p.Equal(tftypes.NewAttributePath().WithAttributeName("gpu").WithAttributeName("products")) {
+			return tftypes.NewValue(v.Type(), tftypes.UnknownValue), nil
+		}
+		return v, nil
+	})
+	reads := newPlanReads(nil)
+	reads.offerOnce.Do(func() { reads.offer, reads.offerOK = kube.NodeGPUOffer{Nodes: 1}, true })
+	resp := &resource.ModifyPlanResponse{Plan: plan}
+	req := resource.ModifyPlanRequest{Plan: plan, State: tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}}
+	(&WorkloadResource{clients: &Clients{planReads: reads}}).warnAboutGPUOffer(ctx, req, resp)
+	require.Empty(t, resp.Diagnostics)
 }

@@ -157,13 +157,6 @@ func timeOrNull(t *time.Time) types.String {
 	return types.StringValue(t.UTC().Format(time.RFC3339))
 }
 
-func stringOrNull(s string) types.String {
-	if s == "" {
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
 func int64FromInt32(v *int32, dflt int64) types.Int64 {
 	if v == nil {
 		return types.Int64Value(dflt)

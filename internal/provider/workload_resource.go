@@ -76,7 +76,7 @@ func (r *WorkloadResource) Create(ctx context.Context, req resource.CreateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	created, err := kube.CreateWorkload(ctx, cluster, spec, owner)
+	created, err := cluster.CreateWorkload(ctx, spec, owner)
 	if !created {
 		resp.Diagnostics.AddError(summary, createErrorDetail(err, spec.ID(), "metadata.name"))
 		return
@@ -106,14 +106,15 @@ func (r *WorkloadResource) waitAndRecord(ctx context.Context, cluster *kube.Clus
 	var status *kube.WorkloadStatus
 	var err error
 	if wait {
-		status, err = kube.WaitForWorkload(ctx, cluster, spec)
+		status, err = cluster.WaitForWorkload(ctx, spec)
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w (waited %s, timeouts.%s)", err, timeout, op)
 		}
 	} else {
-		var live *kube.WorkloadLive
-		live, err = kube.ReadWorkload(ctx, cluster, spec.Ref())
-		if live != nil {
+		var live kube.WorkloadLive
+		var found bool
+		live, found, err = cluster.ReadWorkload(ctx, spec.Ref())
+		if found {
 			status = &live.Status
 		}
 	}
@@ -141,17 +142,17 @@ func (r *WorkloadResource) Read(ctx context.Context, req resource.ReadRequest, r
 	// A refresh reads every workload in state at once: the reads of a
 	// namespace share a LIST (kube.RefreshWorkload), never older than the
 	// read, instead of a GET each.
-	live, err := kube.RefreshWorkload(ctx, cluster, state.ref())
+	live, found, err := cluster.RefreshWorkload(ctx, state.ref())
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	if live != nil && !owner.Owns(live.Spec.Owner) {
+	if found && !owner.Owns(live.Spec.Owner) {
 		resp.Diagnostics.AddWarning(summary, replacedOutOfBand("The "+state.Kind.ValueString()+" "+state.identity(), live.Spec.Owner))
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	if live == nil {
+	if !found {
 		if state.Kind.ValueString() == workloadKindJob && state.Status.ValueString() == kube.PhaseComplete &&
 			state.Job != nil && !state.Job.TTLSecondsAfterFinished.IsNull() {
 			return // it completed and Kubernetes deleted it as ttl_seconds_after_finished asked: keep it done
@@ -201,7 +202,7 @@ func (r *WorkloadResource) Update(ctx context.Context, req resource.UpdateReques
 		return
 	}
 	owner := ownershipOf(prior.OwnerID, "")
-	warning, err := kube.UpdateWorkload(ctx, cluster, spec, owner)
+	warning, err := cluster.UpdateWorkload(ctx, spec, owner)
 	if warning != "" {
 		resp.Diagnostics.AddWarning(summary, warning)
 	}
@@ -231,7 +232,7 @@ func (r *WorkloadResource) Delete(ctx context.Context, req resource.DeleteReques
 	owner := ownershipOf(state.OwnerID, "")
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := kube.DeleteWorkload(ctx, cluster, state.ref(), owner)
+	err := cluster.DeleteWorkload(ctx, state.ref(), owner)
 	var notOwned *kube.NotOwnedError
 	if errors.As(err, &notOwned) {
 		resp.Diagnostics.AddWarning(summary, notOwned.Error()+": it was made again outside Terraform since this resource created it, and is left in place.")
@@ -265,12 +266,16 @@ func (r *WorkloadResource) ImportState(ctx context.Context, req resource.ImportS
 		return
 	}
 	if kind == "" {
-		found, err := kube.FindWorkloadKind(ctx, cluster, ns, name)
+		existing, found, err := cluster.FindWorkloadKind(ctx, ns, name)
 		if err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())
 			return
 		}
-		kind = string(found)
+		if !found {
+			resp.Diagnostics.AddError(summary, fmt.Sprintf("there is no Job or Deployment %s/%s", ns, name))
+			return
+		}
+		kind = string(existing)
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ns+"/"+name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("kind"), kind)...)
@@ -279,12 +284,12 @@ func (r *WorkloadResource) ImportState(ctx context.Context, req resource.ImportS
 
 	// Adopt the workload: keep the marker of one another gpu_workload
 	// made, or claim an unmarked one (kubectl, Helm).
-	live, err := kube.ReadWorkload(ctx, cluster, kube.WorkloadRef{Kind: kube.WorkloadKind(kind), Namespace: ns, Name: name})
+	live, found, err := cluster.ReadWorkload(ctx, kube.WorkloadRef{Kind: kube.WorkloadKind(kind), Namespace: ns, Name: name})
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	if live != nil {
+	if found {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("owner_id"), adoptedOwnerID(live.Spec.Owner))...)
 	}
 }

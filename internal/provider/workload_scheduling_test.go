@@ -54,16 +54,14 @@ resource "gpu_workload" "impossible" {
 	})
 }
 
-func TestAccWorkload_busyGPUsWaitThenDiagnose(t *testing.T) {
-	testAccPreCheck(t)
-	ns := testNamespace(t, "wl-busy")
-	holdAllGPUs(t, ns, "gpu-p5-0", 8)
-	config := func(extra string) string {
-		return providerConfig() + fmt.Sprintf(`
-resource "gpu_workload" "busy" {
+// h100Job is a gpu_workload "<name>": a Job in namespace that asks for two
+// H100s, with extra in its body.
+func h100Job(namespace, name, extra string) string {
+	return providerConfig() + fmt.Sprintf(`
+resource "gpu_workload" %q {
   kind = "job"
   metadata {
-    name      = "busy"
+    name      = %q
     namespace = %q
   }
   container {
@@ -75,8 +73,14 @@ resource "gpu_workload" "busy" {
   }
 %s
 }
-`, ns, extra)
-	}
+`, name, name, namespace, extra)
+}
+
+func TestAccWorkload_busyGPUsWaitThenDiagnose(t *testing.T) {
+	testAccPreCheck(t)
+	ns := testNamespace(t, "wl-busy")
+	holdAllGPUs(t, ns, "gpu-p5-0", 8)
+	config := func(extra string) string { return h100Job(ns, "busy", extra) }
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -87,6 +91,11 @@ resource "gpu_workload" "busy" {
   }`),
 				ExpectError: wrapped("did not complete in time", "unschedulable", "1 lacks nvidia.com/gpu ≥ 2 free (gpu-p5-0: 0 free)", "Nodes that match are busy"),
 			},
+			// The Job it created is in the state, tainted: the next apply
+			// replaces it (below), destroy removes it (CheckDestroy).
+			expectTainted(config(`  timeouts {
+    create = "15s"
+  }`), "gpu_workload.busy"),
 			// A Job that fails: its deadline passes while it waits for GPUs.
 			{
 				Config: config(`  job {

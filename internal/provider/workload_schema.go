@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
@@ -242,6 +243,14 @@ func workloadContainerBlock() schema.SingleNestedBlock {
 		},
 	}
 }
+
+// The paths of the gpu block and of the attributes that plan-time checks
+// and warnings point at.
+var (
+	gpuBlockPath      = path.Root("gpu")
+	gpuProductsPath   = gpuBlockPath.AtName("products")
+	gpuMIGProfilePath = gpuBlockPath.AtName("mig_profile")
+)
 
 func workloadGPUBlock() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{

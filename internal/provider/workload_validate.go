@@ -60,21 +60,21 @@ func (r *WorkloadResource) ValidateConfig(ctx context.Context, req resource.Vali
 }
 
 func validateWorkloadGPU(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) {
-	gpu := path.Root("gpu")
+	gpu := gpuBlockPath
 	var shared types.Bool
 	var mig, minCC types.String
 	var minGiB types.Int64
 	var products types.List
 	diags.Append(config.GetAttribute(ctx, gpu.AtName("shared"), &shared)...)
-	diags.Append(config.GetAttribute(ctx, gpu.AtName("mig_profile"), &mig)...)
+	diags.Append(config.GetAttribute(ctx, gpuMIGProfilePath, &mig)...)
 	diags.Append(config.GetAttribute(ctx, gpu.AtName("min_compute_capability"), &minCC)...)
 	diags.Append(config.GetAttribute(ctx, gpu.AtName("min_memory_gib"), &minGiB)...)
-	diags.Append(config.GetAttribute(ctx, gpu.AtName("products"), &products)...)
+	diags.Append(config.GetAttribute(ctx, gpuProductsPath, &products)...)
 	if diags.HasError() {
 		return
 	}
 	if shared.ValueBool() && !mig.IsNull() && !mig.IsUnknown() {
-		diags.AddAttributeError(gpu.AtName("mig_profile"), "gpu.mig_profile conflicts with gpu.shared",
+		diags.AddAttributeError(gpuMIGProfilePath, "gpu.mig_profile conflicts with gpu.shared",
 			"A pod asks either for a share of a time-sliced GPU (shared = true, resource nvidia.com/gpu.shared) or for MIG instances "+
 				"(mig_profile, resource nvidia.com/mig-<profile>), not both. Remove one of them.")
 	}
@@ -90,7 +90,7 @@ func validateWorkloadGPU(ctx context.Context, config tfsdk.Config, diags *diag.D
 		names = append(names, s)
 	}
 	if w := productsContradiction(names, minGiB, minCC); w != "" {
-		diags.AddAttributeWarning(gpu.AtName("products"), "No GPU in gpu.products meets the other gpu criteria", w)
+		diags.AddAttributeWarning(gpuProductsPath, "No GPU in gpu.products meets the other gpu criteria", w)
 	}
 }
 
