@@ -48,14 +48,6 @@ func (k *NamespaceKept) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// keptReason says in words why a namespace was kept.
-func keptReason(kept *NamespaceKept, err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	return kept.String()
-}
-
 // foreignShown bounds the objects NamespaceKept names.
 const foreignShown = 10
 

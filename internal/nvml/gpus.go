@@ -167,7 +167,7 @@ func explain(ret gonvml.Return) error {
 	return ret
 }
 
-// callReturn, call1, call2 and call4 call one NVML function. A binding that
+// callReturn, call1 and call2 call one NVML function. A binding that
 // does not implement it reads as ERROR_FUNCTION_NOT_FOUND instead of
 // crashing the process: go-nvml's mocks panic on every call whose Func field
 // a test left nil, and a health probe must not die because one optional
@@ -183,11 +183,6 @@ func call1[A any](f func() (A, gonvml.Return)) (a A, ret gonvml.Return) {
 }
 
 func call2[A, B any](f func() (A, B, gonvml.Return)) (a A, b B, ret gonvml.Return) {
-	defer recoverUnimplemented(&ret)
-	return f()
-}
-
-func call4[A, B, C, D any](f func() (A, B, C, D, gonvml.Return)) (a A, b B, c C, d D, ret gonvml.Return) {
 	defer recoverUnimplemented(&ret)
 	return f()
 }

@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -11,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/rest"
 )
 
 // answerDroppingProxy stands between the provider and the testbed's API
@@ -24,14 +25,24 @@ func answerDroppingProxy(t *testing.T, drop func(*http.Request) bool) (providerB
 	t.Helper()
 	upstream, err := url.Parse(cluster.APIServerURL())
 	require.NoError(t, err)
-	transport, err := rest.TransportFor(cluster.RESTConfig())
-	require.NoError(t, err)
+	admin := cluster.RESTConfig()
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(admin.CAData), "the testbed's CA")
+	tlsConfig := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if len(admin.CertData) > 0 {
+		pair, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
+		require.NoError(t, err)
+		tlsConfig.Certificates = []tls.Certificate{pair}
+	}
 	proxy := httputil.NewSingleHostReverseProxy(upstream)
-	proxy.Transport = transport
+	proxy.Transport = &http.Transport{TLSClientConfig: tlsConfig}
 	director := proxy.Director
 	proxy.Director = func(r *http.Request) {
 		director(r)
-		r.Header.Del("Authorization") // the transport authenticates
+		r.Header.Del("Authorization") // the admin's credentials replace the provider's
+		if admin.BearerToken != "" {
+			r.Header.Set("Authorization", "Bearer "+admin.BearerToken)
+		}
 	}
 	dropped = new(atomic.Bool)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
