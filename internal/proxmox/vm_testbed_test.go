@@ -241,6 +241,32 @@ func TestTestbed_gpuChangeNeedsRestart(t *testing.T) {
 	require.Empty(t, vm.HostPCI)
 }
 
+func TestTestbed_gpuChangeOnAVMTheUpdateStopsNeedsNoRestart(t *testing.T) {
+	c, ctx := tokenClient(t), testCtx(t)
+	spec := gpuVM("gpu-change-stopping", GPU{Mapping: "a6000-0", PCIE: true, ROMBar: true, AllFunctions: true})
+	vm, err := c.CreateVM(ctx, spec)
+	deleteAtEnd(t, c, vm.Node, vm.VMID)
+	require.NoError(t, err)
+	spec.VMID = vm.VMID
+	require.Equal(t, "running", emu.VMStatus("pve-a6000", vm.VMID))
+
+	// Another GPU and stopped in the same update, without allow_restart:
+	// the VM is stopped (as asked), then changed, and stays stopped.
+	emu.ResetCallCounts()
+	planned := spec
+	planned.Started = false
+	planned.GPUs = []GPU{{Mapping: "a6000-1", PCIE: true, ROMBar: true, AllFunctions: true}}
+	vm, err = c.UpdateVM(ctx, spec, planned, false)
+	require.NoError(t, err)
+	require.Equal(t, "stopped", vm.Status)
+	require.Equal(t, map[int]string{0: "mapping=a6000-1,pcie=1,rombar=1"}, vm.HostPCI)
+	config, _ := emu.VMConfig("pve-a6000", vm.VMID)
+	require.Equal(t, "mapping=a6000-1,pcie=1,rombar=1", config["hostpci0"], "applied, not left pending")
+	counts := emu.CallCounts()
+	require.Equal(t, 1, counts["POST /nodes/{node}/qemu/{vmid}/status/stop"], "%v", counts)
+	require.Zero(t, counts["POST /nodes/{node}/qemu/{vmid}/status/start"], "%v", counts)
+}
+
 func TestTestbed_failedTaskSurfacesExitStatusAndLog(t *testing.T) {
 	c, ctx := tokenClient(t), testCtx(t)
 	emu.FailNextTask("qmstart", "start failed: QEMU exited with code 1", "kvm: -device vfio-pci: failed to setup container", "TASK ERROR: start failed: QEMU exited with code 1")
