@@ -111,14 +111,19 @@ func ValidateGPUs(gpus []GPU) error {
 	if len(gpus) > MaxHostPCI {
 		return fieldErrorf(Field{Kind: FieldGPUs}, "%d GPUs given, Proxmox VE takes at most %d (hostpci0..hostpci%d)", len(gpus), MaxHostPCI, MaxHostPCI-1)
 	}
-	devices := pxapi.QemuPciDevices{}
 	for i, g := range gpus {
 		if (g.Mapping == "") == (g.PCIAddress == "") {
 			return fieldErrorf(GPUField(FieldGPU, i), "hostpci%d: needs exactly one of a PCI mapping and a host PCI address", i)
 		}
-		devices[pxapi.QemuPciID(i)] = libraryPCI(g)
-		if err := devices.Validate(nil); err != nil {
-			return &FieldError{Field: gpuAddressField(g, i), Err: fmt.Errorf("hostpci%d (%s): %w", i, HostPCIValue(g), err)}
+		field := gpuAddressField(g, i)
+		err := pxapi.PciMediatedDevice(g.Mdev).Validate()
+		if err != nil {
+			field = GPUField(FieldGPUMdev, i)
+		} else {
+			err = pxapi.QemuPciDevices{pxapi.QemuPciID(i): libraryPCI(g)}.Validate(nil)
+		}
+		if err != nil {
+			return &FieldError{Field: field, Err: fmt.Errorf("hostpci%d (%s): %w", i, HostPCIValue(g), err)}
 		}
 	}
 	return nil

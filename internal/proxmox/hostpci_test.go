@@ -85,6 +85,10 @@ func TestValidateGPUs(t *testing.T) {
 		{"a malformed address is refused by the library's validator", []GPU{{PCIAddress: "01:00.0"}}, "hostpci0 (01:00.0,rombar=0)",
 			GPUField(FieldGPUPCIAddress, 0)},
 		{"seventeen GPUs are refused", make17(), "at most 16", Field{Kind: FieldGPUs}},
+		{"a mapping ID the library refuses is the mapping's fault", []GPU{{Mapping: "a6000-0"}, {Mapping: "a"}},
+			"hostpci1 (mapping=a,rombar=0)", GPUField(FieldGPUMapping, 1)},
+		{"a vGPU type with a comma is the mdev's fault", []GPU{{PCIAddress: "0000:c1:00.0", Mdev: "nvidia-1155,x"}},
+			"hostpci0 (0000:c1:00.0,mdev=nvidia-1155,x,rombar=0): mediated device may not include ,", GPUField(FieldGPUMdev, 0)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.description, func(t *testing.T) {
