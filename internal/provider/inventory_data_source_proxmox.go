@@ -173,7 +173,7 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 			diags.AddError(summary, err.Error())
 			return
 		}
-		facts := &passthroughFacts{Node: node, Functions: functions, Mappings: mappings, Guests: guests}
+		facts := &proxmox.NodeFacts{Node: node, Functions: functions, Mappings: mappings, Guests: guests}
 		for _, fn := range functions {
 			if !strings.EqualFold(fn.VendorID, proxmox.NVIDIAVendorID) {
 				continue
@@ -214,7 +214,7 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 
 // pciDeviceModel is fn as pci_devices lists it: the mapping covering it on
 // its node and the VM holding it (a running one first), from facts.
-func pciDeviceModel(fn proxmox.PCIFunction, facts *passthroughFacts) inventoryPCIDeviceModel {
+func pciDeviceModel(fn proxmox.PCIFunction, facts *proxmox.NodeFacts) inventoryPCIDeviceModel {
 	m := inventoryPCIDeviceModel{
 		Node: fn.Node, PCIAddress: fn.Address, Device: proxmox.PCIDevice(fn.Address), GPU: proxmox.IsNVIDIAGPU(fn),
 		VendorID: fn.VendorID, DeviceID: fn.DeviceID, SubsystemVendorID: fn.SubsystemVendorID, SubsystemDeviceID: fn.SubsystemDeviceID,

@@ -203,7 +203,7 @@ func (m *passthroughVMModel) toSpec(ctx context.Context) proxmox.VMSpec {
 // the VM runs. Disks, cloud-init and the clone source stay as planned
 // (PVE reports a cloned template's disks and encodes cloud-init values);
 // an import (no prior GPUs, no name) takes everything PVE has.
-func (m *passthroughVMModel) setFromLive(live proxmox.VM, facts *passthroughFacts) diag.Diagnostics {
+func (m *passthroughVMModel) setFromLive(live proxmox.VM, facts *proxmox.NodeFacts) diag.Diagnostics {
 	var diags diag.Diagnostics
 	imported := m.Name.IsNull()
 	m.Node = types.StringValue(live.Node)
@@ -349,7 +349,7 @@ func sameDevice(a, b string) bool {
 // gpuStatuses is gpus: each hostpci line with the host function it
 // resolves to on the VM's node (through the mapping's entry there), from
 // facts when they could be read.
-func gpuStatuses(live proxmox.VM, facts *passthroughFacts) []passthroughGPUStatusModel {
+func gpuStatuses(live proxmox.VM, facts *proxmox.NodeFacts) []passthroughGPUStatusModel {
 	indexes := make([]int, 0, len(live.HostPCI))
 	for i := range live.HostPCI {
 		indexes = append(indexes, i)
