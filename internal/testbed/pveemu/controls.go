@@ -138,6 +138,21 @@ func (e *Emulator) StopVMOutOfBand(node string, vmid int) error {
 	return nil
 }
 
+// StartVMOutOfBand starts a stopped VM at once (as `qm start` on the
+// node), with the start's checks (a GPU held elsewhere fails it).
+func (e *Emulator) StartVMOutOfBand(node string, vmid int) error {
+	if e.remote() {
+		return e.control("start-vm", controlArgs{Node: node, VMID: vmid}, nil)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, err := e.st.vmAt(node, vmid)
+	if err != nil {
+		return err
+	}
+	return e.startVM(v, taskLog{&task{}})
+}
+
 // VMConfig is a VM's current config (raw values, pending changes not
 // applied); false if it does not exist on that node.
 func (e *Emulator) VMConfig(node string, vmid int) (map[string]string, bool) {
@@ -249,6 +264,8 @@ func (e *Emulator) serveControl(w http.ResponseWriter, hr *http.Request) {
 		err = e.SetVMConfigOutOfBand(args.Node, args.VMID, args.Key, args.Value)
 	case "stop-vm":
 		err = e.StopVMOutOfBand(args.Node, args.VMID)
+	case "start-vm":
+		err = e.StartVMOutOfBand(args.Node, args.VMID)
 	case "vm-config":
 		conf, found := e.VMConfig(args.Node, args.VMID)
 		out = map[string]any{"config": conf, "found": found}
