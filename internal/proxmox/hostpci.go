@@ -2,7 +2,8 @@ package proxmox
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -148,13 +149,8 @@ func hostPCILines(config map[string]any) map[int]string {
 
 // gpusOf parses a config's hostpci lines in index order.
 func gpusOf(lines map[int]string) []GPU {
-	idx := make([]int, 0, len(lines))
-	for i := range lines {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
 	var out []GPU
-	for _, i := range idx {
+	for _, i := range slices.Sorted(maps.Keys(lines)) {
 		if g, err := ParseHostPCI(lines[i]); err == nil {
 			out = append(out, g)
 		}

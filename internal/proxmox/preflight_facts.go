@@ -3,6 +3,8 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -107,11 +109,8 @@ func (f *NodeFacts) Function(address string) (PCIFunction, bool) {
 func (f *NodeFacts) DeviceFunctions(addresses string) []PCIFunction {
 	var out []PCIFunction
 	for _, fn := range f.Functions {
-		for _, a := range splitPCIList(addresses) {
-			if PCICovers(a, fn.Address) {
-				out = append(out, fn)
-				break
-			}
+		if PCIListCovers(addresses, fn.Address) {
+			out = append(out, fn)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
@@ -150,39 +149,33 @@ type Holder struct {
 	Line string
 }
 
-// HeldBy finds a guest on node, other than vmid, that passes one of
-// functions through whole (a vGPU instance holds no device) and is
-// running, or any guest when running is false; the lowest hostpci index
-// of the first such guest.
-func (f *NodeFacts) HeldBy(node string, vmid int, functions []PCIFunction, running bool) (Holder, bool) {
+// HeldBy finds a guest on node that passes one of functions through whole
+// (a vGPU instance holds no device) and is running, or any guest when
+// running is false, passing over those except says are not to count (the
+// VM itself; except may be nil); the lowest hostpci index of the first
+// such guest.
+func (f *NodeFacts) HeldBy(node string, functions []PCIFunction, running bool, except func(Guest) bool) (Holder, bool) {
 	for _, g := range f.Guests {
-		if g.Node != node || g.VMID == vmid || (running && g.Status != "running") {
+		if g.Node != node || (running && g.Status != "running") || (except != nil && except(g)) {
 			continue
 		}
-		indexes := make([]int, 0, len(g.HostPCI))
-		for i := range g.HostPCI {
-			indexes = append(indexes, i)
-		}
-		sort.Ints(indexes)
-		for _, i := range indexes {
+		for _, i := range slices.Sorted(maps.Keys(g.HostPCI)) {
 			value := g.HostPCI[i]
 			gpu, err := ParseHostPCI(value)
 			if err != nil || gpu.Mdev != "" {
 				continue
 			}
-			addresses := gpu.HostAddresses()
+			addresses := gpu.PCIAddress
 			if gpu.Mapping != "" {
 				e, ok := f.MappingEntry(gpu.Mapping, node)
 				if !ok {
 					continue
 				}
-				addresses = splitPCIList(e.Path)
+				addresses = e.Path
 			}
 			for _, fn := range functions {
-				for _, a := range addresses {
-					if PCICovers(a, fn.Address) {
-						return Holder{Guest: g, Line: fmt.Sprintf("hostpci%d: %s", i, value)}, true
-					}
+				if PCIListCovers(addresses, fn.Address) {
+					return Holder{Guest: g, Line: fmt.Sprintf("hostpci%d: %s", i, value)}, true
 				}
 			}
 		}
