@@ -68,13 +68,9 @@ func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*N
 		if g.Mdev == "" {
 			continue
 		}
-		address := g.PCIAddress
-		if g.Mapping != "" {
-			e, ok := facts.MappingEntry(g.Mapping, node)
-			if !ok {
-				continue // Preflight reports the mapping
-			}
-			address = e.Path
+		address, ok := facts.passedAddresses(g, node)
+		if !ok {
+			continue // Preflight reports the mapping
 		}
 		address = PrimaryFunction(NormalizePCIAddress(address))
 		if _, done := facts.Mdev[address]; done {
@@ -149,6 +145,16 @@ type Holder struct {
 	Line string
 }
 
+// passedAddresses are the host addresses g passes on node: its mapping's
+// entry there (false when the mapping has none), or its own address.
+func (f *NodeFacts) passedAddresses(g GPU, node string) (string, bool) {
+	if g.Mapping == "" {
+		return g.PCIAddress, true
+	}
+	e, ok := f.MappingEntry(g.Mapping, node)
+	return e.Path, ok
+}
+
 // HeldBy finds a guest on node that passes one of functions through whole
 // (a vGPU instance holds no device) and is running, or any guest when
 // running is false, passing over those except says are not to count (the
@@ -165,13 +171,9 @@ func (f *NodeFacts) HeldBy(node string, functions []PCIFunction, running bool, e
 			if err != nil || gpu.Mdev != "" {
 				continue
 			}
-			addresses := gpu.PCIAddress
-			if gpu.Mapping != "" {
-				e, ok := f.MappingEntry(gpu.Mapping, node)
-				if !ok {
-					continue
-				}
-				addresses = e.Path
+			addresses, ok := f.passedAddresses(gpu, node)
+			if !ok {
+				continue
 			}
 			for _, fn := range functions {
 				if PCIListCovers(addresses, fn.Address) {
