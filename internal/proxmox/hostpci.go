@@ -20,9 +20,9 @@ import (
 const MaxHostPCI = 16
 
 // HostPCIValue is the hostpciN value for g: "mapping=a6000-0,pcie=1,rombar=1"
-// or "0000:01:00,pcie=1,x-vga=1,rombar=1". rombar is always written (PVE's
-// default is 1, but the library version in use writes rombar=0 for an unset
-// ROMbar, and an explicit value reads back unambiguously).
+// or "0000:01:00,pcie=1,x-vga=1,rombar=1". rombar is always written, so
+// the value reads back the same whatever default a reader assumes (PVE's is
+// 1; Telmate's library takes an unset ROMbar as 0).
 func HostPCIValue(g GPU) string {
 	var b strings.Builder
 	if g.Mapping != "" {
@@ -82,9 +82,8 @@ func ParseHostPCI(value string) (GPU, error) {
 	return g, nil
 }
 
-// libraryPCI is g as the library's QemuPci with every option set, so the
-// library's validation runs on it and no nil pointer (ROMbar: written as
-// rombar=0 by this library version) ever reaches it.
+// libraryPCI is g as the library's QemuPci, every option set, for the
+// library's validators (ValidateGPUs); nothing is written through it.
 func libraryPCI(g GPU) pxapi.QemuPci {
 	pcie, primary, rombar := g.PCIE, g.PrimaryGPU, g.ROMBar
 	var mdev *pxapi.PciMediatedDevice
