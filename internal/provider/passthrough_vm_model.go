@@ -3,7 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -350,27 +351,14 @@ func sameDevice(a, b string) bool {
 // resolves to on the VM's node (through the mapping's entry there), from
 // facts when they could be read.
 func gpuStatuses(live proxmox.VM, facts *proxmox.NodeFacts) []passthroughGPUStatusModel {
-	indexes := make([]int, 0, len(live.HostPCI))
-	for i := range live.HostPCI {
-		indexes = append(indexes, i)
-	}
-	sort.Ints(indexes)
-	out := make([]passthroughGPUStatusModel, 0, len(indexes))
-	for _, i := range indexes {
+	out := make([]passthroughGPUStatusModel, 0, len(live.HostPCI))
+	for _, i := range slices.Sorted(maps.Keys(live.HostPCI)) {
 		value := live.HostPCI[i]
 		s := passthroughGPUStatusModel{HostPCI: "hostpci" + strconv.Itoa(i), Value: value, IOMMUGroup: -1}
 		var address string
 		if g, err := proxmox.ParseHostPCI(value); err == nil {
-			if addresses := g.HostAddresses(); len(addresses) > 0 {
-				address = addresses[0]
-			}
-			if g.Mapping != "" && facts != nil {
-				if e, ok := facts.MappingEntry(g.Mapping, live.Node); ok {
-					address, _, _ = strings.Cut(e.Path, ";") // the first of a list
-				}
-			}
+			address = facts.GPUFunction(g, live.Node)
 		}
-		address = proxmox.PrimaryFunction(proxmox.NormalizePCIAddress(address)) // the GPU is function 0 of its device
 		s.PCIAddress = address
 		if facts != nil {
 			if f, ok := facts.Function(address); ok {

@@ -99,10 +99,6 @@ func libraryPCI(g GPU) pxapi.QemuPci {
 	return pxapi.QemuPci{Raw: &pxapi.QemuPciRaw{ID: &id, PCIe: &pcie, PrimaryGPU: &primary, ROMbar: &rombar, MDev: mdev}}
 }
 
-// HostAddresses are the host functions or devices g names, normalized:
-// its address (a list where PVE's value has one), or none for a mapping.
-func (g GPU) HostAddresses() []string { return splitPCIList(g.PCIAddress) }
-
 // ValidateGPUs checks the GPU entries with the library's own validators
 // (PCI id syntax, mapping id, mdev name) and PVE's rules: at most
 // MaxHostPCI, exactly one of a mapping and a host address each. Its error

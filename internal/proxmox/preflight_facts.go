@@ -68,11 +68,10 @@ func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*N
 		if g.Mdev == "" {
 			continue
 		}
-		address, ok := facts.passedAddresses(g, node)
-		if !ok {
+		address := facts.GPUFunction(g, node)
+		if address == "" {
 			continue // Preflight reports the mapping
 		}
-		address = PrimaryFunction(NormalizePCIAddress(address))
 		if _, done := facts.Mdev[address]; done {
 			continue
 		}
@@ -146,13 +145,30 @@ type Holder struct {
 }
 
 // passedAddresses are the host addresses g passes on node: its mapping's
-// entry there (false when the mapping has none), or its own address.
+// entry there (false when the mapping has none, or f is nil), or its own
+// address.
 func (f *NodeFacts) passedAddresses(g GPU, node string) (string, bool) {
 	if g.Mapping == "" {
 		return g.PCIAddress, true
 	}
+	if f == nil {
+		return "", false
+	}
 	e, ok := f.MappingEntry(g.Mapping, node)
 	return e.Path, ok
+}
+
+// GPUFunction is the host function that is g's GPU on node: the first
+// address g passes there (its mapping's entry, which needs f, or its own
+// address), function 0 of a device given whole; "" when unknown. f may be
+// nil.
+func (f *NodeFacts) GPUFunction(g GPU, node string) string {
+	addresses, ok := f.passedAddresses(g, node)
+	if !ok {
+		return ""
+	}
+	first, _, _ := strings.Cut(addresses, ";")
+	return PrimaryFunction(NormalizePCIAddress(first))
 }
 
 // HeldBy finds a guest on node that passes one of functions through whole
