@@ -173,7 +173,7 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 			diags.AddError(summary, err.Error())
 			return
 		}
-		facts := &passthroughFacts{Node: node, Functions: functions, Mappings: mappings, Guests: guests}
+		facts := &proxmox.NodeFacts{Node: node, Functions: functions, Mappings: mappings, Guests: guests}
 		for _, fn := range functions {
 			if !strings.EqualFold(fn.VendorID, proxmox.NVIDIAVendorID) {
 				continue
@@ -214,7 +214,7 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 
 // pciDeviceModel is fn as pci_devices lists it: the mapping covering it on
 // its node and the VM holding it (a running one first), from facts.
-func pciDeviceModel(fn proxmox.PCIFunction, facts *passthroughFacts) inventoryPCIDeviceModel {
+func pciDeviceModel(fn proxmox.PCIFunction, facts *proxmox.NodeFacts) inventoryPCIDeviceModel {
 	m := inventoryPCIDeviceModel{
 		Node: fn.Node, PCIAddress: fn.Address, Device: proxmox.PCIDevice(fn.Address), GPU: proxmox.IsNVIDIAGPU(fn),
 		VendorID: fn.VendorID, DeviceID: fn.DeviceID, SubsystemVendorID: fn.SubsystemVendorID, SubsystemDeviceID: fn.SubsystemDeviceID,
@@ -225,19 +225,19 @@ func pciDeviceModel(fn proxmox.PCIFunction, facts *passthroughFacts) inventoryPC
 		m.Node = facts.Node
 	}
 	for _, mp := range facts.Mappings {
-		if e, ok := facts.MappingEntry(mp.ID, facts.Node); ok && mappingCovers(e.Path, fn.Address) {
+		if e, ok := facts.MappingEntry(mp.ID, facts.Node); ok && proxmox.PCIListCovers(e.Path, fn.Address) {
 			id := mp.ID
 			m.Mapping = &id
 			break
 		}
 	}
-	if h, ok := facts.HeldBy(facts.Node, 0, []proxmox.PCIFunction{fn}, true); ok {
+	if h, ok := facts.HeldBy(facts.Node, []proxmox.PCIFunction{fn}, true, nil); ok {
 		m.setHolder(h.Guest)
 		m.Free = false
 		return m
 	}
 	// A stopped VM holds it too, without making it unavailable.
-	if h, ok := facts.HeldBy(facts.Node, 0, []proxmox.PCIFunction{fn}, false); ok {
+	if h, ok := facts.HeldBy(facts.Node, []proxmox.PCIFunction{fn}, false, nil); ok {
 		m.setHolder(h.Guest)
 	}
 	return m
@@ -246,15 +246,4 @@ func pciDeviceModel(fn proxmox.PCIFunction, facts *passthroughFacts) inventoryPC
 func (m *inventoryPCIDeviceModel) setHolder(g proxmox.Guest) {
 	id, name := int64(g.VMID), g.Name
 	m.VMID, m.VMName, m.VMRunning = &id, &name, g.Status == "running"
-}
-
-// mappingCovers says whether a mapping path ("0000:01:00", "0000:01:00.0",
-// or a ';' list) includes address.
-func mappingCovers(mappingPath, address string) bool {
-	for _, p := range strings.Split(mappingPath, ";") {
-		if proxmox.PCICovers(p, address) {
-			return true
-		}
-	}
-	return false
 }

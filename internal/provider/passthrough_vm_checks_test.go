@@ -126,11 +126,11 @@ func TestPassthroughVMConfigChecksSkipUnknowns(t *testing.T) {
 // testFacts is a node like the emulator's: two RTX A6000 (VGA + audio,
 // each device in its own IOMMU group), an H100 PCIe sharing group 30 with a
 // Mellanox NIC, an L40S offering vGPU types, and an Intel NIC.
-func testFacts(identity proxmox.Identity) *passthroughFacts {
+func testFacts(identity proxmox.Identity) *proxmox.NodeFacts {
 	fn := func(addr, vendor, device, class, name string, group int) proxmox.PCIFunction {
 		return proxmox.PCIFunction{Node: "pve", Address: addr, VendorID: vendor, DeviceID: device, Class: class, DeviceName: name, IOMMUGroup: group}
 	}
-	return &passthroughFacts{
+	return &proxmox.NodeFacts{
 		Node:     "pve",
 		Identity: identity,
 		Functions: []proxmox.PCIFunction{

@@ -3,7 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -203,7 +204,7 @@ func (m *passthroughVMModel) toSpec(ctx context.Context) proxmox.VMSpec {
 // the VM runs. Disks, cloud-init and the clone source stay as planned
 // (PVE reports a cloned template's disks and encodes cloud-init values);
 // an import (no prior GPUs, no name) takes everything PVE has.
-func (m *passthroughVMModel) setFromLive(live proxmox.VM, facts *passthroughFacts) diag.Diagnostics {
+func (m *passthroughVMModel) setFromLive(live proxmox.VM, facts *proxmox.NodeFacts) diag.Diagnostics {
 	var diags diag.Diagnostics
 	imported := m.Name.IsNull()
 	m.Node = types.StringValue(live.Node)
@@ -349,28 +350,15 @@ func sameDevice(a, b string) bool {
 // gpuStatuses is gpus: each hostpci line with the host function it
 // resolves to on the VM's node (through the mapping's entry there), from
 // facts when they could be read.
-func gpuStatuses(live proxmox.VM, facts *passthroughFacts) []passthroughGPUStatusModel {
-	indexes := make([]int, 0, len(live.HostPCI))
-	for i := range live.HostPCI {
-		indexes = append(indexes, i)
-	}
-	sort.Ints(indexes)
-	out := make([]passthroughGPUStatusModel, 0, len(indexes))
-	for _, i := range indexes {
+func gpuStatuses(live proxmox.VM, facts *proxmox.NodeFacts) []passthroughGPUStatusModel {
+	out := make([]passthroughGPUStatusModel, 0, len(live.HostPCI))
+	for _, i := range slices.Sorted(maps.Keys(live.HostPCI)) {
 		value := live.HostPCI[i]
 		s := passthroughGPUStatusModel{HostPCI: "hostpci" + strconv.Itoa(i), Value: value, IOMMUGroup: -1}
 		var address string
 		if g, err := proxmox.ParseHostPCI(value); err == nil {
-			if addresses := g.HostAddresses(); len(addresses) > 0 {
-				address = addresses[0]
-			}
-			if g.Mapping != "" && facts != nil {
-				if e, ok := facts.MappingEntry(g.Mapping, live.Node); ok {
-					address, _, _ = strings.Cut(e.Path, ";") // the first of a list
-				}
-			}
+			address = facts.GPUFunction(g, live.Node)
 		}
-		address = proxmox.PrimaryFunction(proxmox.NormalizePCIAddress(address)) // the GPU is function 0 of its device
 		s.PCIAddress = address
 		if facts != nil {
 			if f, ok := facts.Function(address); ok {

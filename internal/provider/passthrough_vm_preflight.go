@@ -23,10 +23,6 @@ import (
 // again before any write, so a plan that could not know (or a GPU taken
 // since) still fails before a VM exists.
 
-// passthroughFacts is what Proxmox says about a VM's node: the backend's
-// facts, under the name the resource's CRUD uses.
-type passthroughFacts = proxmox.NodeFacts
-
 // preflightVM is the VM a preflight is for: on node, existing as vmid, or
 // to be created (vmid 0) as newVMID (0: the next free one).
 type preflightVM struct {
@@ -68,7 +64,7 @@ func preflight(ctx context.Context, client *proxmox.Client, vm preflightVM, gpus
 
 // preflightDiagnostics is the backend's preflight of gpus for vm, as
 // diagnostics on the attributes at fault.
-func preflightDiagnostics(vm preflightVM, gpus []proxmox.GPU, facts *passthroughFacts) diag.Diagnostics {
+func preflightDiagnostics(vm preflightVM, gpus []proxmox.GPU, facts *proxmox.NodeFacts) diag.Diagnostics {
 	var diags diag.Diagnostics
 	target := proxmox.PreflightVM{Node: vm.node, VMID: vm.vmid, NewVMID: vm.newVMID}
 	if vm.planned && vm.vmid == 0 {
@@ -89,7 +85,7 @@ func preflightDiagnostics(vm preflightVM, gpus []proxmox.GPU, facts *passthrough
 
 // describeFinding is the summary and detail of a finding: the attribute
 // and its value, what Proxmox would do, and what to change.
-func describeFinding(f proxmox.Finding, vm preflightVM, gpus []proxmox.GPU, facts *passthroughFacts) (string, string) {
+func describeFinding(f proxmox.Finding, vm preflightVM, gpus []proxmox.GPU, facts *proxmox.NodeFacts) (string, string) {
 	i := f.Field.GPU
 	var g proxmox.GPU
 	if i < len(gpus) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -97,7 +98,7 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 	live, err := client.CreateVM(ctx, spec)
 	if err != nil && live.VMID == 0 {
 		// Nothing exists: nothing to keep in the state.
-		resp.Diagnostics.Append(passthroughCreateError(summary, err)...)
+		resp.Diagnostics.Append(passthroughBackendError(summary, err)...)
 		return
 	}
 	// From here on the state is saved even on error (a create cut short
@@ -124,12 +125,22 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 	tflog.Debug(ctx, "created Proxmox VM", map[string]any{"node": live.Node, "vmid": live.VMID, "duration": time.Since(start).String()})
 }
 
-// passthroughCreateError is the error of a create that left nothing, on
-// the attribute it concerns where there is one.
-func passthroughCreateError(summary string, err error) diag.Diagnostics {
+// passthroughBackendError is a backend error as a diagnostic, on the
+// attribute it concerns where there is one: the field of the spec a
+// *proxmox.FieldError names, allow_restart (with the fix) for a change
+// that needs a restart, the clone source, vmid.
+func passthroughBackendError(summary string, err error) diag.Diagnostics {
 	var diags diag.Diagnostics
+	var field *proxmox.FieldError
+	var restart *proxmox.RestartNeededError
 	var source *proxmox.CloneSourceError
 	switch {
+	case errors.As(err, &field):
+		diags.AddAttributeError(fieldPath(field.Field), summary, err.Error())
+	case errors.As(err, &restart):
+		diags.AddAttributeError(path.Root("allow_restart"), summary, fmt.Sprintf("%s\n\nSet allow_restart = true (the VM is stopped "+
+			"and started to apply %s), or started = false (the VM is stopped, then changed), and apply again.",
+			err, strings.Join(restart.Changes, ", ")))
 	case errors.As(err, &source):
 		diags.AddAttributeError(path.Root("clone").AtListIndex(0).AtName("source"), summary, err.Error())
 	case errors.Is(err, proxmox.ErrVMIDsTaken):
@@ -191,7 +202,7 @@ func (r *PassthroughVMResource) Read(ctx context.Context, req resource.ReadReque
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	var facts *passthroughFacts
+	var facts *proxmox.NodeFacts
 	if len(live.HostPCI) > 0 {
 		facts = r.readFacts(ctx, client, node)
 	}
@@ -226,11 +237,6 @@ func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateR
 	priorSpec, spec := prior.toSpec(ctx), plan.toSpec(ctx)
 	start := time.Now()
 	live, err := client.UpdateVM(ctx, priorSpec, spec, plan.AllowRestart.ValueBool())
-	var restart *proxmox.RestartNeededError
-	if errors.As(err, &restart) {
-		resp.Diagnostics.AddAttributeError(path.Root("allow_restart"), summary, err.Error())
-		return
-	}
 	if err != nil {
 		if live.VMID != 0 {
 			// Part of the change happened: record what Proxmox has now.
@@ -238,7 +244,7 @@ func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateR
 			prior.AllowRestart, prior.Timeouts = plan.AllowRestart, plan.Timeouts
 			resp.Diagnostics.Append(resp.State.Set(ctx, &prior)...)
 		}
-		resp.Diagnostics.AddError(summary, err.Error())
+		resp.Diagnostics.Append(passthroughBackendError(summary, err)...)
 		return
 	}
 	tflog.Debug(ctx, "updated Proxmox VM", map[string]any{"node": spec.Node, "vmid": spec.VMID, "duration": time.Since(start).String()})
@@ -285,12 +291,12 @@ func (r *PassthroughVMResource) ImportState(ctx context.Context, req resource.Im
 // readFacts reads what resolves the gpus attribute (the node's PCI
 // functions and the cluster's mappings, not the guests), or nil (with a
 // debug line) when Proxmox does not answer: gpus then has no host details.
-func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.Client, node string) *passthroughFacts {
+func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.Client, node string) *proxmox.NodeFacts {
 	functions, err := client.PCIFunctions(ctx, node)
 	if err == nil {
 		var mappings []proxmox.PCIMapping
 		if mappings, err = client.PCIMappings(ctx); err == nil {
-			return &passthroughFacts{Node: node, Identity: client.Identity(), Functions: functions, Mappings: mappings}
+			return &proxmox.NodeFacts{Node: node, Identity: client.Identity(), Functions: functions, Mappings: mappings}
 		}
 	}
 	tflog.Debug(ctx, "could not read the node's PCI devices: gpus has no host details", map[string]any{"error": err.Error()})

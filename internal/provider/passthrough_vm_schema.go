@@ -330,8 +330,10 @@ func passthroughVMAttributes() map[string]schema.Attribute {
 		},
 		"allow_restart": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "Let apply stop a running VM to change its GPUs, then start it again. Proxmox applies a `hostpci` " +
-				"change only to a stopped VM; without this, changing `gpu` on a running VM is a plan error. Defaults to `false`.",
+			MarkdownDescription: "Let apply stop a running VM to make a change Proxmox applies only to a stopped VM (`gpu`, `cores`, " +
+				"`sockets`, `cpu_type`, `memory_mib`), then start it again. Without this, such a change to a VM that runs and stays " +
+				"running is a plan error (an apply error when the VM was started after the plan); with `started = false` in the same " +
+				"change the VM is stopped first, and this is not needed. Defaults to `false`.",
 		},
 		"status": schema.StringAttribute{
 			Computed: true, MarkdownDescription: "Proxmox status of the VM when last read: `running` or `stopped`.",

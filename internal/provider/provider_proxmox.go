@@ -151,6 +151,16 @@ func inEnv(attr string) string { return proxmoxEnv[attr] }
 func (s proxmoxSettings) problems(name func(attr string) string) []settingProblem {
 	var out []settingProblem
 	add := func(attr, text string) { out = append(out, settingProblem{attr, text}) }
+	// bothOrNeither is the problem of one of a pair set without the
+	// other, on the one missing.
+	bothOrNeither := func(a, aValue, b, bValue string) {
+		switch {
+		case aValue != "" && bValue == "":
+			add(b, name(a)+" is set without "+name(b)+": set both, or neither")
+		case bValue != "" && aValue == "":
+			add(a, name(b)+" is set without "+name(a)+": set both, or neither")
+		}
+	}
 	if s.Endpoint != "" {
 		if problem := checkHTTPURL(s.Endpoint); problem != "" {
 			add("endpoint", name("endpoint")+" "+problem+": write it as https://HOST:8006/api2/json")
@@ -161,21 +171,11 @@ func (s proxmoxSettings) problems(name func(attr string) string) []settingProble
 	if s.APITokenID != "" && !proxmoxTokenIDPattern.MatchString(s.APITokenID) {
 		add("api_token_id", name("api_token_id")+" "+quote(s.APITokenID)+" is not USER@REALM!TOKENID: write it like terraform@pve!gpu")
 	}
-	if s.APITokenID != "" && s.APITokenSecret == "" {
-		add("api_token_secret", name("api_token_id")+" is set without "+name("api_token_secret")+": set both, or neither")
-	}
-	if s.APITokenSecret != "" && s.APITokenID == "" {
-		add("api_token_id", name("api_token_secret")+" is set without "+name("api_token_id")+": set both, or neither")
-	}
+	bothOrNeither("api_token_id", s.APITokenID, "api_token_secret", s.APITokenSecret)
 	if s.Username != "" && !proxmoxUserPattern.MatchString(s.Username) {
 		add("username", name("username")+" "+quote(s.Username)+" is not USER@REALM: write it like root@pam")
 	}
-	if s.Username != "" && s.Password == "" {
-		add("password", name("username")+" is set without "+name("password")+": set both, or neither")
-	}
-	if s.Password != "" && s.Username == "" {
-		add("username", name("password")+" is set without "+name("username")+": set both, or neither")
-	}
+	bothOrNeither("username", s.Username, "password", s.Password)
 	if s.CACertificate != "" && !strings.Contains(s.CACertificate, "-----BEGIN CERTIFICATE-----") {
 		add("ca_certificate", name("ca_certificate")+" is not a PEM certificate: give the PEM text (e.g. file(\"pve-root-ca.pem\")), not a path; "+
 			"on a node the cluster CA is /etc/pve/pve-root-ca.pem")

@@ -1,9 +1,9 @@
 // Package proxmox is the provider's Proxmox VE backend for gpu_passthrough_vm
 // and gpu_inventory source "proxmox": every call to a Proxmox VE API goes
-// through it. It lists PCI functions, mdev types, cluster PCI mappings,
-// guests and permissions for plan-time checks, and creates (or clones),
-// configures, starts, reads, updates and destroys VMs with GPUs passed
-// through as hostpciN.
+// through it. It lists PCI functions, mdev types, cluster PCI mappings, guests and
+// permissions, checks a VM's GPUs against them before anything is written,
+// and creates (or clones), configures, starts, reads, updates and destroys
+// VMs with GPUs passed through as hostpciN.
 //
 // The backend contract (the same in every backend of the provider):
 //   - Read returns (T, found bool, error): a VM that does not exist is
@@ -28,16 +28,36 @@
 //     a token secret, a ticket or a CSRF token; a secret parameter in a
 //     query is redacted.
 //   - Errors say what failed ("cloning ... to VM 101 on node pve") and
-//     wrap the cause; they never name a Terraform attribute: typed errors
-//     (*CloneSourceError, ErrVMIDsTaken, ErrNoCredentials, *APIError,
-//     *CredentialsError) let the caller point at its own settings. A 401
-//     is a *CredentialsError whose text names the setting to fix with the
-//     names the caller gave in Settings.Credentials, never its value.
+//     wrap the cause; they never name a Terraform attribute. Typed errors
+//     let the caller point at its own settings: a *FieldError (and each
+//     preflight Finding) names the Field of the VMSpec at fault;
+//     *RestartNeededError, *CloneSourceError, ErrVMIDsTaken,
+//     ErrNoCredentials, *APIError. A 401 is a *CredentialsError whose text
+//     names the setting to fix with the names the caller gave in
+//     Settings.Credentials, never its value.
 //
-// Requests are its own (net/http, a 60 s bound per request, no retry):
-// github.com/Telmate/proxmox-api-go's client sleeps between retries of a
-// GET past its context, so only its API token ID parser is used. hostpciN
-// values are written by HostPCIValue with rombar always explicit.
+// The facts and rules of Proxmox VE that a VM's GPUs depend on live here,
+// each in one place, and callers map the answers to their own terms:
+//   - The preflight (preflight.go): Preflight checks a VM's GPUs and VM ID
+//     against the facts of its node (ReadNodeFacts, preflight_facts.go:
+//     PCI functions, IOMMU groups, mappings, mdev types, guests, the
+//     client's Mapping.Use) and returns typed Findings. It says which are
+//     conflicts with other VMs (Finding.Conflict), which may be gone by the
+//     time the VM is created; whether those block is the caller's choice.
+//   - The hostpciN format (hostpci.go, with the PCI address rules of
+//     qemu-server in pciaddress.go): HostPCIValue writes a value, always
+//     with rombar, ParseHostPCI reads one back (a VM's own and other
+//     guests' alike), ValidateGPUs checks GPUs before a write.
+//   - The keys PVE changes only on a stopped VM (restart.go): NeedsStop,
+//     which UpdateVM follows (it stops a running VM for them only when the
+//     caller allows a restart or plans the VM stopped), and StopFields, the
+//     same rule for a caller's plan.
+//   - The hostpci limit: MaxHostPCI.
+//
+// Requests are its own (net/http, a 60 s bound per request, no retry).
+// github.com/Telmate/proxmox-api-go's client is not used (it sleeps
+// between retries of a GET past its context): only the library's
+// validators are, for an API token ID and for hostpci values (ValidateGPUs).
 //
 // It must not know Terraform: callers hand it typed specs (VMSpec) and get
 // typed answers and errors back. TLS is verified against the given CA (or

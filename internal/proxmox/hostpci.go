@@ -2,7 +2,8 @@ package proxmox
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,9 +20,9 @@ import (
 const MaxHostPCI = 16
 
 // HostPCIValue is the hostpciN value for g: "mapping=a6000-0,pcie=1,rombar=1"
-// or "0000:01:00,pcie=1,x-vga=1,rombar=1". rombar is always written (PVE's
-// default is 1, but the library version in use writes rombar=0 for an unset
-// ROMbar, and an explicit value reads back unambiguously).
+// or "0000:01:00,pcie=1,x-vga=1,rombar=1". rombar is always written, so
+// the value reads back the same whatever default a reader assumes (PVE's is
+// 1; Telmate's library takes an unset ROMbar as 0).
 func HostPCIValue(g GPU) string {
 	var b strings.Builder
 	if g.Mapping != "" {
@@ -81,9 +82,8 @@ func ParseHostPCI(value string) (GPU, error) {
 	return g, nil
 }
 
-// libraryPCI is g as the library's QemuPci with every option set, so the
-// library's validation runs on it and no nil pointer (ROMbar: written as
-// rombar=0 by this library version) ever reaches it.
+// libraryPCI is g as the library's QemuPci, every option set, for the
+// library's validators (ValidateGPUs); nothing is written through it.
 func libraryPCI(g GPU) pxapi.QemuPci {
 	pcie, primary, rombar := g.PCIE, g.PrimaryGPU, g.ROMBar
 	var mdev *pxapi.PciMediatedDevice
@@ -99,10 +99,6 @@ func libraryPCI(g GPU) pxapi.QemuPci {
 	return pxapi.QemuPci{Raw: &pxapi.QemuPciRaw{ID: &id, PCIe: &pcie, PrimaryGPU: &primary, ROMbar: &rombar, MDev: mdev}}
 }
 
-// HostAddresses are the host functions or devices g names, normalized:
-// its address (a list where PVE's value has one), or none for a mapping.
-func (g GPU) HostAddresses() []string { return splitPCIList(g.PCIAddress) }
-
 // ValidateGPUs checks the GPU entries with the library's own validators
 // (PCI id syntax, mapping id, mdev name) and PVE's rules: at most
 // MaxHostPCI, exactly one of a mapping and a host address each. Its error
@@ -111,14 +107,19 @@ func ValidateGPUs(gpus []GPU) error {
 	if len(gpus) > MaxHostPCI {
 		return fieldErrorf(Field{Kind: FieldGPUs}, "%d GPUs given, Proxmox VE takes at most %d (hostpci0..hostpci%d)", len(gpus), MaxHostPCI, MaxHostPCI-1)
 	}
-	devices := pxapi.QemuPciDevices{}
 	for i, g := range gpus {
 		if (g.Mapping == "") == (g.PCIAddress == "") {
 			return fieldErrorf(GPUField(FieldGPU, i), "hostpci%d: needs exactly one of a PCI mapping and a host PCI address", i)
 		}
-		devices[pxapi.QemuPciID(i)] = libraryPCI(g)
-		if err := devices.Validate(nil); err != nil {
-			return &FieldError{Field: gpuAddressField(g, i), Err: fmt.Errorf("hostpci%d (%s): %w", i, HostPCIValue(g), err)}
+		field := gpuAddressField(g, i)
+		err := pxapi.PciMediatedDevice(g.Mdev).Validate()
+		if err != nil {
+			field = GPUField(FieldGPUMdev, i)
+		} else {
+			err = pxapi.QemuPciDevices{pxapi.QemuPciID(i): libraryPCI(g)}.Validate(nil)
+		}
+		if err != nil {
+			return &FieldError{Field: field, Err: fmt.Errorf("hostpci%d (%s): %w", i, HostPCIValue(g), err)}
 		}
 	}
 	return nil
@@ -143,13 +144,8 @@ func hostPCILines(config map[string]any) map[int]string {
 
 // gpusOf parses a config's hostpci lines in index order.
 func gpusOf(lines map[int]string) []GPU {
-	idx := make([]int, 0, len(lines))
-	for i := range lines {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
 	var out []GPU
-	for _, i := range idx {
+	for _, i := range slices.Sorted(maps.Keys(lines)) {
 		if g, err := ParseHostPCI(lines[i]); err == nil {
 			out = append(out, g)
 		}

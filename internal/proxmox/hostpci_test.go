@@ -85,6 +85,10 @@ func TestValidateGPUs(t *testing.T) {
 		{"a malformed address is refused by the library's validator", []GPU{{PCIAddress: "01:00.0"}}, "hostpci0 (01:00.0,rombar=0)",
 			GPUField(FieldGPUPCIAddress, 0)},
 		{"seventeen GPUs are refused", make17(), "at most 16", Field{Kind: FieldGPUs}},
+		{"a mapping ID the library refuses is the mapping's fault", []GPU{{Mapping: "a6000-0"}, {Mapping: "a"}},
+			"hostpci1 (mapping=a,rombar=0)", GPUField(FieldGPUMapping, 1)},
+		{"a vGPU type with a comma is the mdev's fault", []GPU{{PCIAddress: "0000:c1:00.0", Mdev: "nvidia-1155,x"}},
+			"hostpci0 (0000:c1:00.0,mdev=nvidia-1155,x,rombar=0): mediated device may not include ,", GPUField(FieldGPUMdev, 0)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.description, func(t *testing.T) {
@@ -113,22 +117,23 @@ func TestParseHostPCI_functions(t *testing.T) {
 		description string
 		value       string
 		want        GPU
-		addresses   []string
+		gpu         string // the GPU function it resolves to, without facts
 	}{
-		{"a device without a function passes all its functions", "0000:01:00,pcie=1", GPU{PCIAddress: "0000:01:00", AllFunctions: true, PCIE: true, ROMBar: true}, []string{"0000:01:00"}},
-		{"one function passes that function alone", "0000:01:00.1", GPU{PCIAddress: "0000:01:00.1", ROMBar: true}, []string{"0000:01:00.1"}},
-		{"an id without its domain gets 0000", "01:00", GPU{PCIAddress: "0000:01:00", AllFunctions: true, ROMBar: true}, []string{"0000:01:00"}},
-		{"uppercase hex reads as PVE's lowercase", "host=0000:C1:00.0,mdev=nvidia-1155", GPU{PCIAddress: "0000:c1:00.0", Mdev: "nvidia-1155", ROMBar: true}, []string{"0000:c1:00.0"}},
+		{"a device without a function passes all its functions", "0000:01:00,pcie=1", GPU{PCIAddress: "0000:01:00", AllFunctions: true, PCIE: true, ROMBar: true}, "0000:01:00.0"},
+		{"one function passes that function alone", "0000:01:00.1", GPU{PCIAddress: "0000:01:00.1", ROMBar: true}, "0000:01:00.1"},
+		{"an id without its domain gets 0000", "01:00", GPU{PCIAddress: "0000:01:00", AllFunctions: true, ROMBar: true}, "0000:01:00.0"},
+		{"uppercase hex reads as PVE's lowercase", "host=0000:C1:00.0,mdev=nvidia-1155", GPU{PCIAddress: "0000:c1:00.0", Mdev: "nvidia-1155", ROMBar: true}, "0000:c1:00.0"},
 		{"a list of functions (virtual functions) keeps every one", "0000:41:00.2;0000:41:00.3,rombar=0",
-			GPU{PCIAddress: "0000:41:00.2;0000:41:00.3"}, []string{"0000:41:00.2", "0000:41:00.3"}},
-		{"a mapping names no host address", "mapping=a6000-0,x-vga=1", GPU{Mapping: "a6000-0", PrimaryGPU: true, ROMBar: true, AllFunctions: true}, nil},
+			GPU{PCIAddress: "0000:41:00.2;0000:41:00.3"}, "0000:41:00.2"},
+		{"a mapping names no host address: facts resolve it", "mapping=a6000-0,x-vga=1", GPU{Mapping: "a6000-0", PrimaryGPU: true, ROMBar: true, AllFunctions: true}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.description, func(t *testing.T) {
 			g, err := ParseHostPCI(tc.value)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, g)
-			require.Equal(t, tc.addresses, g.HostAddresses())
+			var facts *NodeFacts
+			require.Equal(t, tc.gpu, facts.GPUFunction(g, "pve"))
 		})
 	}
 }

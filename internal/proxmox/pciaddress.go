@@ -1,6 +1,9 @@
 package proxmox
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // PCI addresses as Proxmox VE writes them in a hostpciN "host" value and a
 // PCI mapping's path: qemu-server's PCIRE, [domain:]bus:slot[.function] in
@@ -49,6 +52,14 @@ func PrimaryFunction(address string) string {
 func PCICovers(address, function string) bool {
 	a, f := NormalizePCIAddress(address), NormalizePCIAddress(function)
 	return a == f || (!PCIHasFunction(a) && PCIDevice(f) == a)
+}
+
+// PCIListCovers says whether an address of list (';'-separated, as a
+// hostpci "host" value or a mapping's path) passes function.
+func PCIListCovers(list, function string) bool {
+	return slices.ContainsFunc(strings.Split(list, ";"), func(a string) bool {
+		return strings.TrimSpace(a) != "" && PCICovers(a, function)
+	})
 }
 
 // splitPCIList is a ';'-separated list of addresses (a hostpci "host"

@@ -177,7 +177,7 @@ func preflightGPUs(vm PreflightVM, gpus []GPU, facts *NodeFacts) []Finding {
 			}
 			continue // vGPU instances share the device: no IOMMU group or exclusive use to check
 		}
-		if holder, ok := heldByOther(vm, functions, facts); ok {
+		if holder, ok := facts.HeldBy(vm.Node, functions, true, vm.own); ok {
 			f := finding(FindingGPUHeld)
 			f.Device, f.Function, f.Holder = device, gpu, holder
 			out = append(out, f)
@@ -259,19 +259,6 @@ func checkMdev(mdev string, gpu PCIFunction, facts *NodeFacts) (Finding, bool) {
 		return Finding{}, true
 	}
 	return Finding{Kind: FindingNoSuchMdevType, Function: gpu, Offered: types}, false
-}
-
-// heldByOther is a running VM other than vm itself that has one of
-// functions passed through whole.
-func heldByOther(vm PreflightVM, functions []PCIFunction, facts *NodeFacts) (Holder, bool) {
-	others := *facts
-	others.Guests = nil
-	for _, g := range facts.Guests {
-		if !vm.own(g) {
-			others.Guests = append(others.Guests, g)
-		}
-	}
-	return others.HeldBy(vm.Node, 0, functions, true)
 }
 
 // DescribeMdevTypes is "nvidia-1155 (NVIDIA L40S-4Q, 12 left), ...", for messages.

@@ -3,6 +3,8 @@ package proxmox
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -66,15 +68,10 @@ func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*N
 		if g.Mdev == "" {
 			continue
 		}
-		address := g.PCIAddress
-		if g.Mapping != "" {
-			e, ok := facts.MappingEntry(g.Mapping, node)
-			if !ok {
-				continue // Preflight reports the mapping
-			}
-			address = e.Path
+		address := facts.GPUFunction(g, node)
+		if address == "" {
+			continue // Preflight reports the mapping
 		}
-		address = PrimaryFunction(NormalizePCIAddress(address))
 		if _, done := facts.Mdev[address]; done {
 			continue
 		}
@@ -107,11 +104,8 @@ func (f *NodeFacts) Function(address string) (PCIFunction, bool) {
 func (f *NodeFacts) DeviceFunctions(addresses string) []PCIFunction {
 	var out []PCIFunction
 	for _, fn := range f.Functions {
-		for _, a := range splitPCIList(addresses) {
-			if PCICovers(a, fn.Address) {
-				out = append(out, fn)
-				break
-			}
+		if PCIListCovers(addresses, fn.Address) {
+			out = append(out, fn)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
@@ -150,39 +144,56 @@ type Holder struct {
 	Line string
 }
 
-// HeldBy finds a guest on node, other than vmid, that passes one of
-// functions through whole (a vGPU instance holds no device) and is
-// running, or any guest when running is false; the lowest hostpci index
-// of the first such guest.
-func (f *NodeFacts) HeldBy(node string, vmid int, functions []PCIFunction, running bool) (Holder, bool) {
+// passedAddresses are the host addresses g passes on node: its mapping's
+// entry there (false when the mapping has none, or f is nil), or its own
+// address.
+func (f *NodeFacts) passedAddresses(g GPU, node string) (string, bool) {
+	if g.Mapping == "" {
+		return g.PCIAddress, true
+	}
+	if f == nil {
+		return "", false
+	}
+	e, ok := f.MappingEntry(g.Mapping, node)
+	return e.Path, ok
+}
+
+// GPUFunction is the host function that is g's GPU on node: the first
+// address g passes there (its mapping's entry, which needs f, or its own
+// address), function 0 of a device given whole; "" when unknown. f may be
+// nil.
+func (f *NodeFacts) GPUFunction(g GPU, node string) string {
+	addresses, ok := f.passedAddresses(g, node)
+	if !ok {
+		return ""
+	}
+	first, _, _ := strings.Cut(addresses, ";")
+	return PrimaryFunction(NormalizePCIAddress(first))
+}
+
+// HeldBy finds a guest on node that passes one of functions through whole
+// (a vGPU instance holds no device) and is running, or any guest when
+// running is false, passing over those except says are not to count (the
+// VM itself; except may be nil); the lowest hostpci index of the first
+// such guest.
+func (f *NodeFacts) HeldBy(node string, functions []PCIFunction, running bool, except func(Guest) bool) (Holder, bool) {
 	for _, g := range f.Guests {
-		if g.Node != node || g.VMID == vmid || (running && g.Status != "running") {
+		if g.Node != node || (running && g.Status != "running") || (except != nil && except(g)) {
 			continue
 		}
-		indexes := make([]int, 0, len(g.HostPCI))
-		for i := range g.HostPCI {
-			indexes = append(indexes, i)
-		}
-		sort.Ints(indexes)
-		for _, i := range indexes {
+		for _, i := range slices.Sorted(maps.Keys(g.HostPCI)) {
 			value := g.HostPCI[i]
 			gpu, err := ParseHostPCI(value)
 			if err != nil || gpu.Mdev != "" {
 				continue
 			}
-			addresses := gpu.HostAddresses()
-			if gpu.Mapping != "" {
-				e, ok := f.MappingEntry(gpu.Mapping, node)
-				if !ok {
-					continue
-				}
-				addresses = splitPCIList(e.Path)
+			addresses, ok := f.passedAddresses(gpu, node)
+			if !ok {
+				continue
 			}
 			for _, fn := range functions {
-				for _, a := range addresses {
-					if PCICovers(a, fn.Address) {
-						return Holder{Guest: g, Line: fmt.Sprintf("hostpci%d: %s", i, value)}, true
-					}
+				if PCIListCovers(addresses, fn.Address) {
+					return Holder{Guest: g, Line: fmt.Sprintf("hostpci%d: %s", i, value)}, true
 				}
 			}
 		}

@@ -89,13 +89,13 @@ func TestHeldByReadsEveryFormOfAHostPCIValue(t *testing.T) {
 	}
 	fns := facts.DeviceFunctions("0000:02:00")
 	require.Len(t, fns, 2)
-	h, ok := facts.HeldBy("pve", 0, fns, true)
+	h, ok := facts.HeldBy("pve", fns, true, nil)
 	require.True(t, ok, "a ';' list without the domain")
 	require.Equal(t, 201, h.Guest.VMID)
 	require.Equal(t, "hostpci3: host=02:00.1;02:00.0,pcie=1", h.Line)
-	_, ok = facts.HeldBy("pve", 0, facts.DeviceFunctions("0000:41:00"), true)
+	_, ok = facts.HeldBy("pve", facts.DeviceFunctions("0000:41:00"), true, nil)
 	require.False(t, ok, "a vGPU instance holds no device")
-	_, ok = facts.HeldBy("pve", 201, fns, true)
+	_, ok = facts.HeldBy("pve", fns, true, func(g Guest) bool { return g.VMID == 201 })
 	require.False(t, ok, "the VM itself")
 }
 

@@ -41,6 +41,15 @@ const (
 // taskWaitLog is the wording of the wait lines of a task.
 var taskWaitLog = poll.Log{Started: "waiting on Proxmox VE", Polled: "polled Proxmox VE", Finished: "waited on Proxmox VE"}
 
+// postTask POSTs params to path and follows the task it starts.
+func (c *Client) postTask(ctx context.Context, path string, params map[string]any) error {
+	upid, err := c.post(ctx, path, params)
+	if err != nil {
+		return err
+	}
+	return c.waitTask(ctx, upid)
+}
+
 // waitTask follows upid until it stops; an exit status other than OK (or
 // PVE's "WARNINGS: n", a success) is a *TaskError with the log's last lines.
 // An empty upid (a synchronous answer) is done.

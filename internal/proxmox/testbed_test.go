@@ -59,6 +59,17 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// createdVM creates spec, which must succeed, and destroys it when the
+// test ends; spec comes back with its VM ID.
+func createdVM(t *testing.T, c *Client, spec VMSpec) (VMSpec, VM) {
+	t.Helper()
+	vm, err := c.CreateVM(testCtx(t), spec)
+	deleteAtEnd(t, c, vm.Node, vm.VMID)
+	require.NoError(t, err)
+	spec.VMID = vm.VMID
+	return spec, vm
+}
+
 // deleteAtEnd destroys the VM when the test ends (GPUs are shared between
 // tests: one running VM per device).
 func deleteAtEnd(t *testing.T, c *Client, node string, vmid int) {

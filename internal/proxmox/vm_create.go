@@ -71,6 +71,21 @@ type createRequestError struct {
 func (e *createRequestError) Error() string { return e.err.Error() }
 func (e *createRequestError) Unwrap() error { return e.err }
 
+// requestVM sends the request that creates or clones the VM (built by
+// request for a VM ID, chosen by reserveVM) and follows its task. The
+// request's own failure is a *createRequestError.
+func (c *Client) requestVM(ctx context.Context, spec *VMSpec, request func(vmid int) (string, error)) error {
+	sent := false
+	upid, err := c.reserveVM(ctx, spec, func(vmid int) (string, error) {
+		sent = true
+		return request(vmid)
+	})
+	if err != nil {
+		return &createRequestError{sent: sent, err: err}
+	}
+	return c.waitTask(ctx, upid)
+}
+
 // unfinished returns what a create or clone that failed (err) left. A
 // request never sent, or answered with PVE's refusal, left nothing. A
 // request whose answer was lost (the connection broke, the context ended,
@@ -156,16 +171,9 @@ func identity(spec VMSpec) VM {
 // and name; a free ID when spec.VMID is zero, set in spec) and follows
 // the qmcreate task.
 func (c *Client) createBareVM(ctx context.Context, spec *VMSpec) error {
-	sent := false
-	upid, err := c.reserveVM(ctx, spec, func(vmid int) (string, error) {
-		sent = true
+	err := c.requestVM(ctx, spec, func(vmid int) (string, error) {
 		return c.post(ctx, "/nodes/"+url.PathEscape(spec.Node)+"/qemu", map[string]any{"vmid": vmid, "name": spec.Name})
 	})
-	if err != nil {
-		err = &createRequestError{sent: sent, err: err}
-	} else {
-		err = c.waitTask(ctx, upid)
-	}
 	if err != nil {
 		return fmt.Errorf("creating VM %d on node %s: %w", spec.VMID, spec.Node, err)
 	}
@@ -180,8 +188,7 @@ func (c *Client) cloneVM(ctx context.Context, spec *VMSpec) error {
 	if err != nil {
 		return &createRequestError{err: err}
 	}
-	sent := false
-	upid, err := c.reserveVM(ctx, spec, func(vmid int) (string, error) {
+	err = c.requestVM(ctx, spec, func(vmid int) (string, error) {
 		params := map[string]any{"newid": vmid, "full": spec.Clone.Full}
 		if spec.Name != "" {
 			params["name"] = spec.Name
@@ -189,14 +196,8 @@ func (c *Client) cloneVM(ctx context.Context, spec *VMSpec) error {
 		if srcNode != spec.Node {
 			params["target"] = spec.Node
 		}
-		sent = true
 		return c.post(ctx, vmPath(srcNode, srcID)+"/clone", params)
 	})
-	if err != nil {
-		err = &createRequestError{sent: sent, err: err}
-	} else {
-		err = c.waitTask(ctx, upid)
-	}
 	if err != nil {
 		return fmt.Errorf("cloning %s (VM %d on node %s) to VM %d on node %s: %w", spec.Clone.Source, srcID, srcNode, spec.VMID, spec.Node, err)
 	}

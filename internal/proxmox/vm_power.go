@@ -8,11 +8,7 @@ import (
 
 // startVM starts the VM and follows the qmstart task.
 func (c *Client) startVM(ctx context.Context, node string, vmid int) error {
-	upid, err := c.post(ctx, vmPath(node, vmid)+"/status/start", nil)
-	if err == nil {
-		err = c.waitTask(ctx, upid)
-	}
-	if err != nil {
+	if err := c.postTask(ctx, vmPath(node, vmid)+"/status/start", nil); err != nil {
 		return fmt.Errorf("starting VM %d on node %s: %w", vmid, node, err)
 	}
 	return nil
@@ -20,11 +16,7 @@ func (c *Client) startVM(ctx context.Context, node string, vmid int) error {
 
 // stopVM stops the VM hard (as "qm stop") and follows the qmstop task.
 func (c *Client) stopVM(ctx context.Context, node string, vmid int) error {
-	upid, err := c.post(ctx, vmPath(node, vmid)+"/status/stop", nil)
-	if err == nil {
-		err = c.waitTask(ctx, upid)
-	}
-	if err != nil {
+	if err := c.postTask(ctx, vmPath(node, vmid)+"/status/stop", nil); err != nil {
 		return fmt.Errorf("stopping VM %d on node %s: %w", vmid, node, err)
 	}
 	return nil
@@ -43,11 +35,7 @@ func (c *Client) configure(ctx context.Context, node string, vmid int, params ma
 	if len(deletions) > 0 {
 		body["delete"] = strings.Join(deletions, ",")
 	}
-	upid, err := c.post(ctx, vmPath(node, vmid)+"/config", body)
-	if err == nil {
-		err = c.waitTask(ctx, upid)
-	}
-	if err != nil {
+	if err := c.postTask(ctx, vmPath(node, vmid)+"/config", body); err != nil {
 		return fmt.Errorf("configuring VM %d on node %s: %w", vmid, node, err)
 	}
 	return nil

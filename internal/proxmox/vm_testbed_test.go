@@ -194,17 +194,13 @@ func TestTestbed_wrongTokenSecretIsRefusedWithoutTheSecret(t *testing.T) {
 
 func TestTestbed_gpuChangeNeedsRestart(t *testing.T) {
 	c, ctx := tokenClient(t), testCtx(t)
-	spec := gpuVM("gpu-change", GPU{Mapping: "a6000-0", PCIE: true, ROMBar: true, AllFunctions: true})
-	vm, err := c.CreateVM(ctx, spec)
-	deleteAtEnd(t, c, vm.Node, vm.VMID)
-	require.NoError(t, err)
-	spec.VMID = vm.VMID
+	spec, _ := createdVM(t, c, gpuVM("gpu-change", GPU{Mapping: "a6000-0", PCIE: true, ROMBar: true, AllFunctions: true}))
 
 	// A tag changes in place, the VM keeps running and is not stopped.
 	emu.ResetCallCounts()
 	tagged := spec
 	tagged.Tags = []string{"gpu", "ml"}
-	vm, err = c.UpdateVM(ctx, spec, tagged, false)
+	vm, err := c.UpdateVM(ctx, spec, tagged, false)
 	require.NoError(t, err)
 	require.Equal(t, []string{"gpu", "ml"}, vm.Tags)
 	require.Equal(t, "running", vm.Status)
@@ -239,6 +235,28 @@ func TestTestbed_gpuChangeNeedsRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "stopped", vm.Status)
 	require.Empty(t, vm.HostPCI)
+}
+
+func TestTestbed_gpuChangeOnAVMTheUpdateStopsNeedsNoRestart(t *testing.T) {
+	c, ctx := tokenClient(t), testCtx(t)
+	spec, vm := createdVM(t, c, gpuVM("gpu-change-stopping", GPU{Mapping: "a6000-0", PCIE: true, ROMBar: true, AllFunctions: true}))
+	require.Equal(t, "running", emu.VMStatus("pve-a6000", vm.VMID))
+
+	// Another GPU and stopped in the same update, without allow_restart:
+	// the VM is stopped (as asked), then changed, and stays stopped.
+	emu.ResetCallCounts()
+	planned := spec
+	planned.Started = false
+	planned.GPUs = []GPU{{Mapping: "a6000-1", PCIE: true, ROMBar: true, AllFunctions: true}}
+	vm, err := c.UpdateVM(ctx, spec, planned, false)
+	require.NoError(t, err)
+	require.Equal(t, "stopped", vm.Status)
+	require.Equal(t, map[int]string{0: "mapping=a6000-1,pcie=1,rombar=1"}, vm.HostPCI)
+	config, _ := emu.VMConfig("pve-a6000", vm.VMID)
+	require.Equal(t, "mapping=a6000-1,pcie=1,rombar=1", config["hostpci0"], "applied, not left pending")
+	counts := emu.CallCounts()
+	require.Equal(t, 1, counts["POST /nodes/{node}/qemu/{vmid}/status/stop"], "%v", counts)
+	require.Zero(t, counts["POST /nodes/{node}/qemu/{vmid}/status/start"], "%v", counts)
 }
 
 func TestTestbed_failedTaskSurfacesExitStatusAndLog(t *testing.T) {

@@ -10,9 +10,10 @@ import (
 
 // UpdateVM changes the VM from prior to planned in place. Changes that PVE
 // applies only to a stopped VM (hostpciN, CPU, memory, machine, firmware)
-// on a running VM need allowRestart: then the VM is stopped, changed and
-// started again; without it the answer is a *RestartNeededError and
-// nothing is changed. New disks are allocated; existing disks are left as
+// on a running VM are made after stopping it: when planned runs, that
+// restart needs allowRestart (the VM is stopped, changed and started
+// again), without which the answer is a *RestartNeededError and nothing
+// is changed; when planned is stopped, the VM is stopped first. New disks are allocated; existing disks are left as
 // they are.
 func (c *Client) UpdateVM(ctx context.Context, prior, planned VMSpec, allowRestart bool) (VM, error) {
 	if err := ValidateGPUs(planned.GPUs); err != nil {
@@ -44,11 +45,12 @@ func (c *Client) UpdateVM(ctx context.Context, prior, planned VMSpec, allowResta
 	}
 	sort.Strings(needStop)
 	running := status == "running"
-	restart := running && len(needStop) > 0
-	if restart && !allowRestart {
-		return VM{}, &RestartNeededError{Node: node, VMID: vmid, Changes: needStop}
-	}
-	if restart {
+	if running && len(needStop) > 0 {
+		// A VM planned to run again is restarted, which needs
+		// allowRestart; one planned stopped is stopped first, as asked.
+		if planned.Started && !allowRestart {
+			return VM{}, &RestartNeededError{Node: node, VMID: vmid, Changes: needStop}
+		}
 		if err := c.stopVM(ctx, node, vmid); err != nil {
 			return c.partial(ctx, prior, err)
 		}

@@ -80,6 +80,22 @@ func (r *request) intParam(name string) (int, bool, *apiError) {
 	return n, true, nil
 }
 
+// pageParams are a list's start (0-based, default 0) and limit (default
+// 50), as PVE's task list and task log take them.
+func (r *request) pageParams() (start, limit int, perr *apiError) {
+	if start, _, perr = r.intParam("start"); perr != nil {
+		return 0, 0, perr
+	}
+	limit, set, perr := r.intParam("limit")
+	if perr != nil {
+		return 0, 0, perr
+	}
+	if !set {
+		limit = 50
+	}
+	return start, limit, nil
+}
+
 // boolParam reads a boolean parameter (PVE takes 0/1, true/false, yes/no, on/off).
 func (r *request) boolParam(name string) (bool, *apiError) {
 	v, ok := r.params[name]

@@ -89,53 +89,55 @@ func (e *Emulator) ReleaseHeldTasks() {
 // DeleteVMOutOfBand removes a VM as if someone destroyed it behind the
 // client's back.
 func (e *Emulator) DeleteVMOutOfBand(node string, vmid int) error {
-	if e.remote() {
-		return e.control("delete-vm", controlArgs{Node: node, VMID: vmid}, nil)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v, err := e.st.vmAt(node, vmid)
-	if err != nil {
-		return err
-	}
-	v.stop()
-	delete(e.st.vms, vmid)
-	return nil
+	return e.outOfBand("delete-vm", controlArgs{Node: node, VMID: vmid}, func(v *vm) error {
+		v.stop()
+		delete(e.st.vms, vmid)
+		return nil
+	})
 }
 
 // SetVMConfigOutOfBand sets a config key ("" deletes it) directly in the
 // VM's config, as an edit outside the client would.
 func (e *Emulator) SetVMConfigOutOfBand(node string, vmid int, key, value string) error {
-	if e.remote() {
-		return e.control("set-vm-config", controlArgs{Node: node, VMID: vmid, Key: key, Value: value}, nil)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	v, err := e.st.vmAt(node, vmid)
-	if err != nil {
-		return err
-	}
-	if value == "" {
-		delete(v.conf, key)
-	} else {
-		v.conf[key] = value
-	}
-	return nil
+	return e.outOfBand("set-vm-config", controlArgs{Node: node, VMID: vmid, Key: key, Value: value}, func(v *vm) error {
+		if value == "" {
+			delete(v.conf, key)
+		} else {
+			v.conf[key] = value
+		}
+		return nil
+	})
 }
 
 // StopVMOutOfBand stops a running VM at once (as `qm stop` on the node).
 func (e *Emulator) StopVMOutOfBand(node string, vmid int) error {
+	return e.outOfBand("stop-vm", controlArgs{Node: node, VMID: vmid}, func(v *vm) error {
+		v.stop()
+		return nil
+	})
+}
+
+// StartVMOutOfBand starts a stopped VM at once (as `qm start` on the
+// node), with the start's checks (a GPU held elsewhere fails it).
+func (e *Emulator) StartVMOutOfBand(node string, vmid int) error {
+	return e.outOfBand("start-vm", controlArgs{Node: node, VMID: vmid}, func(v *vm) error {
+		return e.startVM(v, taskLog{&task{}})
+	})
+}
+
+// outOfBand runs change on the VM args names under e.mu, or the test
+// control of that name on an emulator that runs as a process of its own.
+func (e *Emulator) outOfBand(control string, args controlArgs, change func(v *vm) error) error {
 	if e.remote() {
-		return e.control("stop-vm", controlArgs{Node: node, VMID: vmid}, nil)
+		return e.control(control, args, nil)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.st.vmAt(node, vmid)
+	v, err := e.st.vmAt(args.Node, args.VMID)
 	if err != nil {
 		return err
 	}
-	v.stop()
-	return nil
+	return change(v)
 }
 
 // VMConfig is a VM's current config (raw values, pending changes not
@@ -249,6 +251,8 @@ func (e *Emulator) serveControl(w http.ResponseWriter, hr *http.Request) {
 		err = e.SetVMConfigOutOfBand(args.Node, args.VMID, args.Key, args.Value)
 	case "stop-vm":
 		err = e.StopVMOutOfBand(args.Node, args.VMID)
+	case "start-vm":
+		err = e.StartVMOutOfBand(args.Node, args.VMID)
 	case "vm-config":
 		conf, found := e.VMConfig(args.Node, args.VMID)
 		out = map[string]any{"config": conf, "found": found}

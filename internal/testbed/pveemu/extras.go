@@ -103,16 +103,9 @@ func (e *Emulator) taskList(r *request) (any, error) {
 	vmid, _ := r.param("vmid")
 	typ, _ := r.param("typefilter")
 	source, _ := r.param("source")
-	start, _, perr := r.intParam("start")
+	start, limit, perr := r.pageParams()
 	if perr != nil {
 		return nil, perr
-	}
-	limit, set, perr := r.intParam("limit")
-	if perr != nil {
-		return nil, perr
-	}
-	if !set {
-		limit = 50
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

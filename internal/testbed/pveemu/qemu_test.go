@@ -184,11 +184,18 @@ func TestStartRules(t *testing.T) {
 		if st.ExitStatus != want {
 			t.Fatalf("start: want %q, got %s %q", want, st.ExitStatus, log)
 		}
+		if err := emu.StartVMOutOfBand(NodeA6000, second); err == nil || err.Error() != want {
+			t.Fatalf("an out-of-band start makes the same checks: want %q, got %v", want, err)
+		}
 		if err := emu.StopVMOutOfBand(NodeA6000, first); err != nil {
 			t.Fatal(err)
 		}
 		mustRun(t, tokenAuth, NodeA6000, "POST", vmPath(NodeA6000, second)+"/status/start", nil)
 		_ = emu.StopVMOutOfBand(NodeA6000, second)
+		if err := emu.StartVMOutOfBand(NodeA6000, first); err != nil || emu.VMStatus(NodeA6000, first) != "running" {
+			t.Fatalf("an out-of-band start of a free device: %v, %s", err, emu.VMStatus(NodeA6000, first))
+		}
+		_ = emu.StopVMOutOfBand(NodeA6000, first)
 	})
 
 	t.Run("an mdev type without free instances fails the start", func(t *testing.T) {

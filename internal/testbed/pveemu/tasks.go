@@ -151,16 +151,9 @@ type logPage struct {
 // taskLogLines is GET /nodes/{node}/tasks/{upid}/log: lines {n, t} from
 // start (0-based), at most limit (default 50).
 func (e *Emulator) taskLogLines(r *request) (any, error) {
-	start, _, perr := r.intParam("start")
+	start, limit, perr := r.pageParams()
 	if perr != nil {
 		return nil, perr
-	}
-	limit, set, perr := r.intParam("limit")
-	if perr != nil {
-		return nil, perr
-	}
-	if !set {
-		limit = 50
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
