@@ -45,6 +45,10 @@ type GPU struct {
 	Lost               bool // every call answers ERROR_GPU_IS_LOST
 	PersistenceSetCall int  // how many times SetPersistenceMode was called
 
+	// ReservedMiB is the memory the driver keeps for itself:
+	// nvmlDeviceGetMemoryInfo_v2 reports it apart, v1 counts it as used.
+	ReservedMiB uint64
+
 	UtilizationMemory     uint32 // nvmlDeviceGetUtilizationRates' memory
 	DecoderUtilization    uint32 // an A100 has NVDEC but no NVENC: encoder utilization is not supported
 	MemoryTemperatureC    uint32 // HBM temperature, NVML_FI_DEV_MEMORY_TEMP

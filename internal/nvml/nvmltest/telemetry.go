@@ -18,15 +18,27 @@ import (
 const decoderPeriodUs = 166_667
 
 func (f *Fleet) wireTelemetry(dev *dgxa100.Device, gpu *GPU) {
-	dev.GetMemoryInfoFunc = func() (gonvml.Memory, gonvml.Return) {
-		gpu.mu.Lock()
-		defer gpu.mu.Unlock()
+	// v2 reports the driver's reserve apart from what processes use; v1
+	// counts it as used. dev.MemoryInfo (or the scripted use) is what
+	// processes use.
+	memoryV2 := func() gonvml.Memory_v2 {
 		mem := dev.MemoryInfo
 		if gpu.memoryUsedMiB != nil {
 			mem.Used = min(*gpu.memoryUsedMiB*mib, mem.Total)
-			mem.Free = mem.Total - mem.Used
 		}
-		return mem, ok(gpu)
+		reserved := min(gpu.ReservedMiB*mib, mem.Total-mem.Used)
+		return gonvml.Memory_v2{Total: mem.Total, Reserved: reserved, Used: mem.Used, Free: mem.Total - mem.Used - reserved}
+	}
+	dev.GetMemoryInfo_v2Func = func() (gonvml.Memory_v2, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		return memoryV2(), ok(gpu)
+	}
+	dev.GetMemoryInfoFunc = func() (gonvml.Memory, gonvml.Return) {
+		gpu.mu.Lock()
+		defer gpu.mu.Unlock()
+		mem := memoryV2()
+		return gonvml.Memory{Total: mem.Total, Used: mem.Used + mem.Reserved, Free: mem.Free}, ok(gpu)
 	}
 	dev.GetSamplesFunc = func(kind gonvml.SamplingType, lastSeen uint64) (gonvml.ValueType, []gonvml.Sample, gonvml.Return) {
 		gpu.mu.Lock()
