@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,8 +53,12 @@ func interruptTerraformOnce(t *testing.T, w watch.Interface, when func(watch.Eve
 	return interrupted
 }
 
-// terraformChildren are the terraform processes whose parent is this
-// test process (terraform-plugin-testing runs the CLI as a child).
+// cliNames are the process names of the CLIs the acceptance tests run
+// under: Terraform, and OpenTofu (make testacc-tofu).
+var cliNames = []string{"terraform", "tofu"}
+
+// terraformChildren are the Terraform or OpenTofu processes whose parent is
+// this test process (terraform-plugin-testing runs the CLI as a child).
 func terraformChildren() []int {
 	self := os.Getpid()
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
@@ -70,7 +75,7 @@ func terraformChildren() []int {
 			continue
 		}
 		fields := strings.Fields(s[end+1:])
-		if len(fields) < 2 || s[open+1:end] != "terraform" {
+		if len(fields) < 2 || !slices.Contains(cliNames, s[open+1:end]) {
 			continue
 		}
 		pid, err1 := strconv.Atoi(strings.TrimSpace(s[:open]))
