@@ -3,6 +3,7 @@ package kube
 import (
 	"cmp"
 	"fmt"
+	"k8s.io/klog/v2"
 	"maps"
 	"slices"
 	"strconv"
@@ -384,8 +385,13 @@ func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration, li
 	return nil
 }
 
+// tolerates is the scheduler's TaintToleration rule. The comparison
+// operators (Gt/Lt, feature gate TaintTolerationComparisonOperators) are
+// alpha and off by default through Kubernetes 1.37, so they are off here.
 func tolerates(tolerations []corev1.Toleration, t *corev1.Taint) bool {
-	return slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(t) })
+	return slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool {
+		return tol.ToleratesTaint(klog.Background(), t, false)
+	})
 }
 
 func reasonPhrase(r nodeReason, req GPURequest, one bool) string {

@@ -1,0 +1,47 @@
+package nvdra
+
+// DriverVersion is the release of NVIDIA's DRA driver whose ResourceSlices,
+// DeviceClasses and Helm chart this project models.
+const DriverVersion = "v25.8.1"
+
+// DriverName is the gpu-kubelet-plugin's driver name (cmd/gpu-kubelet-plugin/
+// main.go): every device it publishes has device.driver == DriverName, and
+// its attributes are qualified with it in CEL
+// (device.attributes['gpu.nvidia.com'].productName).
+const DriverName = "gpu.nvidia.com"
+
+// The DeviceClasses the Helm chart creates (templates/deviceclass-*.yaml);
+// each selects the driver's devices of one type.
+const (
+	DeviceClassGPU = "gpu.nvidia.com" // type == 'gpu': a whole GPU
+	DeviceClassMIG = "mig.nvidia.com" // type == 'mig': a MIG device
+)
+
+// Values of the "type" attribute (cmd/gpu-kubelet-plugin/types.go).
+const (
+	DeviceTypeGPU = "gpu"
+	DeviceTypeMIG = "mig"
+)
+
+// Attribute names of a published device (cmd/gpu-kubelet-plugin/
+// deviceinfo.go, GetDevice). Version-typed attributes hold semantic
+// versions ("9.0.0" for compute capability 9.0, "12.8.0" for CUDA 12.8).
+const (
+	AttrType                  = "type"                  // string: DeviceTypeGPU or DeviceTypeMIG
+	AttrUUID                  = "uuid"                  // string: GPU-… or MIG-…
+	AttrParentUUID            = "parentUUID"            // string, MIG devices only
+	AttrProfile               = "profile"               // string, MIG devices only: "1g.10gb"
+	AttrProductName           = "productName"           // string: "NVIDIA H100 80GB HBM3"
+	AttrBrand                 = "brand"                 // string: "Nvidia"
+	AttrArchitecture          = "architecture"          // string: "Hopper"
+	AttrCUDAComputeCapability = "cudaComputeCapability" // version
+	AttrDriverVersion         = "driverVersion"         // version: "580.95.5"
+	AttrCUDADriverVersion     = "cudaDriverVersion"     // version
+	AttrPCIeBusID             = "pcieBusID"             // string: "0000:9a:00.0"
+)
+
+// Capacity names of a published device.
+const (
+	CapacityMemory          = "memory"          // bytes, whole GPUs and MIG devices
+	CapacityMultiprocessors = "multiprocessors" // MIG devices only
+)
