@@ -20,11 +20,11 @@ func TestSelectSteps(t *testing.T) {
 		{
 			description: "the test set builds everything, the oldest supported Kubernetes too",
 			only:        []string{"test"},
-			want:        []string{"kube", "terraform", "kwok", "tofu", "packer", "kube-oldest"},
+			want:        []string{"kube", "kube-oldest", "terraform", "kwok", "tofu", "packer"},
 		},
 		{
 			description: "no selection is the test set, which make testbed (and so make test and CI) relies on",
-			want:        []string{"kube", "terraform", "kwok", "tofu", "packer", "kube-oldest"},
+			want:        []string{"kube", "kube-oldest", "terraform", "kwok", "tofu", "packer"},
 		},
 		{
 			description: "the oldest Kubernetes alone, by name",
@@ -54,7 +54,7 @@ func TestSelectSteps(t *testing.T) {
 func TestSelectStepsRejectsAnUnknownName(t *testing.T) {
 	_, err := selectSteps(buildSteps("/cache", "/tools"), []string{"demo", "opentofu"})
 	require.ErrorContains(t, err, `--only: unknown build "opentofu"`)
-	require.ErrorContains(t, err, "kube, terraform, kwok, tofu, packer, kube-oldest", "the error lists what is valid")
+	require.ErrorContains(t, err, "kube, kube-oldest, terraform, kwok, tofu, packer", "the error lists what is valid")
 }
 
 // The demo set holds the binaries the demo's testbed and Terraform CLI
