@@ -58,7 +58,7 @@ func runUp(ctx context.Context, args []string) error {
 	}
 	state := tb.State()
 
-	fmt.Printf("GPU testbed up in %s: Kubernetes %s at %s\n", time.Since(started).Round(100*time.Millisecond), testbed.KubernetesVersion, cluster.APIServerURL())
+	fmt.Printf("GPU testbed up in %s: Kubernetes %s at %s\n", time.Since(started).Round(100*time.Millisecond), cluster.KubernetesVersion(), cluster.APIServerURL())
 	for _, p := range state.Processes {
 		fmt.Printf("  %-24s pid %d\n", p.Name, p.PID)
 	}
