@@ -35,7 +35,7 @@ func runSimulate(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("creating the Kubernetes client: %w", err)
 	}
-	if err := k8s.RunDevicePluginSimulator(ctx, client, os.Stderr); err != nil && ctx.Err() == nil {
+	if err := k8s.RunSimulators(ctx, client, os.Stderr); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil

@@ -71,39 +71,54 @@ type MIGPlacement struct {
 }
 
 // PlaceMIGDevices lays out MIG devices of the named profiles on one GPU of
-// productName, each at the lowest placement start that is still free, in the
-// order given (as `nvidia-smi mig -cgi` without a placement does), and errs
-// naming the profile that does not fit or is unknown.
+// productName, as mig-parted does for a layout that fits: each device at a
+// placement of its profile, none overlapping, the earliest in the order
+// given at the lowest start that still lets the rest fit. It errs naming a
+// profile that is unknown or over its count, or the layout that does not
+// fit.
 func PlaceMIGDevices(productName string, profiles []string) ([]MIGPlacement, error) {
 	table, ok := migProfiles[productName]
 	if !ok {
 		return nil, fmt.Errorf("no MIG profile table for %s (known: %s)", productName, strings.Join(migProducts(), ", "))
 	}
-	var used [8]bool
-	var out []MIGPlacement
-	for _, name := range profiles {
-		i := slices.IndexFunc(table, func(p MIGProfile) bool { return p.Name == name })
-		if i < 0 {
+	wanted := make([]MIGProfile, len(profiles))
+	for i, name := range profiles {
+		j := slices.IndexFunc(table, func(p MIGProfile) bool { return p.Name == name })
+		if j < 0 {
 			return nil, fmt.Errorf("%s has no MIG profile %q (profiles: %s)", productName, name, strings.Join(profileNames(table), ", "))
 		}
-		p := table[i]
-		if n := countPlaced(out, name); n >= p.Instances {
-			return nil, fmt.Errorf("%s takes at most %d MIG devices of profile %s", productName, p.Instances, name)
+		wanted[i] = table[j]
+		if n := countNamed(profiles, name); n > wanted[i].Instances {
+			return nil, fmt.Errorf("%s takes at most %d MIG devices of profile %s, not %d", productName, wanted[i].Instances, name, n)
 		}
-		start := -1
+	}
+	out := make([]MIGPlacement, len(wanted))
+	var used [8]bool
+	var place func(i int) bool
+	place = func(i int) bool {
+		if i == len(wanted) {
+			return true
+		}
+		p := wanted[i]
 		for _, s := range p.Placements {
-			if !slices.Contains(used[s:s+p.Slices], true) {
-				start = s
-				break
+			if slices.Contains(used[s:s+p.Slices], true) {
+				continue
+			}
+			for k := s; k < s+p.Slices; k++ {
+				used[k] = true
+			}
+			out[i] = MIGPlacement{Profile: p, Start: s}
+			if place(i + 1) {
+				return true
+			}
+			for k := s; k < s+p.Slices; k++ {
+				used[k] = false
 			}
 		}
-		if start < 0 {
-			return nil, fmt.Errorf("MIG profile %s does not fit on %s beside %s", name, productName, strings.Join(placedNames(out), ", "))
-		}
-		for s := start; s < start+p.Slices; s++ {
-			used[s] = true
-		}
-		out = append(out, MIGPlacement{Profile: p, Start: start})
+		return false
+	}
+	if !place(0) {
+		return nil, fmt.Errorf("MIG devices %s do not fit together on one %s", strings.Join(profiles, ", "), productName)
 	}
 	return out, nil
 }
@@ -125,18 +140,10 @@ func profileNames(table []MIGProfile) []string {
 	return names
 }
 
-func placedNames(placed []MIGPlacement) []string {
-	names := make([]string, len(placed))
-	for i, p := range placed {
-		names[i] = p.Profile.Name
-	}
-	return names
-}
-
-func countPlaced(placed []MIGPlacement, profile string) int {
+func countNamed(names []string, name string) int {
 	n := 0
-	for _, p := range placed {
-		if p.Profile.Name == profile {
+	for _, x := range names {
+		if x == name {
 			n++
 		}
 	}

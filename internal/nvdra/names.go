@@ -65,3 +65,12 @@ const (
 	CapacityOFAEngines        = "ofaEngines"
 	CapacityMemorySlicePrefix = "memorySlice" // + the slice's index: "memorySlice0"
 )
+
+// The Helm chart's kubelet-plugin DaemonSet (templates/kubeletplugin.yaml,
+// values.yaml): the image every container runs, and the name of the
+// container that runs gpu-kubelet-plugin (the one that publishes GPUs; its
+// sibling "compute-domains" runs compute-domain-kubelet-plugin).
+const (
+	ImageRepository            = "nvcr.io/nvidia/k8s-dra-driver-gpu"
+	KubeletPluginGPUsContainer = "gpus"
+)

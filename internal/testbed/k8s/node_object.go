@@ -55,7 +55,30 @@ type NodeSpec struct {
 	// and no other (none at all when Taints is empty).
 	Taints         []corev1.Taint
 	OverrideTaints bool
+
+	// DRA makes a GPU node one whose GPUs NVIDIA's DRA driver hands out
+	// instead of the device plugin: it registers without nvidia.com/gpu
+	// capacity (as WithoutGPUCapacity) and with DRANodeLabel, for the
+	// driver's DaemonSet to select. While the driver's kubelet-plugin pod
+	// runs on it, the DRA simulator publishes its GPUs as ResourceSlices.
+	DRA bool
+
+	// MIGDevices puts every GPU of a DRA node in MIG mode with these MIG
+	// devices on it (profile names, e.g. seven "1g.10gb" on an H100 or
+	// "3g.20gb" twice on an A100 40GB), as mig-parted would have created
+	// them: the DRA simulator then publishes the MIG devices and not the
+	// GPUs. Recorded on the node as MIGDevicesAnnotation.
+	MIGDevices []string
 }
+
+// The marks a DRA node carries (NodeSpec.DRA, NodeSpec.MIGDevices). They
+// are the testbed's own: on a real cluster a node group's label selects
+// the driver's nodes, and the MIG layout is what mig-parted left in the
+// GPUs, which the plugin reads through NVML.
+const (
+	DRANodeLabel         = "testbed.gpuinfra.io/dra"
+	MIGDevicesAnnotation = "testbed.gpuinfra.io/mig-devices" // profile names, comma-separated
+)
 
 // nodeObject is the Node the cluster creates for spec: the labels GPU
 // Feature Discovery would write, the nvidia.com/gpu taint and capacity,
@@ -71,6 +94,9 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	arch, err := kubernetesArch(p.Architecture)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: instance type %s: %w", spec.Name, p.Name, err)
+	}
+	if err := checkDRASpec(spec); err != nil {
+		return nil, err
 	}
 	labels := map[string]string{
 		corev1.LabelArchStable: arch,
@@ -96,12 +122,19 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 			labels[gpulabels.Present] = "true"
 		}
 		taints = append(taints, corev1.Taint{Key: gpulabels.TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule})
-		if !spec.WithoutGPUCapacity {
+		if !spec.WithoutGPUCapacity && !spec.DRA {
 			capacity[gpulabels.ResourceName] = *resource.NewQuantity(int64(p.GPUCount), resource.DecimalSI)
 		}
 	}
 	if spec.OverrideTaints {
 		taints = slices.Clone(spec.Taints)
+	}
+	annotations := map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue}
+	if spec.DRA {
+		labels[DRANodeLabel] = "true"
+	}
+	if len(spec.MIGDevices) > 0 {
+		annotations[MIGDevicesAnnotation] = strings.Join(spec.MIGDevices, ",")
 	}
 	maps.Copy(labels, spec.ExtraLabels)
 	maps.Copy(capacity, spec.Resources)
@@ -110,7 +143,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        spec.Name,
 			Labels:      labels,
-			Annotations: map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue},
+			Annotations: annotations,
 		},
 		Spec: corev1.NodeSpec{Taints: taints},
 		Status: corev1.NodeStatus{
