@@ -205,10 +205,17 @@ func waitForNoSlices(ctx context.Context, t *testing.T, node string) {
 // GPUs (templates/deviceclass-gpu.yaml), unless it exists.
 func ensureGPUDeviceClass(ctx context.Context, t *testing.T) {
 	t.Helper()
+	ensureDeviceClass(ctx, t, nvdra.DeviceClassGPU, nvdra.DeviceTypeGPU)
+}
+
+// ensureDeviceClass creates a DeviceClass of the chart's (deviceclass-gpu.yaml,
+// deviceclass-mig.yaml): the driver's devices of one type.
+func ensureDeviceClass(ctx context.Context, t *testing.T, name, deviceType string) {
+	t.Helper()
 	class := &resourceapi.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: nvdra.DeviceClassGPU},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
-			Expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
+			Expression: "device.driver == '" + nvdra.DriverName + "' && device.attributes['" + nvdra.DriverName + "'].type == '" + deviceType + "'",
 		}}}},
 	}
 	_, err := cluster.Client().ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})

@@ -98,6 +98,44 @@ func TestSchedulerFallsBackToTheSecondAlternativeOfFirstAvailable(t *testing.T) 
 	require.NotEqual(t, allocated[0].Device, allocated[1].Device)
 }
 
+func TestSchedulerAllocatesASimulatedMIGDeviceByProfile(t *testing.T) {
+	testbed.SkipIfUnavailable(t)
+	ctx := testContext(t, 2*time.Minute)
+	client := cluster.Client()
+	namespace := createNamespace(ctx, t)
+	ensureDeviceClass(ctx, t, nvdra.DeviceClassMIG, nvdra.DeviceTypeMIG)
+
+	const node = "dra-sched-mig-p5-0"
+	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true,
+		MIGDevices: []string{"3g.40gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}})
+	_, err := client.AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) == 8*5 })
+
+	claim := &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-3g", Namespace: namespace},
+		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+			Name: "mig",
+			Exactly: &resourceapi.ExactDeviceRequest{
+				DeviceClassName: nvdra.DeviceClassMIG,
+				Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
+					Expression: "device.attributes['gpu.nvidia.com'].profile == '3g.40gb' && device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('39Gi')) >= 0",
+				}}},
+			},
+		}}}},
+	}
+	_, err = client.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{})
+	require.NoError(t, err)
+	createClaimPod(ctx, t, namespace, "uses-one-3g", claim.Name)
+
+	pod := waitForPodRunning(ctx, t, namespace, "uses-one-3g")
+	require.Equal(t, node, pod.Spec.NodeName)
+	allocated := waitForAllocation(ctx, t, namespace, claim.Name)
+	require.Len(t, allocated, 1)
+	// Profile 9 at memory slices 4-7 (four 1g.10gb take 0-3), on one of the 8 GPUs.
+	require.Regexp(t, `^gpu-[0-7]-mig-9-4-4$`, allocated[0].Device)
+}
+
 func productIs(name string) resourceapi.DeviceSelector {
 	return resourceapi.DeviceSelector{CEL: &resourceapi.CELDeviceSelector{
 		Expression: "device.attributes['" + nvdra.DriverName + "']." + nvdra.AttrProductName + " == '" + name + "'",
