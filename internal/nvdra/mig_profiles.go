@@ -31,10 +31,13 @@ type MIGProfile struct {
 // Profiles" for the fractions and engines, and its `nvidia-smi mig -lgip`
 // and `-lgipp` listings for IDs, memory and placements; placements are in
 // memory slices, a GPU has eight). -lgip prints memory in GiB to two
-// decimals; MemoryMiB is that times 1024 (4.75 GiB = 4864 MiB, 19.62 GiB =
-// 20096 MiB), which for the A100 rows agrees with the memorySizeMB NVIDIA's
-// own NVML mock records (NVIDIA/k8s-test-infra, profiles/mig/a100.yaml).
-// A100 80GB and H200 are not modelled: a MIG layout on them is refused.
+// decimals; MemoryMiB is the multiple of 128 MiB it rounds (4.75 GiB = 4864
+// MiB, 19.62 GiB = 20096 MiB). The A100 rows agree with the memorySizeMB
+// NVIDIA's NVML mock records (NVIDIA/k8s-test-infra, profiles/mig/a100.yaml)
+// and are those of R470 and later drivers (R450/R460 gave 2g.10gb 9984 and
+// 3g.20gb 20096 MiB); the H100 1g.10gb's 9984 MiB is what nvidia-smi shows
+// for such a MIG device. A100 80GB and H200 are not modelled: a MIG layout
+// on them is refused.
 var migProfiles = map[string][]MIGProfile{
 	"NVIDIA A100-SXM4-40GB": {
 		{Name: "1g.5gb", ID: 19, Slices: 1, Placements: []int{0, 1, 2, 3, 4, 5, 6}, Instances: 7, MemoryMiB: 4864, Multiprocessors: 14, CopyEngines: 1},

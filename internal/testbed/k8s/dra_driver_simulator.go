@@ -44,18 +44,25 @@ import (
 // after the pod is replaced. It follows pods with an informer (list +
 // watch, no polling).
 //
-// What it does not reproduce: NodePrepareResources and
-// NodeUnprepareResources (kwok starts a pod whose claims are allocated
-// without asking a plugin, and nothing is prepared), CDI specs and device
-// injection, device health (v25.8's health checks, republishing without
-// unhealthy devices), the opaque configs of claims (time-slicing, MPS,
-// their validation), the ComputeDomain plugin and controller, the 30 s the
-// kubelet waits before wiping an unregistered plugin's slices (it deletes
-// at once), the kubelet wiping every driver's slices when it restarts, a
-// GPU's real PCIe topology (bus IDs and roots are synthesized, one root per
-// GPU), dynamic MIG and the partitionable-device layout of v25.12's alpha
-// DynamicMIG gate, and the order of devices in the slice (the plugin's is
-// Go map order; here it is by minor number).
+// What it does not reproduce:
+//   - NodePrepareResources and NodeUnprepareResources: kwok starts a pod
+//     whose claims are allocated without asking a plugin, nothing is
+//     prepared, and no CDI spec is written or device injected;
+//   - device health (v25.8's health checks, republishing without
+//     unhealthy devices) and the opaque configs of claims (time-slicing,
+//     MPS, their validation);
+//   - the ComputeDomain plugin and controller;
+//   - the 30 s the kubelet waits before wiping an unregistered plugin's
+//     slices: it deletes them at once, so a restarted plugin publishes a
+//     new slice of generation 1 where the real one updates the old slice
+//     and bumps its generation; nor the kubelet wiping every driver's
+//     slices when it restarts;
+//   - a GPU's real PCIe topology: bus IDs and roots are synthesized, one
+//     root per GPU; UUIDs are hashed from the node's name;
+//   - dynamic MIG and the partitionable-device layout of v25.12's alpha
+//     DynamicMIG gate;
+//   - the order of devices in the slice: the plugin's is Go map order,
+//     here it is by minor number.
 
 // draDriverSimulator reconciles one node at a time from a work queue.
 type draDriverSimulator struct {

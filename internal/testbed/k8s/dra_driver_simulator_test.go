@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
@@ -93,6 +94,41 @@ func TestDRASimulatorPublishesMIGDevicesInsteadOfTheirGPUs(t *testing.T) {
 	memory := byName["gpu-5-mig-9-4-4"].Capacity[nvdra.CapacityMemory].Value
 	require.Equal(t, "19968Mi", memory.String())
 	require.Contains(t, byName["gpu-5-mig-19-3-1"].Capacity, resourceapi.QualifiedName("memorySlice3"))
+}
+
+func TestDRASimulatorReadsTheMIGLayoutWhenThePluginRestarts(t *testing.T) {
+	testbed.SkipIfUnavailable(t)
+	ctx := testContext(t, 2*time.Minute)
+	client := cluster.Client()
+	namespace := createNamespace(ctx, t)
+
+	const node = "dra-sim-p5-remig-0"
+	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true})
+	_, err := client.AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
+	require.NoError(t, err)
+	first := waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) == 8 })
+	require.Equal(t, int64(1), first.Spec.Pool.Generation)
+
+	// mig-parted repartitions the GPUs; the plugin sees it when it restarts.
+	patch := `{"metadata":{"annotations":{"` + MIGDevicesAnnotation + `":"1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb"}}}`
+	_, err = client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	require.NoError(t, err)
+	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 1)
+	require.NoError(t, client.CoreV1().Pods(namespace).Delete(ctx, pods.Items[0].Name, metav1.DeleteOptions{}))
+
+	// The DaemonSet's new pod publishes 7 MIG devices per GPU, and no GPU.
+	// (The simulator wiped the old slice when the old pod went, where the
+	// kubelet waits 30 s: the new plugin's is a new slice.)
+	again := waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) == 8*7 })
+	require.Equal(t, int64(1), again.Spec.Pool.ResourceSliceCount)
+	for _, d := range again.Spec.Devices {
+		require.Equal(t, "1g.10gb", *d.Attributes[nvdra.AttrProfile].StringValue, d.Name)
+	}
+	list, err := client.ResourceV1().ResourceSlices().List(ctx, slicesOf(node))
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1, "the old slice is gone")
 }
 
 func TestDRASimulatorIgnoresTheChartsOtherContainers(t *testing.T) {
