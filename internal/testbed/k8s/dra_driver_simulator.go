@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -13,10 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
@@ -64,17 +60,14 @@ import (
 //   - the order of devices in the slice: the plugin's is Go map order,
 //     here it is by minor number.
 
-// draDriverSimulator reconciles one node at a time from a work queue.
+// draDriverSimulator reconciles the nodes plugin pods run on.
 type draDriverSimulator struct {
 	ctx    context.Context
 	client kubernetes.Interface
-	log    func(format string, args ...any)
-	pods   cache.Indexer
-	queue  workqueue.TypedRateLimitingInterface[string]
+	agents *nodeAgentPods
 
-	mu          sync.Mutex
-	publishers  map[string]*slicePublisher // per node with a running plugin
-	pluginNodes map[types.UID]string       // plugin pod -> node, to requeue on delete
+	mu         sync.Mutex
+	publishers map[string]*slicePublisher // per node with a running plugin
 }
 
 // slicePublisher is one plugin process's ResourceSlice controller.
@@ -91,104 +84,14 @@ const draSimulatorWorkers = 8
 // cluster behind client until ctx ends (see the comment above
 // draDriverSimulator). Each change it makes is logged to log.
 func RunDRADriverSimulator(ctx context.Context, client kubernetes.Interface, log io.Writer) error {
-	var logMu sync.Mutex
 	s := &draDriverSimulator{
-		ctx:    ctx,
-		client: client,
-		log: func(format string, args ...any) {
-			logMu.Lock()
-			defer logMu.Unlock()
-			fmt.Fprintf(log, time.Now().UTC().Format(time.RFC3339Nano)+" "+format+"\n", args...)
-		},
-		queue:       workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		publishers:  map[string]*slicePublisher{},
-		pluginNodes: map[types.UID]string{},
+		ctx:        ctx,
+		client:     client,
+		agents:     newNodeAgentPods("DRA driver simulator", log, isDRAKubeletPlugin),
+		publishers: map[string]*slicePublisher{},
 	}
 	defer s.stopAll()
-	defer s.queue.ShutDown()
-
-	factory := informers.NewSharedInformerFactory(client, 0)
-	informer := factory.Core().V1().Pods().Informer()
-	if err := informer.AddIndexers(cache.Indexers{podsByNodeIndex: func(obj any) ([]string, error) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok || pod.Spec.NodeName == "" {
-			return nil, nil
-		}
-		return []string{pod.Spec.NodeName}, nil
-	}}); err != nil {
-		return fmt.Errorf("indexing pods by node: %w", err)
-	}
-	s.pods = informer.GetIndexer()
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    s.podChanged,
-		UpdateFunc: func(_, obj any) { s.podChanged(obj) },
-		DeleteFunc: s.podDeleted,
-	}); err != nil {
-		return fmt.Errorf("watching pods: %w", err)
-	}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
-		return ctx.Err()
-	}
-	s.log("DRA driver simulator: following pods")
-
-	go func() {
-		<-ctx.Done()
-		s.queue.ShutDown()
-	}()
-	var workers sync.WaitGroup
-	for range draSimulatorWorkers {
-		workers.Go(func() {
-			for s.processNext(ctx) {
-			}
-		})
-	}
-	workers.Wait()
-	return nil
-}
-
-func (s *draDriverSimulator) podChanged(obj any) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName == "" || !isDRAKubeletPlugin(pod) {
-		return
-	}
-	s.mu.Lock()
-	s.pluginNodes[pod.UID] = pod.Spec.NodeName
-	s.mu.Unlock()
-	s.queue.Add(pod.Spec.NodeName)
-}
-
-func (s *draDriverSimulator) podDeleted(obj any) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	node, known := s.pluginNodes[pod.UID]
-	delete(s.pluginNodes, pod.UID)
-	s.mu.Unlock()
-	if known {
-		s.queue.Add(node)
-	}
-}
-
-func (s *draDriverSimulator) processNext(ctx context.Context) bool {
-	node, shutdown := s.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer s.queue.Done(node)
-	if err := s.reconcile(ctx, node); err != nil && ctx.Err() == nil {
-		s.log("node %s: %v (retrying)", node, err)
-		s.queue.AddRateLimited(node)
-		return true
-	}
-	s.queue.Forget(node)
-	return true
+	return s.agents.run(ctx, client, draSimulatorWorkers, s.reconcile)
 }
 
 // reconcile publishes node's slices while a plugin pod runs there, and
@@ -227,7 +130,7 @@ func (s *draDriverSimulator) reconcile(ctx context.Context, nodeName string) err
 	devices, err := draNodeDevices(node)
 	if err != nil {
 		// The real plugin fails at start and crash-loops; nothing is published.
-		s.log("node %s: plugin pod %s/%s finds no GPUs it can publish: %v", nodeName, running.Namespace, running.Name, err)
+		s.agents.log("node %s: plugin pod %s/%s finds no GPUs it can publish: %v", nodeName, running.Namespace, running.Name, err)
 		return nil
 	}
 	resources := &resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
@@ -245,21 +148,21 @@ func (s *draDriverSimulator) reconcile(ctx context.Context, nodeName string) err
 		Owner:      &resourceslice.Owner{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID},
 		Resources:  resources,
 		ErrorHandler: func(_ context.Context, err error, msg string) {
-			s.log("node %s: %s: %v", nodeName, msg, err)
+			s.agents.log("node %s: %s: %v", nodeName, msg, err)
 		},
 	})
 	if err != nil {
 		return fmt.Errorf("starting the ResourceSlice controller: %w", err)
 	}
 	s.setPublisher(nodeName, &slicePublisher{pod: running.UID, controller: controller})
-	s.log("node %s: plugin pod %s/%s publishes %d devices", nodeName, running.Namespace, running.Name, len(devices))
+	s.agents.log("node %s: plugin pod %s/%s publishes %d devices", nodeName, running.Namespace, running.Name, len(devices))
 	return nil
 }
 
 // runningPlugin is a plugin pod Running on node, if any: the one already
 // publishing when it still runs, else the oldest.
 func (s *draDriverSimulator) runningPlugin(nodeName string) (*corev1.Pod, error) {
-	objs, err := s.pods.ByIndex(podsByNodeIndex, nodeName)
+	pods, err := s.agents.agentPodsOn(nodeName)
 	if err != nil {
 		return nil, err
 	}
@@ -267,9 +170,8 @@ func (s *draDriverSimulator) runningPlugin(nodeName string) (*corev1.Pod, error)
 	current := s.publishers[nodeName]
 	s.mu.Unlock()
 	var found *corev1.Pod
-	for _, obj := range objs {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok || !isDRAKubeletPlugin(pod) || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+	for _, pod := range pods {
+		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 			continue
 		}
 		if current != nil && pod.UID == current.pod {
@@ -302,7 +204,7 @@ func (s *draDriverSimulator) wipeSlices(ctx context.Context, nodeName string) er
 	if err := s.client.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: selector}); err != nil {
 		return fmt.Errorf("deleting the node's ResourceSlices: %w", err)
 	}
-	s.log("node %s: no plugin pod runs: ResourceSlices deleted", nodeName)
+	s.agents.log("node %s: no plugin pod runs: ResourceSlices deleted", nodeName)
 	return nil
 }
 

@@ -36,10 +36,7 @@ func TestDRASimulatorPublishesANodesGPUsWhileThePluginRuns(t *testing.T) {
 	require.Equal(t, "true", registered.Labels[DRANodeLabel])
 	requireNoSlices(ctx, t, node)
 
-	ds := draKubeletPluginDaemonSet(namespace, node)
-	_, err = client.AppsV1().DaemonSets(namespace).Create(ctx, ds, metav1.CreateOptions{})
-	require.NoError(t, err)
-	slice := waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) == 8 })
+	slice := startDRAPlugin(ctx, t, namespace, node, 8)
 
 	// What the kubelet-plugin helper's controller writes for one pool.
 	require.Equal(t, nvdra.DriverName, slice.Spec.Driver)
@@ -61,7 +58,7 @@ func TestDRASimulatorPublishesANodesGPUsWhileThePluginRuns(t *testing.T) {
 	require.ElementsMatch(t, []string{"gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5", "gpu-6", "gpu-7"}, names)
 
 	// The plugin's pod goes: the node's slices go with it.
-	require.NoError(t, client.AppsV1().DaemonSets(namespace).Delete(ctx, ds.Name, metav1.DeleteOptions{}))
+	require.NoError(t, client.AppsV1().DaemonSets(namespace).Delete(ctx, draKubeletPluginDaemonSet(namespace, node).Name, metav1.DeleteOptions{}))
 	waitForNoSlices(ctx, t, node)
 }
 
@@ -73,11 +70,7 @@ func TestDRASimulatorPublishesMIGDevicesInsteadOfTheirGPUs(t *testing.T) {
 	const node = "dra-sim-p4d-mig-0"
 	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), DRA: true,
 		MIGDevices: []string{"3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"}})
-	_, err := cluster.Client().AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
-	require.NoError(t, err)
-	slice := waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) > 0 })
-
-	require.Len(t, slice.Spec.Devices, 8*4, "four MIG devices on each of 8 GPUs, no whole GPU")
+	slice := startDRAPlugin(ctx, t, namespace, node, 8*4) // four MIG devices on each of 8 GPUs, no whole GPU
 	byName := map[string]resourceapi.Device{}
 	for _, d := range slice.Spec.Devices {
 		require.Equal(t, nvdra.DeviceTypeMIG, *d.Attributes[nvdra.AttrType].StringValue, d.Name)
@@ -104,14 +97,12 @@ func TestDRASimulatorReadsTheMIGLayoutWhenThePluginRestarts(t *testing.T) {
 
 	const node = "dra-sim-p5-remig-0"
 	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true})
-	_, err := client.AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
-	require.NoError(t, err)
-	first := waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) == 8 })
+	first := startDRAPlugin(ctx, t, namespace, node, 8)
 	require.Equal(t, int64(1), first.Spec.Pool.Generation)
 
 	// mig-parted repartitions the GPUs; the plugin sees it when it restarts.
 	patch := `{"metadata":{"annotations":{"` + MIGDevicesAnnotation + `":"1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb,1g.10gb"}}}`
-	_, err = client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	require.NoError(t, err)
 	pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
@@ -159,6 +150,17 @@ func addDRANode(ctx context.Context, t *testing.T, spec NodeSpec) {
 	require.NoError(t, cluster.AddNode(ctx, spec))
 	t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), spec.Name)) })
 	require.NoError(t, cluster.WaitForNodesReady(ctx, spec.Name))
+}
+
+// startDRAPlugin runs the DRA kubelet plugin's DaemonSet on node and waits
+// for the node's slice, which must list devices devices.
+func startDRAPlugin(ctx context.Context, t *testing.T, namespace, node string, devices int) *resourceapi.ResourceSlice {
+	t.Helper()
+	_, err := cluster.Client().AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
+	require.NoError(t, err)
+	slice := waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) > 0 })
+	require.Len(t, slice.Spec.Devices, devices, "devices in %s's ResourceSlice", node)
+	return slice
 }
 
 // draKubeletPluginDaemonSet runs NVIDIA's DRA kubelet plugin as the chart's

@@ -23,15 +23,12 @@ import (
 func TestSchedulerAllocatesASimulatedGPUByProductName(t *testing.T) {
 	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, 2*time.Minute)
-	client := cluster.Client()
 	namespace := createNamespace(ctx, t)
 	ensureGPUDeviceClass(ctx, t)
 
 	const node = "dra-sched-p5-0"
 	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true})
-	_, err := client.AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
-	require.NoError(t, err)
-	waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) == 8 })
+	startDRAPlugin(ctx, t, namespace, node, 8)
 
 	claim := &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "one-h100", Namespace: namespace},
@@ -43,13 +40,8 @@ func TestSchedulerAllocatesASimulatedGPUByProductName(t *testing.T) {
 			},
 		}}}},
 	}
-	_, err = client.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{})
-	require.NoError(t, err)
-	createClaimPod(ctx, t, namespace, "uses-one-h100", claim.Name)
-
-	pod := waitForPodRunning(ctx, t, namespace, "uses-one-h100")
-	require.Equal(t, node, pod.Spec.NodeName, "the only node with H100 slices")
-	allocated := waitForAllocation(ctx, t, namespace, claim.Name)
+	ran, allocated := runPodWithClaim(ctx, t, namespace, claim)
+	require.Equal(t, node, ran, "the only node with H100 slices")
 	require.Len(t, allocated, 1)
 	require.Equal(t, "gpu", allocated[0].Request)
 	require.Equal(t, nvdra.DriverName, allocated[0].Driver)
@@ -60,15 +52,12 @@ func TestSchedulerAllocatesASimulatedGPUByProductName(t *testing.T) {
 func TestSchedulerFallsBackToTheSecondAlternativeOfFirstAvailable(t *testing.T) {
 	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, 2*time.Minute)
-	client := cluster.Client()
 	namespace := createNamespace(ctx, t)
 	ensureGPUDeviceClass(ctx, t)
 
 	const node = "dra-sched-p4d-0"
 	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), DRA: true})
-	_, err := client.AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
-	require.NoError(t, err)
-	waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) == 8 })
+	startDRAPlugin(ctx, t, namespace, node, 8)
 
 	// First a B200, which no node has; else two A100s.
 	claim := &resourceapi.ResourceClaim{
@@ -83,13 +72,8 @@ func TestSchedulerFallsBackToTheSecondAlternativeOfFirstAvailable(t *testing.T) 
 			},
 		}}}},
 	}
-	_, err = client.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{})
-	require.NoError(t, err)
-	createClaimPod(ctx, t, namespace, "uses-alternatives", claim.Name)
-
-	pod := waitForPodRunning(ctx, t, namespace, "uses-alternatives")
-	require.Equal(t, node, pod.Spec.NodeName)
-	allocated := waitForAllocation(ctx, t, namespace, claim.Name)
+	ran, allocated := runPodWithClaim(ctx, t, namespace, claim)
+	require.Equal(t, node, ran)
 	require.Len(t, allocated, 2)
 	for _, r := range allocated {
 		require.Equal(t, "gpu/a100", r.Request, "the second alternative")
@@ -101,16 +85,13 @@ func TestSchedulerFallsBackToTheSecondAlternativeOfFirstAvailable(t *testing.T) 
 func TestSchedulerAllocatesASimulatedMIGDeviceByProfile(t *testing.T) {
 	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, 2*time.Minute)
-	client := cluster.Client()
 	namespace := createNamespace(ctx, t)
 	ensureDeviceClass(ctx, t, nvdra.DeviceClassMIG, nvdra.DeviceTypeMIG)
 
 	const node = "dra-sched-mig-p5-0"
 	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true,
 		MIGDevices: []string{"3g.40gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}})
-	_, err := client.AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
-	require.NoError(t, err)
-	waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) == 8*5 })
+	startDRAPlugin(ctx, t, namespace, node, 8*5)
 
 	claim := &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "one-3g", Namespace: namespace},
@@ -124,13 +105,8 @@ func TestSchedulerAllocatesASimulatedMIGDeviceByProfile(t *testing.T) {
 			},
 		}}}},
 	}
-	_, err = client.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{})
-	require.NoError(t, err)
-	createClaimPod(ctx, t, namespace, "uses-one-3g", claim.Name)
-
-	pod := waitForPodRunning(ctx, t, namespace, "uses-one-3g")
-	require.Equal(t, node, pod.Spec.NodeName)
-	allocated := waitForAllocation(ctx, t, namespace, claim.Name)
+	ran, allocated := runPodWithClaim(ctx, t, namespace, claim)
+	require.Equal(t, node, ran)
 	require.Len(t, allocated, 1)
 	// Profile 9 at memory slices 4-7 (four 1g.10gb take 0-3), on one of the 8 GPUs.
 	require.Regexp(t, `^gpu-[0-7]-mig-9-4-4$`, allocated[0].Device)
@@ -142,23 +118,29 @@ func productIs(name string) resourceapi.DeviceSelector {
 	}}
 }
 
-// createClaimPod creates a pod that uses the ResourceClaim claim and
-// tolerates GPU nodes' taint.
-func createClaimPod(ctx context.Context, t *testing.T, namespace, name, claim string) {
+// runPodWithClaim creates claim and a pod that uses it (tolerating GPU
+// nodes' taint), waits until the pod runs and the scheduler has allocated
+// the claim, and returns the pod's node and the allocated devices.
+func runPodWithClaim(ctx context.Context, t *testing.T, namespace string, claim *resourceapi.ResourceClaim) (string, []resourceapi.DeviceRequestAllocationResult) {
 	t.Helper()
+	_, err := cluster.Client().ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{})
+	require.NoError(t, err)
+	name := "uses-" + claim.Name
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: corev1.PodSpec{
 			Tolerations:    []corev1.Toleration{{Key: gpulabels.TaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-			ResourceClaims: []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &claim}},
+			ResourceClaims: []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &claim.Name}},
 			Containers: []corev1.Container{{
 				Name: "cuda", Image: "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
 				Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpus"}}},
 			}},
 		},
 	}
-	_, err := cluster.Client().CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
+	_, err = cluster.Client().CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
 	require.NoError(t, err)
+	ran := waitForPodRunning(ctx, t, namespace, name)
+	return ran.Spec.NodeName, waitForAllocation(ctx, t, namespace, claim.Name)
 }
 
 func waitForPodRunning(ctx context.Context, t *testing.T, namespace, name string) *corev1.Pod {
