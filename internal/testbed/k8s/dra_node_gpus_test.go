@@ -17,7 +17,7 @@ func TestDRANodeRegistersWithoutDevicePluginGPUs(t *testing.T) {
 	require.NotContains(t, node.Status.Allocatable, corev1.ResourceName(gpulabels.ResourceName))
 	require.Equal(t, "true", node.Labels[DRANodeLabel])
 	require.Equal(t, "3g.40gb,3g.40gb", node.Annotations[MIGDevicesAnnotation])
-	require.Equal(t, "true", node.Labels[gpulabels.Present], "still a GPU node")
+	require.Contains(t, node.Spec.Taints, corev1.Taint{Key: gpulabels.TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule}, "still a GPU node")
 
 	plain, err := nodeObject(NodeSpec{Name: "m", InstanceType: mustInstanceType("p5.48xlarge")})
 	require.NoError(t, err)

@@ -122,7 +122,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 			labels[gpulabels.Present] = "true"
 		}
 		taints = append(taints, corev1.Taint{Key: gpulabels.TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule})
-		if !spec.WithoutGPUCapacity && !spec.DRA {
+		if !spec.WithoutGPUCapacity {
 			capacity[gpulabels.ResourceName] = *resource.NewQuantity(int64(p.GPUCount), resource.DecimalSI)
 		}
 	}
@@ -132,6 +132,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	annotations := map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue}
 	if spec.DRA {
 		labels[DRANodeLabel] = "true"
+		delete(capacity, gpulabels.ResourceName) // the DRA driver, not a device plugin, hands out its GPUs
 	}
 	if len(spec.MIGDevices) > 0 {
 		annotations[MIGDevicesAnnotation] = strings.Join(spec.MIGDevices, ",")
