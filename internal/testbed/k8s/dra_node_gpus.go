@@ -12,6 +12,15 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
 )
 
+// The marks a DRA node carries (NodeSpec.DRA, NodeSpec.MIGDevices). They
+// are the testbed's own: on a real cluster a node group's label selects
+// the driver's nodes, and the MIG layout is what mig-parted left in the
+// GPUs, which the plugin reads through NVML.
+const (
+	DRANodeLabel         = "testbed.gpuinfra.io/dra"
+	MIGDevicesAnnotation = "testbed.gpuinfra.io/mig-devices" // profile names, comma-separated
+)
+
 // checkDRASpec refuses DRA fields a node cannot have: DRA on a node
 // without NVIDIA GPUs, MIG devices on a node that is not a DRA node (the
 // device-plugin simulator models no MIG: use Resources there), and MIG

@@ -71,15 +71,6 @@ type NodeSpec struct {
 	MIGDevices []string
 }
 
-// The marks a DRA node carries (NodeSpec.DRA, NodeSpec.MIGDevices). They
-// are the testbed's own: on a real cluster a node group's label selects
-// the driver's nodes, and the MIG layout is what mig-parted left in the
-// GPUs, which the plugin reads through NVML.
-const (
-	DRANodeLabel         = "testbed.gpuinfra.io/dra"
-	MIGDevicesAnnotation = "testbed.gpuinfra.io/mig-devices" // profile names, comma-separated
-)
-
 // nodeObject is the Node the cluster creates for spec: the labels GPU
 // Feature Discovery would write, the nvidia.com/gpu taint and capacity,
 // and the status a kubelet would register with. kwok then marks it Ready.
