@@ -25,8 +25,10 @@
 // part of every cluster, see RunSimulators) plays NVIDIA's
 // gpu-kubelet-plugin: while the plugin's pod runs on the node, it
 // publishes the node's GPUs or MIG devices as the plugin's ResourceSlices,
-// and the real kube-scheduler allocates ResourceClaims from them. Device-
-// plugin and DRA nodes can share one cluster. It reproduces no
+// and the real kube-scheduler allocates ResourceClaims from them
+// (Cluster.StartDRADriver deploys the chart's DeviceClasses and plugin
+// DaemonSet for tests that need no more of the driver). Device-plugin and
+// DRA nodes can share one cluster. It reproduces no
 // NodePrepareResources, CDI injection or device health; the comment above
 // draDriverSimulator lists what else it leaves out.
 //

@@ -8,12 +8,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -58,7 +55,7 @@ func TestDRASimulatorPublishesANodesGPUsWhileThePluginRuns(t *testing.T) {
 	require.ElementsMatch(t, []string{"gpu-0", "gpu-1", "gpu-2", "gpu-3", "gpu-4", "gpu-5", "gpu-6", "gpu-7"}, names)
 
 	// The plugin's pod goes: the node's slices go with it.
-	require.NoError(t, client.AppsV1().DaemonSets(namespace).Delete(ctx, draKubeletPluginDaemonSet(namespace, node).Name, metav1.DeleteOptions{}))
+	require.NoError(t, client.AppsV1().DaemonSets(namespace).Delete(ctx, DRAKubeletPluginDaemonSet(namespace, nil).Name, metav1.DeleteOptions{}))
 	waitForNoSlices(ctx, t, node)
 }
 
@@ -117,7 +114,7 @@ func TestDRASimulatorReadsTheMIGLayoutWhenThePluginRestarts(t *testing.T) {
 	for _, d := range again.Spec.Devices {
 		require.Equal(t, "1g.10gb", *d.Attributes[nvdra.AttrProfile].StringValue, d.Name)
 	}
-	list, err := client.ResourceV1().ResourceSlices().List(ctx, slicesOf(node))
+	list, err := client.ResourceV1().ResourceSlices().List(ctx, DRASlicesOf(node))
 	require.NoError(t, err)
 	require.Len(t, list.Items, 1, "the old slice is gone")
 }
@@ -152,61 +149,27 @@ func addDRANode(ctx context.Context, t *testing.T, spec NodeSpec) {
 	require.NoError(t, cluster.WaitForNodesReady(ctx, spec.Name))
 }
 
-// startDRAPlugin runs the DRA kubelet plugin's DaemonSet on node and waits
-// for the node's slice, which must list devices devices.
+// startDRAPlugin starts the DRA driver on node and waits for the node's
+// slice, which must list devices devices.
 func startDRAPlugin(ctx context.Context, t *testing.T, namespace, node string, devices int) *resourceapi.ResourceSlice {
 	t.Helper()
-	_, err := cluster.Client().AppsV1().DaemonSets(namespace).Create(ctx, draKubeletPluginDaemonSet(namespace, node), metav1.CreateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, cluster.StartDRADriver(ctx, namespace, map[string]string{corev1.LabelHostname: node}, node))
 	slice := waitForSlice(ctx, t, node, func(s *resourceapi.ResourceSlice) bool { return len(s.Spec.Devices) > 0 })
 	require.Len(t, slice.Spec.Devices, devices, "devices in %s's ResourceSlice", node)
 	return slice
 }
 
-// draKubeletPluginDaemonSet runs NVIDIA's DRA kubelet plugin as the chart's
-// templates/kubeletplugin.yaml lays it out (its two plugin containers), on
-// one node.
-func draKubeletPluginDaemonSet(namespace, node string) *appsv1.DaemonSet {
-	labels := map[string]string{"app.kubernetes.io/name": "nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-component": "kubelet-plugin"}
-	image := nvdra.ImageRepository + ":" + nvdra.DriverVersion
-	return &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "nvidia-dra-driver-gpu-kubelet-plugin", Namespace: namespace},
-		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{corev1.LabelHostname: node},
-					Tolerations:  []corev1.Toleration{{Key: gpulabels.TaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-					Containers: []corev1.Container{
-						{Name: "compute-domains", Image: image, Command: []string{"bash", "-c"}, Args: []string{"compute-domain-kubelet-plugin -v $(LOG_VERBOSITY)"}},
-						{Name: nvdra.KubeletPluginGPUsContainer, Image: image, Command: []string{"bash", "-c"}, Args: []string{"gpu-kubelet-plugin -v $(LOG_VERBOSITY)"}},
-					},
-				},
-			},
-		},
-	}
-}
-
-// slicesOf lists the ResourceSlices of node, narrowed as the kubelet does.
-func slicesOf(node string) metav1.ListOptions {
-	return metav1.ListOptions{FieldSelector: fields.Set{
-		resourceapi.ResourceSliceSelectorNodeName: node,
-		resourceapi.ResourceSliceSelectorDriver:   nvdra.DriverName,
-	}.String()}
-}
-
 // waitForSlice watches node's ResourceSlices until done accepts one.
 func waitForSlice(ctx context.Context, t *testing.T, node string, done func(*resourceapi.ResourceSlice) bool) *resourceapi.ResourceSlice {
 	t.Helper()
-	slice, err := waitFor(ctx, cluster.Client().ResourceV1().RESTClient(), "resourceslices", "", slicesOf(node), done)
+	slice, err := waitFor(ctx, cluster.Client().ResourceV1().RESTClient(), "resourceslices", "", DRASlicesOf(node), done)
 	require.NoError(t, err, "waiting for a ResourceSlice of %s", node)
 	return slice
 }
 
 func requireNoSlices(ctx context.Context, t *testing.T, node string) {
 	t.Helper()
-	list, err := cluster.Client().ResourceV1().ResourceSlices().List(ctx, slicesOf(node))
+	list, err := cluster.Client().ResourceV1().ResourceSlices().List(ctx, DRASlicesOf(node))
 	require.NoError(t, err)
 	require.Empty(t, list.Items, "ResourceSlices of %s", node)
 }
@@ -216,12 +179,12 @@ func waitForNoSlices(ctx context.Context, t *testing.T, node string) {
 	t.Helper()
 	client := cluster.Client().ResourceV1()
 	for {
-		list, err := client.ResourceSlices().List(ctx, slicesOf(node))
+		list, err := client.ResourceSlices().List(ctx, DRASlicesOf(node))
 		require.NoError(t, err)
 		if len(list.Items) == 0 {
 			return
 		}
-		opts := slicesOf(node)
+		opts := DRASlicesOf(node)
 		opts.ResourceVersion = list.ResourceVersion
 		w, err := client.ResourceSlices().Watch(ctx, opts)
 		require.NoError(t, err)
@@ -236,29 +199,6 @@ func waitForNoSlices(ctx context.Context, t *testing.T, node string) {
 		}
 		w.Stop()
 		require.NoError(t, ctx.Err(), "waiting for %s's ResourceSlices to go", node)
-	}
-}
-
-// ensureGPUDeviceClass creates the DeviceClass the chart creates for whole
-// GPUs (templates/deviceclass-gpu.yaml), unless it exists.
-func ensureGPUDeviceClass(ctx context.Context, t *testing.T) {
-	t.Helper()
-	ensureDeviceClass(ctx, t, nvdra.DeviceClassGPU, nvdra.DeviceTypeGPU)
-}
-
-// ensureDeviceClass creates a DeviceClass of the chart's (deviceclass-gpu.yaml,
-// deviceclass-mig.yaml): the driver's devices of one type.
-func ensureDeviceClass(ctx context.Context, t *testing.T, name, deviceType string) {
-	t.Helper()
-	class := &resourceapi.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
-			Expression: "device.driver == '" + nvdra.DriverName + "' && device.attributes['" + nvdra.DriverName + "'].type == '" + deviceType + "'",
-		}}}},
-	}
-	_, err := cluster.Client().ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
 	}
 }
 

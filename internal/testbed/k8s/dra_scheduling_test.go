@@ -24,7 +24,6 @@ func TestSchedulerAllocatesASimulatedGPUByProductName(t *testing.T) {
 	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, 2*time.Minute)
 	namespace := createNamespace(ctx, t)
-	ensureGPUDeviceClass(ctx, t)
 
 	const node = "dra-sched-p5-0"
 	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true})
@@ -53,7 +52,6 @@ func TestSchedulerFallsBackToTheSecondAlternativeOfFirstAvailable(t *testing.T) 
 	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, 2*time.Minute)
 	namespace := createNamespace(ctx, t)
-	ensureGPUDeviceClass(ctx, t)
 
 	const node = "dra-sched-p4d-0"
 	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), DRA: true})
@@ -86,7 +84,6 @@ func TestSchedulerAllocatesASimulatedMIGDeviceByProfile(t *testing.T) {
 	testbed.SkipIfUnavailable(t)
 	ctx := testContext(t, 2*time.Minute)
 	namespace := createNamespace(ctx, t)
-	ensureDeviceClass(ctx, t, nvdra.DeviceClassMIG, nvdra.DeviceTypeMIG)
 
 	const node = "dra-sched-mig-p5-0"
 	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true,
