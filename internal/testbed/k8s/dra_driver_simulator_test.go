@@ -60,14 +60,9 @@ func TestDRASimulatorPublishesANodesGPUsWhileThePluginRuns(t *testing.T) {
 }
 
 func TestDRASimulatorPublishesMIGDevicesInsteadOfTheirGPUs(t *testing.T) {
-	testbed.SkipIfUnavailable(t)
-	ctx := testContext(t, 2*time.Minute)
-	namespace := createNamespace(ctx, t)
-
 	const node = "dra-sim-p4d-mig-0"
-	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), DRA: true,
-		MIGDevices: []string{"3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"}})
-	slice := startDRAPlugin(ctx, t, namespace, node, 8*4) // four MIG devices on each of 8 GPUs, no whole GPU
+	_, _, slice := draTest(t, NodeSpec{Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), DRA: true,
+		MIGDevices: []string{"3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"}}, 8*4) // four MIG devices on each of 8 GPUs, no whole GPU
 	byName := map[string]resourceapi.Device{}
 	for _, d := range slice.Spec.Devices {
 		require.Equal(t, nvdra.DeviceTypeMIG, *d.Attributes[nvdra.AttrType].StringValue, d.Name)
@@ -87,14 +82,9 @@ func TestDRASimulatorPublishesMIGDevicesInsteadOfTheirGPUs(t *testing.T) {
 }
 
 func TestDRASimulatorReadsTheMIGLayoutWhenThePluginRestarts(t *testing.T) {
-	testbed.SkipIfUnavailable(t)
-	ctx := testContext(t, 2*time.Minute)
-	client := cluster.Client()
-	namespace := createNamespace(ctx, t)
-
 	const node = "dra-sim-p5-remig-0"
-	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true})
-	first := startDRAPlugin(ctx, t, namespace, node, 8)
+	ctx, namespace, first := draTest(t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true}, 8)
+	client := cluster.Client()
 	require.Equal(t, int64(1), first.Spec.Pool.Generation)
 
 	// mig-parted repartitions the GPUs; the plugin sees it when it restarts.
@@ -139,6 +129,19 @@ func TestDRASimulatorIgnoresTheChartsOtherContainers(t *testing.T) {
 			require.Equal(t, tc.want, isDRAKubeletPlugin(pod))
 		})
 	}
+}
+
+// draTest starts a test on a DRA node of its own: it registers spec, starts
+// the DRA driver on it in a namespace of the test's, and returns the test's
+// context, the namespace and the node's slice, which must list devices
+// devices.
+func draTest(t *testing.T, spec NodeSpec, devices int) (context.Context, string, *resourceapi.ResourceSlice) {
+	t.Helper()
+	testbed.SkipIfUnavailable(t)
+	ctx := testContext(t, 2*time.Minute)
+	namespace := createNamespace(ctx, t)
+	addDRANode(ctx, t, spec)
+	return ctx, namespace, startDRAPlugin(ctx, t, namespace, spec.Name, devices)
 }
 
 // addDRANode registers spec and deletes it when the test ends.

@@ -3,7 +3,6 @@ package k8s
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
-	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 // The real kube-scheduler allocates from the simulated slices: these tests
@@ -21,13 +19,8 @@ import (
 // DRAPrioritizedList are GA).
 
 func TestSchedulerAllocatesASimulatedGPUByProductName(t *testing.T) {
-	testbed.SkipIfUnavailable(t)
-	ctx := testContext(t, 2*time.Minute)
-	namespace := createNamespace(ctx, t)
-
 	const node = "dra-sched-p5-0"
-	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true})
-	startDRAPlugin(ctx, t, namespace, node, 8)
+	ctx, namespace, _ := draTest(t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true}, 8)
 
 	claim := &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "one-h100", Namespace: namespace},
@@ -49,13 +42,8 @@ func TestSchedulerAllocatesASimulatedGPUByProductName(t *testing.T) {
 }
 
 func TestSchedulerFallsBackToTheSecondAlternativeOfFirstAvailable(t *testing.T) {
-	testbed.SkipIfUnavailable(t)
-	ctx := testContext(t, 2*time.Minute)
-	namespace := createNamespace(ctx, t)
-
 	const node = "dra-sched-p4d-0"
-	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), DRA: true})
-	startDRAPlugin(ctx, t, namespace, node, 8)
+	ctx, namespace, _ := draTest(t, NodeSpec{Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), DRA: true}, 8)
 
 	// First a B200, which no node has; else two A100s.
 	claim := &resourceapi.ResourceClaim{
@@ -81,14 +69,9 @@ func TestSchedulerFallsBackToTheSecondAlternativeOfFirstAvailable(t *testing.T) 
 }
 
 func TestSchedulerAllocatesASimulatedMIGDeviceByProfile(t *testing.T) {
-	testbed.SkipIfUnavailable(t)
-	ctx := testContext(t, 2*time.Minute)
-	namespace := createNamespace(ctx, t)
-
 	const node = "dra-sched-mig-p5-0"
-	addDRANode(ctx, t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true,
-		MIGDevices: []string{"3g.40gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}})
-	startDRAPlugin(ctx, t, namespace, node, 8*5)
+	ctx, namespace, _ := draTest(t, NodeSpec{Name: node, InstanceType: mustInstanceType("p5.48xlarge"), DRA: true,
+		MIGDevices: []string{"3g.40gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}}, 8*5)
 
 	claim := &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "one-3g", Namespace: namespace},
