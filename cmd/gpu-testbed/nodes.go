@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -50,12 +51,12 @@ func runNodes(ctx context.Context, args []string) error {
 	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, nvdra.DriverName).String(),
 	})
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) { // NotFound: a cluster that serves no DRA
 		return fmt.Errorf("listing ResourceSlices: %w", err)
 	}
 	draDevices := map[string]int{}
-	for _, slice := range slices.Items {
-		if slice.Spec.NodeName != nil {
+	for i := 0; err == nil && i < len(slices.Items); i++ {
+		if slice := slices.Items[i]; slice.Spec.NodeName != nil {
 			draDevices[*slice.Spec.NodeName] += len(slice.Spec.Devices)
 		}
 	}
