@@ -19,7 +19,7 @@ type Options struct {
 	Nodes []NodeSpec
 	// SimulatorCommand runs the device-plugin simulator as a process of its
 	// own: Start appends `--kubeconfig <path>` and the program must call
-	// RunDevicePluginSimulator (gpu-testbed passes itself and `simulate`).
+	// RunSimulators (gpu-testbed passes itself and `simulate`).
 	// Without it the simulator runs in-process, or not at all in a detached
 	// testbed.
 	SimulatorCommand []string
@@ -196,7 +196,7 @@ func (c *Cluster) startSimulator(host *testbed.Host) error {
 		return fmt.Errorf("creating the device-plugin simulator's client: %w", err)
 	}
 	return host.Go(simulatorIdentity, func(ctx context.Context, log io.Writer) error {
-		return RunDevicePluginSimulator(ctx, client, log)
+		return RunSimulators(ctx, client, log)
 	})
 }
 

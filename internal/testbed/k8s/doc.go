@@ -17,6 +17,21 @@
 // replicas of the config the pod mounts); when the pod goes, allocatable
 // drops to 0.
 //
+// # GPUs through DRA
+//
+// A GPU node can instead be a DRA node (NodeSpec.DRA, optionally with its
+// GPUs in MIG mode: NodeSpec.MIGDevices): it registers without
+// nvidia.com/gpu, and the DRA driver simulator (RunDRADriverSimulator, also
+// part of every cluster, see RunSimulators) plays NVIDIA's
+// gpu-kubelet-plugin: while the plugin's pod runs on the node, it
+// publishes the node's GPUs or MIG devices as the plugin's ResourceSlices,
+// and the real kube-scheduler allocates ResourceClaims from them
+// (Cluster.StartDRADriver deploys the chart's DeviceClasses and plugin
+// DaemonSet for tests that need no more of the driver). Device-plugin and
+// DRA nodes can share one cluster. It reproduces no
+// NodePrepareResources, CDI injection or device health; the comment above
+// draDriverSimulator lists what else it leaves out.
+//
 // # Failing pods
 //
 // kwok runs no containers: a pod bound to a kwok node becomes Running and

@@ -55,6 +55,20 @@ type NodeSpec struct {
 	// and no other (none at all when Taints is empty).
 	Taints         []corev1.Taint
 	OverrideTaints bool
+
+	// DRA makes a GPU node one whose GPUs NVIDIA's DRA driver hands out
+	// instead of the device plugin: it registers without nvidia.com/gpu
+	// capacity (as WithoutGPUCapacity) and with DRANodeLabel, for the
+	// driver's DaemonSet to select. While the driver's kubelet-plugin pod
+	// runs on it, the DRA simulator publishes its GPUs as ResourceSlices.
+	DRA bool
+
+	// MIGDevices puts every GPU of a DRA node in MIG mode with these MIG
+	// devices on it (profile names, e.g. seven "1g.10gb" on an H100 or
+	// "3g.20gb" twice on an A100 40GB), as mig-parted would have created
+	// them: the DRA simulator then publishes the MIG devices and not the
+	// GPUs. Recorded on the node as MIGDevicesAnnotation.
+	MIGDevices []string
 }
 
 // nodeObject is the Node the cluster creates for spec: the labels GPU
@@ -71,6 +85,9 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	arch, err := kubernetesArch(p.Architecture)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: instance type %s: %w", spec.Name, p.Name, err)
+	}
+	if err := checkDRASpec(spec); err != nil {
+		return nil, err
 	}
 	labels := map[string]string{
 		corev1.LabelArchStable: arch,
@@ -103,6 +120,14 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	if spec.OverrideTaints {
 		taints = slices.Clone(spec.Taints)
 	}
+	annotations := map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue}
+	if spec.DRA {
+		labels[DRANodeLabel] = "true"
+		delete(capacity, gpulabels.ResourceName) // the DRA driver, not a device plugin, hands out its GPUs
+	}
+	if len(spec.MIGDevices) > 0 {
+		annotations[MIGDevicesAnnotation] = strings.Join(spec.MIGDevices, ",")
+	}
 	maps.Copy(labels, spec.ExtraLabels)
 	maps.Copy(capacity, spec.Resources)
 
@@ -110,7 +135,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        spec.Name,
 			Labels:      labels,
-			Annotations: map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue},
+			Annotations: annotations,
 		},
 		Spec: corev1.NodeSpec{Taints: taints},
 		Status: corev1.NodeStatus{
