@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,6 +118,12 @@ func (c *Cluster) putDevicePlugin(ctx context.Context, spec DevicePluginSpec, pr
 		return nil, err
 	}
 	var objects []managedObject
+	if spec.DeploysNFD() {
+		if err := spec.ensureNFDCRDs(ctx, client); err != nil {
+			return nil, err
+		}
+		objects = append(objects, spec.nfdObjects(client, true)...)
+	}
 	if objs.RuntimeClass != nil {
 		objects = append(objects, runtimeClassObject(client, spec.RuntimeClass.Name, objs.RuntimeClass))
 	}
@@ -195,6 +202,12 @@ func removeDropped(ctx context.Context, client kubernetes.Interface, spec, prior
 	keep := map[string]bool{}
 	for _, name := range spec.DaemonSetNames() {
 		keep[name] = true
+	}
+	if prior.DeploysNFD() && !spec.DeploysNFD() {
+		nfd := prior.nfdObjects(client, false)
+		slices.Reverse(nfd) // the pods before what they need
+		dropped = append(dropped, nfd...)
+		keep[prior.NFDWorkerName()] = true
 	}
 	for _, name := range prior.DaemonSetNames() {
 		if !keep[name] {

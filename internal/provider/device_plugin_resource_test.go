@@ -40,7 +40,7 @@ func devicePluginTestNodes(t *testing.T, label string, nodes map[string]string) 
 		profile, ok := ec2catalog.Lookup(instanceType)
 		require.True(t, ok, instanceType)
 		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{
-			Name: name, InstanceType: profile, WithoutGPUCapacity: true,
+			Name: name, InstanceType: profile, WithoutGPUCapacity: true, GFDLabeled: true,
 			ExtraLabels: map[string]string{"gpu-test": label},
 		}))
 		names = append(names, name)
