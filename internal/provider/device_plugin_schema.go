@@ -179,7 +179,8 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			Computed: true,
 			Default:  booldefault.StaticBool(true),
 			MarkdownDescription: "Wait, within `timeouts`, until every node that runs a plugin pod advertises allocatable GPUs " +
-				"(`resource_name` > 0). Defaults to `true`.",
+				"(`resource_name` > 0) and, with `gpu_feature_discovery`, every node GFD runs on carries its labels (`nvidia.com/gpu.count`, ...): " +
+				"a failed wait names the nodes and says whether Node Feature Discovery runs. Defaults to `true`.",
 		},
 		"resource_name": schema.StringAttribute{
 			Computed: true,

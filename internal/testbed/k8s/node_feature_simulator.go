@@ -39,7 +39,8 @@ import (
 //
 // An nfd-worker also labels feature.node.kubernetes.io/pci-10de.present=true
 // on a node whose instance type has NVIDIA GPUs (the device-plugin chart's
-// PCI source config: classes 02 and 03, labeled by vendor). Like
+// PCI source config: classes 02 and 03, labeled by vendor), and any node
+// with its OS release (system-os_release.ID and VERSION_ID). Like
 // nfd-master, the simulator records the labels it wrote in the node's
 // nfd.node.kubernetes.io/feature-labels annotation and removes them when
 // their source goes (GFD removes its features file when it exits; a
@@ -168,8 +169,11 @@ func (s *devicePluginSimulator) nodeFeatureLabels(ctx context.Context, node *cor
 	}
 	labels = map[string]string{}
 	it, known := ec2catalog.Lookup(node.Labels[corev1.LabelInstanceTypeStable])
-	if worker != nil && known && it.HasGPU() {
-		labels[gpulabels.NFDPCIPresent] = "true"
+	if worker != nil {
+		maps.Copy(labels, osReleaseLabels(node.Status.NodeInfo.OSImage))
+		if known && it.HasGPU() {
+			labels[gpulabels.NFDPCIPresent] = "true"
+		}
 	}
 	for _, pod := range gfds {
 		_, c := nodeFeatureRoleOf(pod)
@@ -180,6 +184,19 @@ func (s *devicePluginSimulator) nodeFeatureLabels(ctx context.Context, node *cor
 		}
 	}
 	return labels, true, nil
+}
+
+// osReleaseLabels are the labels NFD's system source writes from the
+// host's /etc/os-release, for the OS images the testbed's nodes report.
+func osReleaseLabels(osImage string) map[string]string {
+	if osImage == "Amazon Linux 2023" {
+		return map[string]string{
+			nfdDefaultLabelNS + "system-os_release.ID":               "amzn",
+			nfdDefaultLabelNS + "system-os_release.VERSION_ID":       "2023",
+			nfdDefaultLabelNS + "system-os_release.VERSION_ID.major": "2023",
+		}
+	}
+	return nil
 }
 
 // runningMaster reports whether an nfd-master pod is Running, and whether
