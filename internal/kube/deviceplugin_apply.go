@@ -266,15 +266,21 @@ const (
 // serviceMonitorCRDInstalled asks discovery whether the cluster serves
 // ServiceMonitors.
 func serviceMonitorCRDInstalled(client kubernetes.Interface) (bool, error) {
-	resources, err := client.Discovery().ServerResourcesForGroupVersion(serviceMonitorGroupVersion)
+	return apiResourceServed(client, serviceMonitorGroupVersion, serviceMonitorResource)
+}
+
+// apiResourceServed asks discovery whether the cluster serves resource
+// (plural) in groupVersion: a CRD's API exists only once it is installed.
+func apiResourceServed(client kubernetes.Interface, groupVersion, resource string) (bool, error) {
+	resources, err := client.Discovery().ServerResourcesForGroupVersion(groupVersion)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("discovering %s: %w", serviceMonitorGroupVersion, err)
+		return false, fmt.Errorf("discovering %s: %w", groupVersion, err)
 	}
 	for _, r := range resources.APIResources {
-		if r.Name == serviceMonitorResource {
+		if r.Name == resource {
 			return true, nil
 		}
 	}

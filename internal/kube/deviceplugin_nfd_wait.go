@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -50,23 +49,10 @@ func waitForNodeFeatureDiscovery(ctx context.Context, client kubernetes.Interfac
 	if err != nil || len(nodes) == 0 {
 		return err
 	}
-	pending := maps.Clone(nodes)
-	gpuNodes := map[string]bool{}
-	nodeClient := client.CoreV1().Nodes()
-	err = WaitForList(ctx, ListWatchFunctions[*corev1.NodeList]{List: nodeClient.List, Watch: nodeClient.Watch}, nil,
-		func(node *corev1.Node, deleted bool) (bool, error) {
-			if !nodes[node.Name] {
-				return false, nil
-			}
-			_, labeled := node.Annotations[nfdFeatureLabelsAnnotation]
-			if deleted || labeled {
-				delete(pending, node.Name)
-			} else {
-				pending[node.Name] = true
-			}
-			gpuNodes[node.Name] = !deleted && (node.Labels[gpulabels.NFDPCIPresent] == "true" || node.Labels[gpulabels.Present] == "true")
-			return len(pending) == 0, nil
-		})
+	pending, last, err := waitForNodesWhere(ctx, client, nodes, func(node *corev1.Node) bool {
+		_, labeled := node.Annotations[nfdFeatureLabelsAnnotation]
+		return labeled
+	})
 	if err != nil {
 		if ctx.Err() == nil {
 			return err
@@ -76,9 +62,9 @@ func waitForNodeFeatureDiscovery(ctx context.Context, client kubernetes.Interfac
 		return notReady("Node Feature Discovery has not labeled %d of the %d nodes its worker runs on (%s): %s",
 			len(pending), len(nodes), strings.Join(slices.Sorted(maps.Keys(pending)), ", "), describeNFDMaster(diagCtx, client, spec))
 	}
-	var want []string
-	for name, gpu := range gpuNodes {
-		if gpu {
+	var want []string // the nodes NFD saw an NVIDIA device on
+	for name, node := range last {
+		if nodes[name] && (node.Labels[gpulabels.NFDPCIPresent] == "true" || node.Labels[gpulabels.Present] == "true") {
 			want = append(want, name)
 		}
 	}
@@ -161,20 +147,10 @@ func waitForGFDLabels(ctx context.Context, client kubernetes.Interface, spec Dev
 	if err != nil || len(nodes) == 0 {
 		return err
 	}
-	pending := maps.Clone(nodes)
-	nodeClient := client.CoreV1().Nodes()
-	err = WaitForList(ctx, ListWatchFunctions[*corev1.NodeList]{List: nodeClient.List, Watch: nodeClient.Watch}, nil,
-		func(node *corev1.Node, deleted bool) (bool, error) {
-			if !nodes[node.Name] {
-				return false, nil
-			}
-			if _, labeled := node.Labels[gpulabels.Count]; deleted || labeled {
-				delete(pending, node.Name)
-			} else {
-				pending[node.Name] = true
-			}
-			return len(pending) == 0, nil
-		})
+	pending, _, err := waitForNodesWhere(ctx, client, nodes, func(node *corev1.Node) bool {
+		_, labeled := node.Labels[gpulabels.Count]
+		return labeled
+	})
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
@@ -218,7 +194,7 @@ func describeNFDMaster(ctx context.Context, client kubernetes.Interface, spec De
 
 // describeForeignNFD says whether the cluster runs an NFD of its own.
 func describeForeignNFD(ctx context.Context, client kubernetes.Interface) string {
-	installed, err := nodeFeatureAPIServed(client)
+	installed, err := apiResourceServed(client, nfdAPIGroup+"/v1alpha1", "nodefeatures")
 	switch {
 	case err != nil:
 		return "Whether the cluster runs Node Feature Discovery is unknown: " + err.Error()
@@ -227,16 +203,4 @@ func describeForeignNFD(ctx context.Context, client kubernetes.Interface) string
 	}
 	return "The cluster has Node Feature Discovery's CRDs: its worker must run on these nodes and read that directory, " +
 		"and its master must allow the nvidia.com label namespace (-extra-label-ns=nvidia.com)."
-}
-
-// nodeFeatureAPIServed asks discovery whether NFD's NodeFeature API is served.
-func nodeFeatureAPIServed(client kubernetes.Interface) (bool, error) {
-	resources, err := client.Discovery().ServerResourcesForGroupVersion(nfdAPIGroup + "/v1alpha1")
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("discovering %s/v1alpha1: %w", nfdAPIGroup, err)
-	}
-	return slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == "nodefeatures" }), nil
 }
