@@ -182,7 +182,8 @@ func TestAddedNodesBecomeReady(t *testing.T) {
 	node, err := cluster.Client().CoreV1().Nodes().Get(ctx, names[0], metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "added", node.Labels["pool"])
-	require.Equal(t, "NVIDIA-A10G", node.Labels[gpulabels.Product])
+	require.Equal(t, "g5.xlarge", node.Labels[corev1.LabelInstanceTypeStable])
+	require.NotContains(t, node.Labels, gpulabels.Product, "GFD's labels without GFD")
 }
 
 func TestEveryCatalogInstanceTypeRegistersAndBecomesReady(t *testing.T) {
@@ -194,7 +195,7 @@ func TestEveryCatalogInstanceTypeRegistersAndBecomesReady(t *testing.T) {
 	names := make([]string, len(types))
 	for i, p := range types {
 		names[i] = "catalog-" + strings.ReplaceAll(p.Name, ".", "-")
-		specs[i] = NodeSpec{Name: names[i], InstanceType: p, ExtraLabels: map[string]string{"pool": "catalog"}}
+		specs[i] = NodeSpec{Name: names[i], InstanceType: p, GFDLabeled: true, ExtraLabels: map[string]string{"pool": "catalog"}}
 	}
 	require.NoError(t, cluster.AddNodes(ctx, specs))
 	t.Cleanup(func() {

@@ -7,15 +7,18 @@
 // authenticates with a client certificate from the testbed's CA and
 // verifies TLS.
 //
-// GPU nodes can also start without nvidia.com/gpu capacity
-// (NodeSpec.WithoutGPUCapacity), as real ones do before NVIDIA's device
-// plugin runs, without GPU Feature Discovery's labels
-// (NodeSpec.WithoutGPULabels: only the instance type then tells), or with
-// other GPU resources such as MIG profiles (NodeSpec.Resources). The device-plugin simulator (RunDevicePluginSimulator, part
+// GPU nodes register without GPU Feature Discovery's labels, as real ones
+// do (only the instance type tells), unless NodeSpec.GFDLabeled says GFD
+// and NFD ran on them before; they can also start without nvidia.com/gpu
+// capacity (NodeSpec.WithoutGPUCapacity), as real ones do before NVIDIA's
+// device plugin runs, or with other GPU resources such as MIG profiles
+// (NodeSpec.Resources). The device-plugin simulator (RunDevicePluginSimulator, part
 // of every cluster) then plays the kubelet's part: when a device-plugin pod
 // runs on a node, the node advertises its GPUs (times the time-slicing
 // replicas of the config the pod mounts); when the pod goes, allocatable
-// drops to 0.
+// drops to 0. It also plays GPU Feature Discovery and Node Feature
+// Discovery: GFD's labels appear on a node only while GFD, an NFD worker
+// and an NFD master run as the real ones need (node_feature_simulator.go).
 //
 // # GPUs through DRA
 //

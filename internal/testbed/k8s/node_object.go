@@ -37,13 +37,16 @@ type NodeSpec struct {
 	// plugin runs on it. Its labels and taint are those of a GPU node.
 	WithoutGPUCapacity bool
 
-	// WithoutGPULabels registers a GPU node without the labels GPU Feature
-	// Discovery and the GPU Operator's node feature rules write
-	// (nvidia.com/gpu.*, nvidia.com/gpu.present): only its instance type
-	// says it has GPUs, as on a fresh EKS node before any NVIDIA software
-	// runs. ExtraLabels may add some back (e.g. NFD's
-	// feature.node.kubernetes.io/pci-10de.present).
-	WithoutGPULabels bool
+	// GFDLabeled registers a GPU node with the labels GPU Feature Discovery
+	// and Node Feature Discovery wrote on it already (nvidia.com/gpu.* for
+	// its instance type's GPUs, NFD's
+	// feature.node.kubernetes.io/pci-10de.present and the GPU Operator's
+	// nvidia.com/gpu.present): a node of a cluster where GFD and NFD run
+	// outside the test, for tests whose subject is what comes after the
+	// labels. Without it a GPU node has what a kubelet registers (an EKS
+	// node: its instance type, no GPU label), and GFD's labels come only
+	// from GFD and NFD running on it (see node_feature_simulator.go).
+	GFDLabeled bool
 
 	// Resources are added to the node's capacity and allocatable last, so
 	// they may override the instance type's: e.g. nvidia.com/mig-1g.10gb
@@ -71,9 +74,10 @@ type NodeSpec struct {
 	MIGDevices []string
 }
 
-// nodeObject is the Node the cluster creates for spec: the labels GPU
-// Feature Discovery would write, the nvidia.com/gpu taint and capacity,
-// and the status a kubelet would register with. kwok then marks it Ready.
+// nodeObject is the Node the cluster creates for spec: the labels a
+// kubelet registers (and GFD's when GFDLabeled), the nvidia.com/gpu taint
+// and capacity, and the status a kubelet would register with. kwok then
+// marks it Ready.
 func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	if spec.Name == "" {
 		return nil, fmt.Errorf("node spec has no name")
@@ -108,9 +112,10 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
 	if p.HasGPU() {
-		if !spec.WithoutGPULabels {
+		if spec.GFDLabeled {
 			maps.Copy(labels, gpuFeatureDiscoveryLabels(p))
 			labels[gpulabels.Present] = "true"
+			labels[gpulabels.NFDPCIPresent] = "true"
 		}
 		taints = append(taints, corev1.Taint{Key: gpulabels.TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule})
 		if !spec.WithoutGPUCapacity {
