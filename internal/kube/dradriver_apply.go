@@ -85,5 +85,5 @@ func (c *Cluster) putDRADriver(ctx context.Context, spec DRADriverSpec, owner Ow
 			return warnings, err
 		}
 	}
-	return warnings, nil
+	return warnings, c.requireExtendedResourceKept(ctx, spec)
 }
