@@ -43,9 +43,9 @@ func (c *Cluster) requireExtendedResourceKept(ctx context.Context, spec DRADrive
 	if dc.Spec.ExtendedResourceName != nil && *dc.Spec.ExtendedResourceName == spec.ExtendedResourceName {
 		return nil
 	}
-	version := "of unknown version"
-	if info, err := c.client.Discovery().ServerVersion(); err == nil {
-		version = info.GitVersion
+	version, err := c.serverVersion(ctx)
+	if err != nil {
+		version = "(version unknown: " + err.Error() + ")"
 	}
 	return fmt.Errorf("mapping extended resource %s to DeviceClass %s: %w: the cluster runs Kubernetes %s, whose DRAExtendedResource "+
 		"feature gate is off (alpha and off by default in 1.34 and 1.35, on by default from 1.36, GA in 1.37); turn it on in "+
