@@ -3,7 +3,10 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -413,4 +416,45 @@ resource "gpu_dra_driver" "test" {
 			},
 		},
 	})
+}
+
+// TestAccDRADriver_clusterWithoutDRA applies against a cluster that
+// answers as Kubernetes 1.33 does: no resource.k8s.io/v1. (A proxy in
+// front of the testbed gives those two answers; the rest is the testbed.)
+// The apply stops before it writes anything, naming the version and what
+// DRA needs.
+func TestAccDRADriver_clusterWithoutDRA(t *testing.T) {
+	testAccPreCheck(t)
+	var wrote atomic.Bool
+	provider := testbedProxy(t, func(upstream http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/version":
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"major":"1","minor":"33","gitVersion":"v1.33.5"}`))
+			case strings.HasPrefix(r.URL.Path, "/apis/resource.k8s.io/v1"):
+				http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`, http.StatusNotFound)
+			default:
+				if r.Method != http.MethodGet {
+					wrote.Store(true)
+				}
+				upstream.ServeHTTP(w, r)
+			}
+		})
+	})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: provider + `
+resource "gpu_dra_driver" "test" {
+  namespace = "dra-old-cluster"
+}
+`,
+			ExpectError: wrapped("the cluster runs Kubernetes v1.33.5, which does not serve resource.k8s.io/v1",
+				"needs Kubernetes 1.34 or newer"),
+		}},
+	})
+	require.False(t, wrote.Load(), "nothing was written to the cluster")
+	_, err := cluster.Client().CoreV1().Namespaces().Get(context.Background(), "dra-old-cluster", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
 }

@@ -249,7 +249,9 @@ func (extendedResourceNameValidator) Description(context.Context) string {
 	return "value must be an extended resource name with a domain prefix, such as nvidia.com/gpu"
 }
 
-func (v extendedResourceNameValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v extendedResourceNameValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (extendedResourceNameValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
