@@ -418,15 +418,14 @@ resource "gpu_dra_driver" "test" {
 	})
 }
 
-// TestAccDRADriver_clusterWithoutDRA applies against a cluster that
-// answers as Kubernetes 1.33 does: no resource.k8s.io/v1. (A proxy in
-// front of the testbed gives those two answers; the rest is the testbed.)
-// The apply stops before it writes anything, naming the version and what
-// DRA needs.
-func TestAccDRADriver_clusterWithoutDRA(t *testing.T) {
-	testAccPreCheck(t)
-	var wrote atomic.Bool
-	provider := testbedProxy(t, func(upstream http.Handler) http.Handler {
+// clusterWithoutDRA is a provider block for a cluster that answers as
+// Kubernetes 1.33 does: no resource.k8s.io/v1. (A proxy in front of the
+// testbed gives those two answers; the rest is the testbed.) wrote says
+// whether anything but a read went through.
+func clusterWithoutDRA(t *testing.T) (provider string, wrote *atomic.Bool) {
+	t.Helper()
+	wrote = new(atomic.Bool)
+	provider = testbedProxy(t, func(upstream http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case r.URL.Path == "/version":
@@ -442,14 +441,27 @@ func TestAccDRADriver_clusterWithoutDRA(t *testing.T) {
 			}
 		})
 	})
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: provider + `
+	return provider, wrote
+}
+
+// TestAccDRADriver_clusterWithoutDRA: on a cluster without
+// resource.k8s.io/v1 the plan warns and the apply stops before it writes
+// anything, both naming the version and what DRA needs.
+func TestAccDRADriver_clusterWithoutDRA(t *testing.T) {
+	testAccPreCheck(t)
+	provider, wrote := clusterWithoutDRA(t)
+	config := provider + `
 resource "gpu_dra_driver" "test" {
   namespace = "dra-old-cluster"
 }
-`,
+`
+	planned := warnings(terraformPlan(t, config), "NVIDIA DRA driver cannot run on this cluster")
+	require.Len(t, planned, 1)
+	require.Contains(t, planned[0].Detail, "the cluster runs Kubernetes v1.33.5, which does not serve resource.k8s.io/v1")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: config,
 			ExpectError: wrapped("the cluster runs Kubernetes v1.33.5, which does not serve resource.k8s.io/v1",
 				"needs Kubernetes 1.34 or newer"),
 		}},
@@ -457,4 +469,21 @@ resource "gpu_dra_driver" "test" {
 	require.False(t, wrote.Load(), "nothing was written to the cluster")
 	_, err := cluster.Client().CoreV1().Namespaces().Get(context.Background(), "dra-old-cluster", metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "%v", err)
+}
+
+// TestAccDRADriver_alphaGateWarns: turning an alpha gate on is said at
+// plan, on the gate's line; a beta gate turned off is not.
+func TestAccDRADriver_alphaGateWarns(t *testing.T) {
+	testAccPreCheck(t)
+	diags := terraformPlan(t, testAccDRADriverConfig("dra-gates", "dra-gates", `
+  feature_gates = {
+    MPSSupport              = true
+    IMEXDaemonsWithDNSNames = false
+  }
+`))
+	alpha := warnings(diags, "Alpha feature gate turned on")
+	require.Len(t, alpha, 1, "%+v", diags)
+	require.Contains(t, alpha[0].Detail, `feature_gates["MPSSupport"]`)
+	require.Contains(t, alpha[0].Snippet.Code, "MPSSupport")
+	require.Empty(t, warnings(diags, "NVIDIA DRA driver cannot run"), "the testbed serves DRA")
 }

@@ -17,8 +17,8 @@ import (
 
 // ValidateConfig checks what the attributes' own validators cannot: that
 // each feature gate is one the driver knows (an unknown one stops the
-// plugin at start), that turning an alpha gate on is said, and that an
-// extended resource has the GPU DeviceClass to answer for it.
+// plugin at start), and that an extended resource has the GPU DeviceClass
+// to answer for it.
 func (r *DRADriverResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var config draDriverModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
@@ -26,19 +26,12 @@ func (r *DRADriverResource) ValidateConfig(ctx context.Context, req resource.Val
 		return
 	}
 	if !config.FeatureGates.IsNull() && !config.FeatureGates.IsUnknown() {
-		for name, v := range config.FeatureGates.Elements() {
+		for name := range config.FeatureGates.Elements() {
 			at := path.Root("feature_gates").AtMapKey(name)
-			gate, known := kube.DRADriverFeatureGates[name]
-			on, _ := v.(types.Bool)
-			switch {
-			case !known:
+			if _, known := kube.DRADriverFeatureGates[name]; !known {
 				resp.Diagnostics.AddAttributeError(at, "Unknown feature gate",
 					fmt.Sprintf("feature_gates[%q]: the DRA driver %s has no such feature gate, and its kubelet plugin would refuse to start. "+
 						"Known gates are: %s.", name, nvdra.DriverVersion, draFeatureGatesDescription()))
-			case gate.Stage == "alpha" && on.ValueBool():
-				resp.Diagnostics.AddAttributeWarning(at, "Alpha feature gate turned on",
-					fmt.Sprintf("feature_gates[%q] turns on a gate that is alpha in the DRA driver %s (off by default): "+
-						"it may change or go away in a later release, and is not meant for production.", name, nvdra.DriverVersion))
 			}
 		}
 	}
@@ -50,14 +43,26 @@ func (r *DRADriverResource) ValidateConfig(ctx context.Context, req resource.Val
 	}
 }
 
-// ModifyPlan warns, when the cluster can be asked at plan time, that it
-// does not serve Dynamic Resource Allocation: a warning, not an error,
-// because the plan that `terraform destroy` runs first cannot be told from
-// any other, and must not fail for a resource that cannot be created. The
-// apply refuses before it writes anything.
+// ModifyPlan warns of an alpha feature gate turned on (here rather than
+// in ValidateConfig, which Terraform runs twice per plan), and, when the
+// cluster can be asked at plan time, that it does not serve Dynamic
+// Resource Allocation: a warning, not an error, because the plan that
+// `terraform destroy` runs first cannot be told from any other, and must
+// not fail for a resource that cannot be created. The apply refuses
+// before it writes anything.
 func (r *DRADriverResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
+	}
+	var gates types.Map
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("feature_gates"), &gates)...)
+	for name, v := range gates.Elements() {
+		on, _ := v.(types.Bool)
+		if gate := kube.DRADriverFeatureGates[name]; gate.Stage == "alpha" && on.ValueBool() {
+			resp.Diagnostics.AddAttributeWarning(path.Root("feature_gates").AtMapKey(name), "Alpha feature gate turned on",
+				fmt.Sprintf("feature_gates[%q] turns on a gate that is alpha in the DRA driver %s (off by default): "+
+					"it may change or go away in a later release, and is not meant for production.", name, nvdra.DriverVersion))
+		}
 	}
 	err := r.clients.draAtPlan(ctx)
 	var unavailable *kube.DRAUnavailableError
