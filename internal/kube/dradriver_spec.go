@@ -152,19 +152,21 @@ func parseFeatureGates(value string) map[string]bool {
 	return gates
 }
 
-// draSelectorLabels select the kubelet plugin's pods of this deployment.
+// selectorLabels select the kubelet plugin's pods: the chart's selector,
+// so that a Helm release imported keeps its (immutable) selector.
 func (s DRADriverSpec) selectorLabels() map[string]string {
-	return map[string]string{LabelName: draChartName, LabelInstance: s.Name, draComponentLabel: draComponentKubelet}
+	return map[string]string{draComponentLabel: draComponentKubelet}
 }
 
+// labels are the chart's template labels and selector, and this
+// provider's marks.
 func (s DRADriverSpec) labels() map[string]string {
-	l := s.selectorLabels()
-	l[LabelManagedBy] = FieldManager
-	l[LabelPartOf] = "nvidia-gpu"
+	l := s.clusterLabels()
+	l[draComponentLabel] = draComponentKubelet
 	return l
 }
 
-// clusterLabels label the cluster-scoped objects, which no selector reads.
+// clusterLabels label the objects no selector reads.
 func (s DRADriverSpec) clusterLabels() map[string]string {
 	return map[string]string{LabelName: draChartName, LabelInstance: s.Name, LabelManagedBy: FieldManager, LabelPartOf: "nvidia-gpu"}
 }
