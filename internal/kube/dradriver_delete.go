@@ -10,15 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// DRADriverDeleted is what DeleteDRADriver left in place.
-type DRADriverDeleted struct {
-	// Left names objects of the deployment's names that the resource did
-	// not create, which it did not delete.
-	Left []string
-	// NamespaceKept says why a namespace the resource created was kept.
-	NamespaceKept *NamespaceKept
-}
-
 // DeleteDRADriver deletes every object of the deployment spec names that
 // owner owns, every DeviceClass of the chart included whichever are
 // enabled (the DaemonSet in the foreground), and waits until the DaemonSet
@@ -27,8 +18,8 @@ type DRADriverDeleted struct {
 // ResourceSlices go with its pods (the kubelet removes a plugin's slices
 // when it unregisters). Objects already gone are fine; objects of those
 // names that someone else made are left, and said so. ctx bounds the wait.
-func (c *Cluster) DeleteDRADriver(ctx context.Context, spec DRADriverSpec, owner Ownership, ns NamespaceDeletion) (DRADriverDeleted, error) {
-	var result DRADriverDeleted
+func (c *Cluster) DeleteDRADriver(ctx context.Context, spec DRADriverSpec, owner Ownership, ns NamespaceDeletion) (DeploymentDeleted, error) {
+	var result DeploymentDeleted
 	err := c.runWait(ctx, "dra_driver_deletion", spec.ID(), func(ctx context.Context) error {
 		var err error
 		result, err = c.deleteDRADriver(ctx, spec, owner, ns)
@@ -37,8 +28,8 @@ func (c *Cluster) DeleteDRADriver(ctx context.Context, spec DRADriverSpec, owner
 	return result, err
 }
 
-func (c *Cluster) deleteDRADriver(ctx context.Context, spec DRADriverSpec, owner Ownership, ns NamespaceDeletion) (DRADriverDeleted, error) {
-	var result DRADriverDeleted
+func (c *Cluster) deleteDRADriver(ctx context.Context, spec DRADriverSpec, owner Ownership, ns NamespaceDeletion) (DeploymentDeleted, error) {
+	var result DeploymentDeleted
 	objects := draDriverManagedObjects(c.client, spec, nil, true)
 	// The DaemonSet first: its pods stop before their rights go.
 	slices.SortStableFunc(objects, func(a, b managedObject) int {
@@ -63,11 +54,7 @@ func (c *Cluster) deleteDRADriver(ctx context.Context, spec DRADriverSpec, owner
 	if err != nil {
 		return result, err
 	}
-	if created, err := c.namespaceCreatedBy(ctx, spec.Namespace, owner, ns.Created); err != nil || !created {
-		return result, err
-	}
-	kept, err := c.deleteNamespaceIfUnused(ctx, spec.Namespace, owner, nil, ns.EvenIfNotEmpty)
-	result.NamespaceKept = kept
+	result.NamespaceKept, err = c.deleteCreatedNamespace(ctx, spec.Namespace, owner, ns, nil)
 	return result, err
 }
 

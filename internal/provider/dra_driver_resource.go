@@ -254,32 +254,15 @@ func (r *DRADriverResource) Delete(ctx context.Context, req resource.DeleteReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	created, diags := req.Private.GetKey(ctx, privateNamespaceCreated)
-	resp.Diagnostics.Append(diags...)
 	owner := ownershipOf(state.OwnerID, spec.ID())
 	timeout, diags := state.Timeouts.Delete(ctx, draDriverDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	deleted, err := cluster.DeleteDRADriver(ctx, spec, owner, kube.NamespaceDeletion{
-		Created:        string(created) == "true",
-		EvenIfNotEmpty: state.DeleteNamespace.ValueBool(),
+	deleteDeployment(ctx, req, resp, summary, timeout, state.DeleteNamespace.ValueBool(), func(ctx context.Context, ns kube.NamespaceDeletion) (kube.DeploymentDeleted, error) {
+		return cluster.DeleteDRADriver(ctx, spec, owner, ns)
 	})
-	for _, left := range deleted.Left {
-		resp.Diagnostics.AddWarning(summary, left)
-	}
-	if kept := deleted.NamespaceKept; kept != nil {
-		resp.Diagnostics.AddWarning(summary, fmt.Sprintf("Namespace %s, which this resource created, was kept: %s. "+
-			"Delete them and the namespace yourself (kubectl delete namespace %s), or set delete_namespace_if_not_empty = true and apply before destroying.",
-			kept.Namespace, kept, kept.Namespace))
-	}
-	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-	}
 }
 
 func (r *DRADriverResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
