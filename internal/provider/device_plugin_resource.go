@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -271,34 +270,8 @@ func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRe
 }
 
 func (r *DevicePluginResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	namespace, name, err := parseNamespacedImportID(req.ID)
-	if err != nil {
-		resp.Diagnostics.AddError("importing NVIDIA device plugin", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	resp.Diagnostics.Append(r.adopt(ctx, namespace, name, resp)...)
-}
-
-// adopt records the ownership of an imported deployment: the marker of a
-// DaemonSet another gpu_device_plugin made, or none for one Helm or
-// kubectl made (its unmarked objects are then claimed).
-func (r *DevicePluginResource) adopt(ctx context.Context, namespace, name string, resp *resource.ImportStateResponse) diag.Diagnostics {
-	var diags diag.Diagnostics
-	summary := fmt.Sprintf("importing NVIDIA device plugin (%s/%s)", namespace, name)
-	cluster := r.clients.kubernetesFor(summary, &diags)
-	if diags.HasError() {
-		return diags
-	}
-	live, found, err := cluster.ReadDevicePlugin(ctx, namespace, name, kube.Ownership{})
-	if err != nil {
-		diags.AddError(summary, err.Error())
-		return diags
-	}
-	if !found {
-		return diags // the read that follows says it does not exist
-	}
-	return resp.State.SetAttribute(ctx, path.Root("owner_id"), adoptedOwnerID(live.Spec.Owner))
+	importNamespaced(ctx, r.clients, req, resp, "NVIDIA device plugin", func(ctx context.Context, cluster *kube.Cluster, namespace, name string) (string, bool, error) {
+		live, found, err := cluster.ReadDevicePlugin(ctx, namespace, name, kube.Ownership{})
+		return live.Spec.Owner, found, err
+	})
 }

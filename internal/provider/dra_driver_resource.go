@@ -266,28 +266,8 @@ func (r *DRADriverResource) Delete(ctx context.Context, req resource.DeleteReque
 }
 
 func (r *DRADriverResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	namespace, name, err := parseNamespacedImportID(req.ID)
-	if err != nil {
-		resp.Diagnostics.AddError("importing NVIDIA DRA driver", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	summary := fmt.Sprintf("importing NVIDIA DRA driver (%s)", req.ID)
-	cluster := r.clients.kubernetesFor(summary, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// The ownership of what is imported: the marker of a DaemonSet another
-	// gpu_dra_driver made, or none for one Helm made (its unmarked objects
-	// are then claimed).
-	live, found, err := cluster.ReadDRADriver(ctx, namespace, name, kube.Ownership{})
-	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-		return
-	}
-	if found {
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("owner_id"), adoptedOwnerID(live.Spec.Owner))...)
-	}
+	importNamespaced(ctx, r.clients, req, resp, "NVIDIA DRA driver", func(ctx context.Context, cluster *kube.Cluster, namespace, name string) (string, bool, error) {
+		live, found, err := cluster.ReadDRADriver(ctx, namespace, name, kube.Ownership{})
+		return live.Spec.Owner, found, err
+	})
 }
