@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -101,14 +100,7 @@ func draDriverAttributes() map[string]schema.Attribute {
 			Validators:    []validator.String{dns1123LabelValidator{}},
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		},
-		"delete_namespace_if_not_empty": schema.BoolAttribute{
-			Optional: true,
-			Computed: true,
-			Default:  booldefault.StaticBool(false),
-			MarkdownDescription: "What destroy does with a namespace this resource created when other objects were put in it since. " +
-				"`false` (the default) keeps the namespace and those objects and says so in a warning; `true` deletes the namespace with " +
-				"everything in it. A namespace this resource did not create is never deleted.",
-		},
+		"delete_namespace_if_not_empty": deleteNamespaceIfNotEmptyAttribute(),
 		"name": schema.StringAttribute{
 			Optional: true,
 			Computed: true,
@@ -130,13 +122,7 @@ func draDriverAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Driver image, of the init container and the `gpus` container. Defaults to `" + kube.DefaultDRADriverImage + "`, the release modelled.",
 			Validators:          []validator.String{imageReferenceValidator{}},
 		},
-		"image_pull_policy": schema.StringAttribute{
-			Optional:            true,
-			Computed:            true,
-			Default:             stringdefault.StaticString("IfNotPresent"),
-			MarkdownDescription: "Pull policy of the `gpus` container. Valid values are: " + backtickList(devicePluginPullPolicies) + ". Defaults to `IfNotPresent`.",
-			Validators:          []validator.String{stringvalidator.OneOf(devicePluginPullPolicies...)},
-		},
+		"image_pull_policy": imagePullPolicyAttribute("the `gpus` container"),
 		"node_selector": schema.MapAttribute{
 			Optional:    true,
 			ElementType: types.StringType,
@@ -151,21 +137,8 @@ func draDriverAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Restrict the pods to the chart's GPU nodes: labeled `feature.node.kubernetes.io/pci-10de.present=true` or " +
 				"`feature.node.kubernetes.io/cpu-model.vendor_id=NVIDIA` (Node Feature Discovery's) or `nvidia.com/gpu.present=true`. Defaults to `true`.",
 		},
-		"tolerations": schema.ListNestedAttribute{
-			Optional: true,
-			Computed: true,
-			Default:  listdefault.StaticValue(defaultDevicePluginTolerations()),
-			MarkdownDescription: "Tolerations of the pods. Defaults to `nvidia.com/gpu` `Exists` `NoSchedule` (the taint GPU nodes carry) " +
-				"and `CriticalAddonsOnly` `Exists`; setting the list replaces both.",
-			NestedObject: schema.NestedAttributeObject{Attributes: tolerationAttributes()},
-		},
-		"priority_class_name": schema.StringAttribute{
-			Optional:            true,
-			Computed:            true,
-			Default:             stringdefault.StaticString(kube.DefaultDRADriverPriority),
-			MarkdownDescription: "PriorityClass of the pods. Defaults to `" + kube.DefaultDRADriverPriority + "`, as the chart; `\"\"` for none.",
-			Validators:          []validator.String{stringvalidator.Any(stringvalidator.OneOf(""), dns1123SubdomainValidator{})},
-		},
+		"tolerations":         gpuNodeTolerationsAttribute(),
+		"priority_class_name": priorityClassNameAttribute(kube.DefaultDRADriverPriority, ", as the chart sets it"),
 		"driver_root": schema.StringAttribute{
 			Optional: true,
 			Computed: true,
