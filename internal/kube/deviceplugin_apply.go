@@ -47,18 +47,8 @@ func (c *Cluster) EnsureNamespace(ctx context.Context, namespace string, owner O
 	return false, fmt.Errorf("creating namespace %s: %w", namespace, err)
 }
 
-// DevicePluginCreated is what CreateDevicePlugin left on the cluster; the
-// zero value is nothing.
-type DevicePluginCreated struct {
-	// Exists: objects of this create are on the cluster (or may be). It is
-	// true after a success, and after a failure whose rollback failed too:
-	// the resource must then stay in the state, tainted, so that a destroy
-	// or the next apply removes them.
-	Exists bool
-	// NamespaceCreated: the create made the namespace; it is this
-	// resource's to delete (when nothing else is in it).
-	NamespaceCreated bool
-}
+// DevicePluginCreated is what CreateDevicePlugin left on the cluster.
+type DevicePluginCreated = DeploymentCreated
 
 // CreateDevicePlugin creates the deployment spec describes, its objects
 // marked as owner's, in an order that never leaves a pod without its
@@ -69,29 +59,9 @@ type DevicePluginCreated struct {
 // marker); what it cannot delete makes the result Exists.
 func (c *Cluster) CreateDevicePlugin(ctx context.Context, spec DevicePluginSpec, owner Ownership) (result DevicePluginCreated, warnings []string, err error) {
 	spec.Owner = owner.ID
-	result.NamespaceCreated, err = c.EnsureNamespace(ctx, spec.Namespace, owner)
-	var made []createdObject
-	if err == nil {
-		warnings, err = c.putDevicePlugin(ctx, spec, nil, owner, func(o createdObject) { made = append(made, o) })
-	}
-	if err == nil {
-		result.Exists = true
-		return result, warnings, nil
-	}
-	var notOwned *NotOwnedError
-	if errors.As(err, &notOwned) {
-		// Another gpu_device_plugin's object: to a create, it is simply there.
-		err = &ExistsError{Kind: notOwned.Kind, Namespace: notOwned.Namespace, Name: notOwned.Name}
-	}
-	kept, rollbackErr := c.rollBack(ctx, made, spec.Namespace, result.NamespaceCreated, owner)
-	if kept != nil {
-		warnings = append(warnings, fmt.Sprintf("namespace %s, made by this create, was left in place: %s", spec.Namespace, kept))
-	}
-	if rollbackErr != nil {
-		result.Exists = true
-		return result, warnings, fmt.Errorf("%w; removing what this create had made failed too, so it is kept in the state for the next apply or destroy: %w", err, rollbackErr)
-	}
-	return DevicePluginCreated{}, warnings, err
+	return c.createDeployment(ctx, spec.Namespace, owner, func(onCreate func(createdObject)) ([]string, error) {
+		return c.putDevicePlugin(ctx, spec, nil, owner, onCreate)
+	})
 }
 
 // UpdateDevicePlugin brings the deployment to spec: objects it lacks are

@@ -21,13 +21,7 @@ type NamespaceDeletion struct {
 }
 
 // DevicePluginDeleted is what DeleteDevicePlugin left in place.
-type DevicePluginDeleted struct {
-	// Left names objects of the deployment's names that the resource did
-	// not create, which it did not delete.
-	Left []string
-	// NamespaceKept says why a namespace the resource created was kept.
-	NamespaceKept *NamespaceKept
-}
+type DevicePluginDeleted = DeploymentDeleted
 
 // DeleteDevicePlugin deletes every object of the deployment spec names
 // that owner owns, whichever components are enabled (DaemonSets in the
@@ -76,11 +70,7 @@ func (c *Cluster) deleteDevicePlugin(ctx context.Context, spec DevicePluginSpec,
 			return result, err
 		}
 	}
-	if created, err := c.namespaceCreatedBy(ctx, namespace, owner, ns.Created); err != nil || !created {
-		return result, err
-	}
-	kept, err := c.deleteNamespaceIfUnused(ctx, namespace, owner, serviceEndpoints(spec.DCGMName()), ns.EvenIfNotEmpty)
-	result.NamespaceKept = kept
+	result.NamespaceKept, err = c.deleteCreatedNamespace(ctx, namespace, owner, ns, serviceEndpoints(spec.DCGMName()))
 	return result, err
 }
 

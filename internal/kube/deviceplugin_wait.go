@@ -86,15 +86,8 @@ func (c *Cluster) WaitForNodesAllocatable(ctx context.Context, spec DevicePlugin
 }
 
 func waitForNodesAllocatable(ctx context.Context, client kubernetes.Interface, spec DevicePluginSpec) error {
-	ds, err := WaitForObject(ctx, daemonSetLW(client, spec.Namespace), spec.Name, func(ds *appsv1.DaemonSet, exists bool) (bool, error) {
-		return exists && ds.Status.ObservedGeneration >= ds.Generation &&
-			ds.Status.CurrentNumberScheduled == ds.Status.DesiredNumberScheduled, nil
-	})
+	ds, err := waitForDaemonSetScheduled(ctx, client, spec.Namespace, spec.Name)
 	if err != nil {
-		if ds != nil && ctx.Err() != nil {
-			return notReady("DaemonSet %s/%s has scheduled %d of %d pods", spec.Namespace, spec.Name,
-				ds.Status.CurrentNumberScheduled, ds.Status.DesiredNumberScheduled)
-		}
 		return err
 	}
 	nodes, err := pluginNodes(ctx, client, ds)

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -78,14 +77,7 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			Validators:    []validator.String{dns1123LabelValidator{}},
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		},
-		"delete_namespace_if_not_empty": schema.BoolAttribute{
-			Optional: true,
-			Computed: true,
-			Default:  booldefault.StaticBool(false),
-			MarkdownDescription: "What destroy does with a namespace this resource created when other objects were put in it since " +
-				"(an NGC pull Secret, a ConfigMap, another release). `false` (the default) keeps the namespace and those objects and says so " +
-				"in a warning; `true` deletes the namespace with everything in it. A namespace this resource did not create is never deleted.",
-		},
+		"delete_namespace_if_not_empty": deleteNamespaceIfNotEmptyAttribute(),
 		"name": schema.StringAttribute{
 			Optional: true,
 			Computed: true,
@@ -107,13 +99,7 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Device plugin image. Defaults to `" + kube.DefaultDevicePluginImage + "`, NVIDIA's current release.",
 			Validators:          []validator.String{imageReferenceValidator{}},
 		},
-		"image_pull_policy": schema.StringAttribute{
-			Optional:            true,
-			Computed:            true,
-			Default:             stringdefault.StaticString("IfNotPresent"),
-			MarkdownDescription: "Pull policy of every container. Valid values are: " + backtickList(devicePluginPullPolicies) + ". Defaults to `IfNotPresent`.",
-			Validators:          []validator.String{stringvalidator.OneOf(devicePluginPullPolicies...)},
-		},
+		"image_pull_policy": imagePullPolicyAttribute("every container"),
 		"node_selector": schema.MapAttribute{
 			Optional:    true,
 			ElementType: types.StringType,
@@ -121,22 +107,8 @@ func devicePluginAttributes() map[string]schema.Attribute {
 				"`{ \"node.kubernetes.io/instance-type\" = \"p5.48xlarge\" }`.",
 			Validators: []validator.Map{labelsValidator{}},
 		},
-		"tolerations": schema.ListNestedAttribute{
-			Optional: true,
-			Computed: true,
-			Default:  listdefault.StaticValue(defaultDevicePluginTolerations()),
-			MarkdownDescription: "Tolerations of the pods. Defaults to `nvidia.com/gpu` `Exists` `NoSchedule` (the taint GPU nodes carry) " +
-				"and `CriticalAddonsOnly` `Exists`; setting the list replaces both.",
-			NestedObject: schema.NestedAttributeObject{Attributes: tolerationAttributes()},
-		},
-		"priority_class_name": schema.StringAttribute{
-			Optional: true,
-			Computed: true,
-			Default:  stringdefault.StaticString(kube.DefaultDevicePluginPrio),
-			MarkdownDescription: "PriorityClass of the pods, so that they are not evicted before the workloads that need them. " +
-				"Defaults to `" + kube.DefaultDevicePluginPrio + "`; `\"\"` for none.",
-			Validators: []validator.String{stringvalidator.Any(stringvalidator.OneOf(""), dns1123SubdomainValidator{})},
-		},
+		"tolerations":         gpuNodeTolerationsAttribute(),
+		"priority_class_name": priorityClassNameAttribute(kube.DefaultDevicePluginPrio, ", so that they are not evicted before the workloads that need them"),
 		"gpu_node_affinity": schema.BoolAttribute{
 			Optional: true,
 			Computed: true,
