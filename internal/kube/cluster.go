@@ -48,6 +48,8 @@ type Cluster struct {
 	// refresh batches the reads of a refresh (ReadWorkload).
 	refreshOnce sync.Once
 	refresh     *refreshLists
+	// dra caches whether the cluster serves DRA (RequireDRA).
+	dra draSupport
 }
 
 // Connect builds a Cluster for cfg without contacting it. Its errors
