@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -277,7 +278,17 @@ func (n *GPUNode) fillFromDevice(d *draDevice) {
 }
 
 // draNotServed says why a cluster that answered 404 for ResourceSlices has
-// no DRA.
-func (c *Cluster) draNotServed(context.Context) string {
-	return "the API server does not serve resource.k8s.io/v1 (Dynamic Resource Allocation, GA since Kubernetes 1.34): every node's GPUs are the device plugin's"
+// no DRA: RequireDRA's error, which names the cluster's version and what
+// DRA needs (a discovery request or two, only on such a cluster).
+func (c *Cluster) draNotServed(ctx context.Context) string {
+	err := c.RequireDRA(ctx)
+	var unavailable *DRAUnavailableError
+	if errors.As(err, &unavailable) {
+		return unavailable.Error()
+	}
+	reason := "the API server answered 404 for " + draGroupVersion + " resourceslices"
+	if err != nil {
+		reason += " (" + err.Error() + ")"
+	}
+	return reason
 }

@@ -37,7 +37,8 @@ func TestListInventoryWithoutDRA(t *testing.T) {
 	inv, err := client.ListInventory(ctx, InventoryOptions{LabelSelector: "suite=inventory-no-dra"})
 	require.NoError(t, err)
 	require.False(t, inv.DRAServed)
-	require.Contains(t, inv.DRANotServed, "resource.k8s.io/v1")
+	require.Contains(t, inv.DRANotServed, "does not serve resource.k8s.io/v1", "RequireDRA's reason")
+	require.Contains(t, inv.DRANotServed, "Kubernetes v1.", "naming the cluster's version")
 	require.Len(t, inv.Nodes, 1, "the node whose GPUs only DRA offers is not seen")
 	n := inv.Nodes[0]
 	require.Equal(t, "inv-nodra-0", n.Name)
@@ -47,7 +48,8 @@ func TestListInventoryWithoutDRA(t *testing.T) {
 }
 
 // clusterWithoutDRA connects through a proxy to the testbed's API server that
-// rewrites /apis/resource.k8s.io/v1/ to /apis/resource.k8s.io/v0/.
+// rewrites /apis/resource.k8s.io/v1 (discovery and resources) to
+// /apis/resource.k8s.io/v0.
 func clusterWithoutDRA(t *testing.T) *Cluster {
 	t.Helper()
 	upstream := rest.CopyConfig(cluster.RESTConfig())
@@ -58,7 +60,9 @@ func clusterWithoutDRA(t *testing.T) *Cluster {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = transport
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.URL.Path = strings.Replace(r.URL.Path, "/apis/resource.k8s.io/v1/", "/apis/resource.k8s.io/v0/", 1)
+		if r.URL.Path == "/apis/resource.k8s.io/v1" || strings.HasPrefix(r.URL.Path, "/apis/resource.k8s.io/v1/") {
+			r.URL.Path = "/apis/resource.k8s.io/v0" + strings.TrimPrefix(r.URL.Path, "/apis/resource.k8s.io/v1")
+		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
