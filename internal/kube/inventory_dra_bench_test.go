@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
+	"strconv"
 	"testing"
 
 	resourcev1 "k8s.io/api/resource/v1"
@@ -19,55 +19,79 @@ import (
 // half of the bench fleet.
 const benchDRAClaims = 1000
 
-var benchDRAOnce sync.Once
-
 // BenchmarkListInventoryDRA reads the bench fleet's inventory as the
-// provider does (protobuf, pages of 1,000), first as createBenchFleet makes
-// it (5,000 device-plugin nodes, 2,000 GPU pods: the device-plugin-only
-// baseline), then after half its nodes (every odd one: the A100 and T4
-// nodes) have moved to DRA: no nvidia.com/gpu capacity, one ResourceSlice
-// each with the node's GPUs as NVIDIA's driver publishes them, and
-// benchDRAClaims allocated one-GPU claims. bench/inventory.sh turns the two
-// into a ratio.
+// provider does (protobuf, pages of 1,000): as createBenchFleet makes it
+// (5,000 device-plugin nodes, 2,000 GPU pods: the device-plugin-only
+// baseline), after half its nodes (every odd one: the A100 and T4 nodes)
+// have moved to DRA (no nvidia.com/gpu capacity, one ResourceSlice each
+// with the node's GPUs as NVIDIA's driver publishes them, benchDRAClaims
+// allocated one-GPU claims), and after they have moved back: the baseline
+// on both sides of the DRA read, as a busy API server's pace drifts (the
+// node controller still marks a fresh fleet's kubelet-less nodes). bench/
+// inventory.sh turns them into a ratio.
 func BenchmarkListInventoryDRA(b *testing.B) {
 	requireCluster(b)
 	createBenchFleet(b)
 	client, requests := countingClient(b, true)
-	b.Run("fleet=device-plugin-only", func(b *testing.B) {
-		benchmarkInventoryReads(b, client, requests, DefaultPageSize)
-	})
-	benchDRAOnce.Do(func() { moveHalfTheBenchFleetToDRA(b) })
-	b.Run("fleet=half-dra", func(b *testing.B) {
-		benchmarkInventoryReads(b, client, requests, DefaultPageSize)
-	})
+	read := func(b *testing.B) { benchmarkInventoryReads(b, client, requests, DefaultPageSize) }
+	b.Run("fleet=device-plugin-only", read)
+	moveHalfTheBenchFleet(b, true)
+	b.Run("fleet=half-dra", read)
+	moveHalfTheBenchFleet(b, false)
+	b.Run("fleet=device-plugin-only-again", read)
 }
 
-// moveHalfTheBenchFleetToDRA turns the odd bench nodes into DRA nodes and
-// allocates benchDRAClaims of their GPUs, through the API.
-func moveHalfTheBenchFleetToDRA(b *testing.B) {
+// benchDRALabel marks the objects moveHalfTheBenchFleet creates, so that
+// moving back deletes them in one request per kind.
+const benchDRALabel = "bench.gpuinfra.io/dra"
+
+// moveHalfTheBenchFleet turns the odd bench nodes into DRA nodes and
+// allocates benchDRAClaims of their GPUs (toDRA), or turns them back into
+// device-plugin nodes, through the API.
+func moveHalfTheBenchFleet(b *testing.B, toDRA bool) {
 	ctx := context.Background()
 	client, _ := countingClient(b, true)
-	dropCapacity, err := json.Marshal(map[string]any{"status": map[string]any{
-		"capacity": map[string]any{string(ResourceGPU): nil}, "allocatable": map[string]any{string(ResourceGPU): nil},
-	}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	gpusOf := []int{8, 8, 1, 1} // createBenchFleet's products, in turn
-	err = parallel(benchNodes/2, func(i int) error {
+	gpusOf := []int64{8, 8, 1, 1} // createBenchFleet's products, in turn
+	err := parallel(benchNodes/2, func(i int) error {
 		node := fmt.Sprintf("bench-%05d", 2*i+1)
-		if _, err := client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, dropCapacity, metav1.PatchOptions{}, "status"); err != nil {
-			return fmt.Errorf("dropping the GPU capacity of node %s: %w", node, err)
+		gpus := gpusOf[(2*i+1)%len(gpusOf)]
+		var capacity any // null: the strategic merge patch removes the key
+		if !toDRA {
+			capacity = strconv.FormatInt(gpus, 10)
 		}
-		devices := make([]resourcev1.Device, gpusOf[(2*i+1)%len(gpusOf)])
+		patch, err := json.Marshal(map[string]any{"status": map[string]any{
+			"capacity": map[string]any{string(ResourceGPU): capacity}, "allocatable": map[string]any{string(ResourceGPU): capacity},
+		}})
+		if err != nil {
+			return err
+		}
+		if _, err := client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+			return fmt.Errorf("patching the GPU capacity of node %s: %w", node, err)
+		}
+		if !toDRA {
+			return nil
+		}
+		devices := make([]resourcev1.Device, gpus)
 		for k := range devices {
 			devices[k] = testGPUDevice(k, "NVIDIA A100-SXM4-40GB", 40)
 		}
-		_, err := client.ResourceV1().ResourceSlices().Create(ctx, testSlice(node, node, 1, devices...), metav1.CreateOptions{})
+		slice := testSlice(node, node, 1, devices...)
+		slice.Labels = map[string]string{benchDRALabel: "true"}
+		_, err = client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if !toDRA {
+		byLabel := metav1.ListOptions{LabelSelector: benchDRALabel}
+		if err := client.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, byLabel); err != nil {
+			b.Fatal(err)
+		}
+		if err := client.ResourceV1().ResourceClaims("bench").DeleteCollection(ctx, metav1.DeleteOptions{}, byLabel); err != nil {
+			b.Fatal(err)
+		}
+		return
 	}
 	// Claim i holds device gpu-(i / 1250) of A100 node 4*(i%1250)+1: at most
 	// one claim per device.
@@ -86,7 +110,7 @@ func moveHalfTheBenchFleetToDRA(b *testing.B) {
 func createAllocatedClaim(ctx context.Context, client kubernetes.Interface, name, node, device string) error {
 	claims := client.ResourceV1().ResourceClaims("bench")
 	claim, err := claims.Create(ctx, &resourcev1.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{benchDRALabel: "true"}},
 		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
 			Name:    "gpu",
 			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: nvdra.DeviceClassGPU, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 1},
