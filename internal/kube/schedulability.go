@@ -22,6 +22,7 @@ type GPURequest struct {
 	Products     []string // acceptable nvidia.com/gpu.product values; empty accepts any
 	MinMemoryMiB int64    // per GPU; zero accepts any
 	MinCompute   *ComputeCapability
+	MinCUDA      *CUDAVersion
 	NodeSelector map[string]string
 	Tolerations  []corev1.Toleration // every toleration of the pod
 }
@@ -62,6 +63,7 @@ type NodeFacts struct {
 	Product           string
 	MemoryMiB         int64
 	ComputeCapability string // "major.minor", "" when GFD has not labeled the node
+	CUDAVersion       string // CUDA version the driver supports, "major.minor"; "" when GFD has not labeled the node
 	Allocatable       int64  // of the requested resource
 	Free              int64  // allocatable minus what bound, running pods request
 
@@ -97,6 +99,7 @@ const (
 	reasonProduct
 	reasonMemory
 	reasonCompute
+	reasonCUDA
 	reasonTaint
 	reasonPluginStarting
 	reasonAllocatable
@@ -317,6 +320,12 @@ func labelMismatch(n *NodeFacts, req GPURequest) (reason nodeReason, detail stri
 			return reasonCompute, orUnlabeled(n.ComputeCapability), n.ComputeCapability == ""
 		}
 	}
+	if req.MinCUDA != nil {
+		v, err := ParseCUDAVersion(n.CUDAVersion)
+		if err != nil || !v.AtLeast(*req.MinCUDA) {
+			return reasonCUDA, orUnlabeled(n.CUDAVersion), n.CUDAVersion == ""
+		}
+	}
 	return reasonCount, "", false
 }
 
@@ -414,6 +423,8 @@ func reasonPhrase(r nodeReason, req GPURequest, one bool) string {
 		return verb("has", "have") + " less than gpu.min_memory_gib " + formatGiB(req.MinMemoryMiB) + " GiB per GPU"
 	case reasonCompute:
 		return verb("has", "have") + " a compute capability below gpu.min_compute_capability " + req.MinCompute.String()
+	case reasonCUDA:
+		return verb("has a driver", "have drivers") + " below gpu.min_cuda_version " + req.MinCUDA.String()
 	case reasonTaint:
 		return verb("has", "have") + " a taint the workload does not tolerate (add it to tolerations)"
 	case reasonPluginStarting:
