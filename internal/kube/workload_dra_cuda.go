@@ -69,5 +69,5 @@ func CUDAShortfall(versions map[string]string, least CUDAVersion) string {
 	for _, n := range nodes {
 		parts = append(parts, n+" supports "+versions[n])
 	}
-	return fmt.Sprintf("no node's NVIDIA driver supports CUDA %s or newer: %s", least, nameList(parts))
+	return fmt.Sprintf("No node's NVIDIA driver supports CUDA %s or newer: %s", least, nameList(parts))
 }

@@ -119,6 +119,14 @@ func (c *Cluster) ReadDRAFacts(ctx context.Context, allocations bool) (DRAFacts,
 	return facts, nil
 }
 
+// MissingDeviceClassError is a DRA request whose NVIDIA DeviceClass the
+// cluster does not have: NVIDIA's DRA driver is not deployed (yet).
+type MissingDeviceClassError struct{ Name string }
+
+func (e *MissingDeviceClassError) Error() string {
+	return fmt.Sprintf("the cluster has no DeviceClass %s: NVIDIA's DRA driver (%s) is not deployed", e.Name, nvdra.DriverName)
+}
+
 // choiceMatcher tells whether a device would serve one GPU choice: it is
 // of the choice's DeviceClass and meets each of the choice's selectors.
 type choiceMatcher struct {
@@ -134,7 +142,7 @@ type choiceMatcher struct {
 func newChoiceMatcher(facts DRAFacts, c GPUChoice, minCUDA *CUDAVersion) (*choiceMatcher, error) {
 	class := facts.Classes[c.DeviceClass()]
 	if class == nil {
-		return nil, fmt.Errorf("the cluster has no DeviceClass %s: NVIDIA's DRA driver (%s) is not deployed", c.DeviceClass(), nvdra.DriverName)
+		return nil, &MissingDeviceClassError{Name: c.DeviceClass()}
 	}
 	m := &choiceMatcher{choice: c}
 	compiler := dracel.GetCompiler(dracel.Features{EnableConsumableCapacity: true})

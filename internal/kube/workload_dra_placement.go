@@ -115,7 +115,7 @@ func (p DRAPlacement) Unsatisfiable(i int) string {
 	if len(c.Nodes) > 0 {
 		return ""
 	}
-	s := "no node has " + c.Description
+	s := "No node has " + c.Description
 	if c.Unmet != "" {
 		s += "; the constraint most devices fail is " + c.Unmet
 	}

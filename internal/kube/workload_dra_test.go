@@ -103,7 +103,7 @@ func TestPlaceDRAFindsTheNodesOfEachChoice(t *testing.T) {
 	require.Equal(t, []string{"gpu-a100-80"}, p.Choices[1].Nodes)
 	require.True(t, p.Satisfiable())
 	msg := p.Unsatisfiable(0)
-	require.Contains(t, msg, "no node has 1 GPU of NVIDIA-H100-80GB-HBM3")
+	require.Contains(t, msg, "No node has 1 GPU of NVIDIA-H100-80GB-HBM3")
 	require.Contains(t, msg, "productName.replace(' ', '-') in [\"NVIDIA-H100-80GB-HBM3\"] (met by 0 of 3 devices)")
 	require.Contains(t, msg, "gpu-a100-40: 1× NVIDIA A100-SXM4-40GB (40Gi, compute 8.0, CUDA 12.4)")
 	require.Empty(t, p.Unsatisfiable(1))
@@ -112,7 +112,7 @@ func TestPlaceDRAFindsTheNodesOfEachChoice(t *testing.T) {
 	p, err = placeDRA(context.Background(), testDRAFacts(), g)
 	require.NoError(t, err)
 	require.False(t, p.Satisfiable(), "no device's driver supports CUDA 12.8")
-	require.Equal(t, "no node's NVIDIA driver supports CUDA 12.8 or newer: gpu-a100-40 supports 12.4, gpu-a100-80 supports 12.4",
+	require.Equal(t, "No node's NVIDIA driver supports CUDA 12.8 or newer: gpu-a100-40 supports 12.4, gpu-a100-80 supports 12.4",
 		CUDAShortfall(p.CUDA, *g.MinCUDA))
 }
 
