@@ -29,7 +29,12 @@ var (
 	deploymentStrategies   = []string{"RollingUpdate", "Recreate"}
 	computeCapabilityRegex = regexp.MustCompile(`^[0-9]{1,2}\.[0-9]$`)
 	cudaVersionRegex       = regexp.MustCompile(`^[0-9]{1,2}\.[0-9]{1,2}$`)
-	gpuAllocations         = []string{string(kube.AllocateDevicePlugin), string(kube.AllocateDRA)}
+	// jobInPlaceSettings are the job block's settings that Kubernetes
+	// changes on a running Job (ModifyPlan finds them by building the Job;
+	// TestWorkloadJobInPlaceSettingsAreWhatThePlanDoes holds this list,
+	// the plan and the page's text together).
+	jobInPlaceSettings = []string{"parallelism", "backoff_limit", "active_deadline_seconds", "ttl_seconds_after_finished", "suspend"}
+	gpuAllocations     = []string{string(kube.AllocateDevicePlugin), string(kube.AllocateDRA)}
 	migProfileRegex        = regexp.MustCompile(`^[1-8]g\.[0-9]+gb$`)
 )
 
@@ -56,7 +61,7 @@ func workloadSchema(ctx context.Context) schema.Schema {
 			"`0 of 6 nodes can run it: 1 has no NVIDIA GPU (cpu-0), 3 are not in gpu.products [NVIDIA-H100-80GB-HBM3] (...), 2 lack nvidia.com/gpu ≥ 2 free (...)`; " +
 			"when no node could ever take the pod it fails at once instead of waiting for the timeout.\n\n" +
 			"A Job's pod template cannot change, so for `kind = \"job\"` a change to the workload replaces it, except the `job` settings " +
-			"Kubernetes changes in place (`parallelism`, `backoff_limit`, `active_deadline_seconds`, `ttl_seconds_after_finished`, `suspend`) " +
+			"Kubernetes changes in place (" + backtickList(jobInPlaceSettings) + ") " +
 			"and the wait settings; a deployment is updated in place with server-side apply (field manager `terraform-provider-gpu`).\n\n" +
 			ownershipDescription,
 		Attributes: map[string]schema.Attribute{
