@@ -61,7 +61,9 @@ func draNode(t *testing.T, name string, labels map[string]string, devices ...res
 func draJob(t *testing.T, name string, gpu WorkloadGPU) WorkloadSpec {
 	t.Helper()
 	createNamespace(t, name)
-	t.Cleanup(func() { _ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	spec := testJobSpec(0)
 	spec.Namespace, spec.Name = name, name
 	spec.Pod.GPU = gpu

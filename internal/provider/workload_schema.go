@@ -35,7 +35,7 @@ var (
 	// the plan and the page's text together).
 	jobInPlaceSettings = []string{"parallelism", "backoff_limit", "active_deadline_seconds", "ttl_seconds_after_finished", "suspend"}
 	gpuAllocations     = []string{string(kube.AllocateDevicePlugin), string(kube.AllocateDRA)}
-	migProfileRegex        = regexp.MustCompile(`^[1-8]g\.[0-9]+gb$`)
+	migProfileRegex    = regexp.MustCompile(`^[1-8]g\.[0-9]+gb$`)
 )
 
 // Defaults that apply whether or not the block that holds them is written.
