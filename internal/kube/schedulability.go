@@ -277,9 +277,21 @@ func checkNode(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 	if n.Allocatable < req.Count {
 		return reasonAllocatable, allocatableDetail(n, req.Resource), false
 	}
-	// node.kubernetes.io/ taints (not-ready, unreachable, memory-pressure,
-	// unschedulable, ...) are the node lifecycle controller's: they come
-	// and go with the node's health and cordon.
+	if reason, detail, ok := nodeHealth(n, req); !ok {
+		return reason, detail, false
+	}
+	if n.Free < req.Count {
+		return reasonBusy, fmt.Sprintf("%d free", n.Free), false
+	}
+	return 0, "", true
+}
+
+// nodeHealth finds what keeps n from taking pods for now: a
+// node.kubernetes.io/ taint (not-ready, unreachable, memory-pressure,
+// unschedulable, ...: the node lifecycle controller's, which come and go
+// with the node's health and cordon), not Ready, or cordoned. ok when
+// none does.
+func nodeHealth(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 	if t := untoleratedTaint(n.Taints, req.Tolerations, true); t != nil {
 		if t.Key == corev1.TaintNodeUnschedulable {
 			return reasonCordoned, "", false
@@ -293,9 +305,6 @@ func checkNode(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 	// the unschedulable taint onto a cordoned node.
 	if !n.Schedulable && !tolerates(req.Tolerations, &corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
 		return reasonCordoned, "", false
-	}
-	if n.Free < req.Count {
-		return reasonBusy, fmt.Sprintf("%d free", n.Free), false
 	}
 	return 0, "", true
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // diagnoseDRA is Diagnose for a DRA workload's pod: every node is checked
@@ -127,17 +125,8 @@ func checkDRANode(ctx context.Context, n *NodeFacts, devices []*DRADevice, match
 	if len(busy) == 0 && !anyFree {
 		return reasonAllocatable, strings.Join(never, "; ") + "; it has " + describeDevices(devices), false
 	}
-	if t := untoleratedTaint(n.Taints, req.Tolerations, true); t != nil {
-		if t.Key == corev1.TaintNodeUnschedulable {
-			return reasonCordoned, "", false
-		}
-		return reasonNotReady, formatTaint(t), false
-	}
-	if !n.Ready {
-		return reasonNotReady, "", false
-	}
-	if !n.Schedulable && !tolerates(req.Tolerations, &corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
-		return reasonCordoned, "", false
+	if reason, detail, ok := nodeHealth(n, req); !ok {
+		return reason, detail, false
 	}
 	if !anyFree {
 		return reasonBusy, strings.Join(busy, "; "), false
