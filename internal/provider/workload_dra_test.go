@@ -173,3 +173,22 @@ func TestAccWorkload_cudaVersionNoNodeSupportsIsRefusedAtPlan(t *testing.T) {
 		wrapped(`No node supports gpu.min_cuda_version "12.8"`,
 			"No node's NVIDIA driver supports CUDA 12.8 or newer: cuda-refused-a100-80 supports 12.4", "cudaDriverVersion"))
 }
+
+func TestAccWorkload_draRequestNoNodeCanServeIsRefusedAtPlan(t *testing.T) {
+	testAccPreCheck(t)
+	ns := testNamespace(t, "dra-refused")
+	draTestNode(t, "dra-refused-a100-80", ns, draA100x80, draA100x80)
+	// Two choices, neither of which any node's devices meet: four A100s on
+	// one node, or an H100.
+	testAccCreateFails(t, ns, draWorkload(ns, `
+    count    = 4
+    products = ["NVIDIA-A100-SXM4-80GB"]
+    alternative {
+      count    = 1
+      products = ["NVIDIA-H100-80GB-HBM3"]
+    }`, ""),
+		wrapped("No node can ever serve the gpu block",
+			"Choice 1: No node has 4 GPUs of NVIDIA-A100-SXM4-80GB.",
+			`Choice 2: No node has 1 GPU of NVIDIA-H100-80GB-HBM3; the constraint most devices fail is device.attributes['gpu.nvidia.com'].productName.replace(' ', '-') in ["NVIDIA-H100-80GB-HBM3"]`,
+			"dra-refused-a100-80: 2× NVIDIA A100-SXM4-80GB (80Gi, compute 8.0, CUDA 12.4)"))
+}
