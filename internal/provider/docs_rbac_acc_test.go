@@ -49,7 +49,9 @@ func tokenWithDocumentedRoles(t *testing.T, account string, names ...string) str
 		role.Name = account + "-" + name
 		_, err := client.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{})
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = client.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = client.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
+		})
 		_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: role.Name},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
