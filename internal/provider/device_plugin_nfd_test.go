@@ -25,19 +25,10 @@ func nodeLabels(t *testing.T, node string) map[string]string {
 	return n.Labels
 }
 
-// The README's first example on a cluster that has nothing but what the
-// provider deploys: GFD's labels reach the nodes only through the Node
-// Feature Discovery deployed with it, and a workload that selects a
-// product then runs.
-func TestAccDevicePlugin_GFDLabelsFreshNodesThroughNodeFeatureDiscovery(t *testing.T) {
-	testAccPreCheck(t)
-	bareDevicePluginTestNodes(t, "nfd", map[string]string{"dp-nfd-g5-0": "g5.xlarge", "dp-nfd-g4dn-0": "g4dn.xlarge"})
-	require.NotContains(t, nodeLabels(t, "dp-nfd-g5-0"), gpulabels.Product, "a fresh node has no GFD label")
-	require.NotContains(t, nodeLabels(t, "dp-nfd-g5-0"), gpulabels.NFDPCIPresent, "a fresh node has no NFD label")
-	work := testNamespace(t, "dp-nfd-work")
-	config := testAccDevicePluginConfig("dp-nfd", "nfd", `
-  gpu_feature_discovery {}
-`) + fmt.Sprintf(`
+// a10gTrainingJob is the README's first workload, cut to one A10G on the
+// nodes labeled gpu-test=<label>, after dependsOn.
+func a10gTrainingJob(namespace, label, dependsOn string) string {
+	return fmt.Sprintf(`
 resource "gpu_workload" "train" {
   kind = "job"
   metadata {
@@ -51,10 +42,25 @@ resource "gpu_workload" "train" {
     count    = 1
     products = ["NVIDIA-A10G"]
   }
-  node_selector = { "gpu-test" = "nfd" }
-  depends_on    = [gpu_device_plugin.test]
+  node_selector = { "gpu-test" = %q }
+  depends_on    = [%s]
 }
-`, work)
+`, namespace, label, dependsOn)
+}
+
+// The README's first example on a cluster that has nothing but what the
+// provider deploys: GFD's labels reach the nodes only through the Node
+// Feature Discovery deployed with it, and a workload that selects a
+// product then runs.
+func TestAccDevicePlugin_GFDLabelsFreshNodesThroughNodeFeatureDiscovery(t *testing.T) {
+	testAccPreCheck(t)
+	bareDevicePluginTestNodes(t, "nfd", map[string]string{"dp-nfd-g5-0": "g5.xlarge", "dp-nfd-g4dn-0": "g4dn.xlarge"})
+	require.NotContains(t, nodeLabels(t, "dp-nfd-g5-0"), gpulabels.Product, "a fresh node has no GFD label")
+	require.NotContains(t, nodeLabels(t, "dp-nfd-g5-0"), gpulabels.NFDPCIPresent, "a fresh node has no NFD label")
+	work := testNamespace(t, "dp-nfd-work")
+	config := testAccDevicePluginConfig("dp-nfd", "nfd", `
+  gpu_feature_discovery {}
+`) + a10gTrainingJob(work, "nfd", "gpu_device_plugin.test")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccDevicePluginDestroyed("dp-nfd", "nvidia-device-plugin", true),

@@ -91,23 +91,6 @@ resource "gpu_device_plugin" "nvidia" {
   gpu_feature_discovery {}
 }
 
-resource "gpu_workload" "train" {
-  kind = "job"
-  metadata {
-    name      = "train"
-    namespace = %q
-  }
-  container {
-    image = "nvcr.io/nvidia/pytorch:24.05-py3"
-  }
-  gpu {
-    count    = 1
-    products = ["NVIDIA-A10G"]
-  }
-  node_selector = { "gpu-test" = "rbac" }
-  depends_on    = [gpu_device_plugin.nvidia]
-}
-
 data "gpu_inventory" "a10g" {
   source = "kubernetes"
   filter {
@@ -115,7 +98,7 @@ data "gpu_inventory" "a10g" {
   }
   depends_on = [gpu_workload.train]
 }
-`, cluster.APIServerURL(), cluster.RESTConfig().CAData, token, work)
+`, cluster.APIServerURL(), cluster.RESTConfig().CAData, token) + a10gTrainingJob(work, "rbac", "gpu_device_plugin.nvidia")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccDevicePluginDestroyed("dp-rbac", "nvidia-device-plugin", true),
