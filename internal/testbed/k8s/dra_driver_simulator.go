@@ -58,7 +58,11 @@ import (
 //   - dynamic MIG and the partitionable-device layout of v25.12's alpha
 //     DynamicMIG gate;
 //   - the order of devices in the slice: the plugin's is Go map order,
-//     here it is by minor number.
+//     here it is by minor number;
+//   - a plugin that dies with its node: when a node is deleted under a
+//     running plugin pod, its controller goes on recreating the slice the
+//     garbage collector removes (every 30 s, the controller's sync delay)
+//     until the pod is garbage-collected too.
 
 // draDriverSimulator reconciles the nodes plugin pods run on.
 type draDriverSimulator struct {
