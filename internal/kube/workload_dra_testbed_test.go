@@ -29,9 +29,14 @@ func draNode(t *testing.T, name string, labels map[string]string, devices ...res
 	ctx := context.Background()
 	client := cluster.Client()
 	for _, c := range []*resourcev1.DeviceClass{testDeviceClass(nvdra.DeviceClassGPU, nvdra.DeviceTypeGPU), testDeviceClass(nvdra.DeviceClassMIG, nvdra.DeviceTypeMIG)} {
-		if _, err := client.ResourceV1().DeviceClasses().Create(ctx, c, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err)
+		_, err := client.ResourceV1().DeviceClasses().Create(ctx, c, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			continue
 		}
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_ = client.ResourceV1().DeviceClasses().Delete(context.Background(), c.Name, metav1.DeleteOptions{})
+		})
 	}
 	p4d, ok := ec2catalog.Lookup("p4d.24xlarge")
 	require.True(t, ok)
@@ -87,8 +92,11 @@ func TestDRAJobWhoseFirstChoiceNoNodeHasRunsOnItsSecond(t *testing.T) {
 
 	placement, err := c.PlaceDRA(ctx, spec.Pod.GPU)
 	require.NoError(t, err)
-	require.Empty(t, placement.Choices[0].Nodes, "no node has an H100")
+	for _, n := range []string{name + "-a100-40", name + "-a100-80"} {
+		require.NotContains(t, placement.Choices[0].Nodes, n, "neither node has an H100")
+	}
 	require.Contains(t, placement.Choices[1].Nodes, name+"-a100-80")
+	require.NotContains(t, placement.Choices[1].Nodes, name+"-a100-40")
 
 	owner, err := NewOwnership()
 	require.NoError(t, err)
