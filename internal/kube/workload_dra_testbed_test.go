@@ -142,3 +142,36 @@ func TestImpossibleDRARequestFailsWithANodeByNodeReason(t *testing.T) {
 	require.Contains(t, err.Error(), name+"-a100-40: choice 1 (1 GPU with ≥ 79 GiB): 0 of 1 devices match, failing "+
 		"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0 (met by 0 of 1 devices)")
 }
+
+func TestDRADeploymentRollsOutAndTakesItsTemplateAlong(t *testing.T) {
+	requireCluster(t)
+	const name = "dra-deployment"
+	draNode(t, name+"-a100-80", map[string]string{"dra-test": name}, testGPU("gpu-0", "NVIDIA A100-SXM4-80GB", "80Gi", "8.0.0", "12.4.0"))
+	spec := draJob(t, name, WorkloadGPU{Allocation: AllocateDRA, Count: 1, Products: []string{"NVIDIA-A100-SXM4-80GB"}, MinCUDA: &CUDAVersion{Major: 12, Minor: 4}})
+	spec.Kind, spec.Job = WorkloadDeployment, JobSettings{}
+	spec.Deployment = DeploymentSettings{Replicas: ptr.To[int32](1)}
+	c, err := Connect(cluster.RESTConfig(), ClusterOptions{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	owner, err := NewOwnership()
+	require.NoError(t, err)
+	_, err = c.CreateWorkload(ctx, spec, owner)
+	require.NoError(t, err)
+	status, err := c.WaitForWorkload(ctx, spec)
+	require.NoError(t, err)
+	require.Equal(t, []string{name + "-a100-80"}, status.NodeNames)
+
+	// A template of that name that this owner did not make is never taken
+	// over: a second workload of the name in the namespace is refused.
+	other, err := NewOwnership()
+	require.NoError(t, err)
+	created, err := c.CreateWorkload(ctx, spec, other)
+	require.False(t, created)
+	var exists *ExistsError
+	require.True(t, errors.As(err, &exists) && exists.Kind == "ResourceClaimTemplate", "%v", err)
+
+	require.NoError(t, c.DeleteWorkload(ctx, spec.Ref(), owner))
+	_, err = c.client.ResourceV1().ResourceClaimTemplates(name).Get(ctx, name, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the template goes with the workload: %v", err)
+}
