@@ -76,6 +76,20 @@ func draJob(t *testing.T, name string, gpu WorkloadGPU) WorkloadSpec {
 	return spec
 }
 
+// createDRAWorkload creates spec's workload through a Cluster of its own,
+// marked as a new owner's.
+func createDRAWorkload(t *testing.T, spec WorkloadSpec) (*Cluster, Ownership) {
+	t.Helper()
+	c, err := Connect(cluster.RESTConfig(), ClusterOptions{})
+	require.NoError(t, err)
+	owner, err := NewOwnership()
+	require.NoError(t, err)
+	created, err := c.CreateWorkload(context.Background(), spec, owner)
+	require.NoError(t, err)
+	require.True(t, created)
+	return c, owner
+}
+
 func TestDRAJobWhoseFirstChoiceNoNodeHasRunsOnItsSecond(t *testing.T) {
 	requireCluster(t)
 	const name = "dra-second-choice"
@@ -125,17 +139,12 @@ func TestImpossibleDRARequestFailsWithANodeByNodeReason(t *testing.T) {
 	labels := map[string]string{"dra-test": name}
 	draNode(t, name+"-a100-40", labels, testGPU("gpu-0", "NVIDIA A100-SXM4-40GB", "40Gi", "8.0.0", "12.4.0"))
 	spec := draJob(t, name, WorkloadGPU{Allocation: AllocateDRA, Count: 1, MinMemoryGiB: 79})
-	c, err := Connect(cluster.RESTConfig(), ClusterOptions{})
-	require.NoError(t, err)
+	c, owner := createDRAWorkload(t, spec)
+	t.Cleanup(func() { _ = c.DeleteWorkload(context.Background(), spec.Ref(), owner) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	owner, err := NewOwnership()
-	require.NoError(t, err)
-	_, err = c.CreateWorkload(ctx, spec, owner)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.DeleteWorkload(context.Background(), spec.Ref(), owner) })
 
-	_, err = c.WaitForWorkload(ctx, spec)
+	_, err := c.WaitForWorkload(ctx, spec)
 	var unschedulable *UnschedulableError
 	require.True(t, errors.As(err, &unschedulable), "%v", err)
 	require.NoError(t, ctx.Err(), "it failed before the wait's time was up")
@@ -150,14 +159,9 @@ func TestDRADeploymentRollsOutAndTakesItsTemplateAlong(t *testing.T) {
 	spec := draJob(t, name, WorkloadGPU{Allocation: AllocateDRA, Count: 1, Products: []string{"NVIDIA-A100-SXM4-80GB"}, MinCUDA: &CUDAVersion{Major: 12, Minor: 4}})
 	spec.Kind, spec.Job = WorkloadDeployment, JobSettings{}
 	spec.Deployment = DeploymentSettings{Replicas: ptr.To[int32](1)}
-	c, err := Connect(cluster.RESTConfig(), ClusterOptions{})
-	require.NoError(t, err)
+	c, owner := createDRAWorkload(t, spec)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	owner, err := NewOwnership()
-	require.NoError(t, err)
-	_, err = c.CreateWorkload(ctx, spec, owner)
-	require.NoError(t, err)
 	status, err := c.WaitForWorkload(ctx, spec)
 	require.NoError(t, err)
 	require.Equal(t, []string{name + "-a100-80"}, status.NodeNames)
