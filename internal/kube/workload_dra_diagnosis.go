@@ -135,19 +135,17 @@ func checkDRANode(ctx context.Context, n *NodeFacts, devices []*DRADevice, match
 }
 
 func draReasonPhrase(r nodeReason, req GPURequest, one bool) string {
-	verb := func(singular, plural string) string {
-		if one {
-			return singular
-		}
-		return plural
+	n := 2
+	if one {
+		n = 1
 	}
 	switch r {
 	case reasonNoGPU:
-		return verb("publishes", "publish") + " no NVIDIA DRA devices (no ResourceSlices of driver gpu.nvidia.com)"
+		return isAre(n, "publishes", "publish") + " no NVIDIA DRA devices (no ResourceSlices of driver gpu.nvidia.com)"
 	case reasonAllocatable:
-		return verb("has", "have") + " no devices that can ever meet a choice of the claim"
+		return isAre(n, "has", "have") + " no devices that can ever meet a choice of the claim"
 	case reasonBusy:
-		return verb("has its", "have their") + " matching devices allocated to other claims"
+		return isAre(n, "has its", "have their") + " matching devices allocated to other claims"
 	}
 	return reasonPhrase(r, req, one)
 }

@@ -7,6 +7,7 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
 )
 
@@ -96,14 +97,14 @@ func draAttr(name string) string {
 // DRASelectors are the CEL expressions a device must meet to serve choice c
 // with at least minCUDA (nil: any), written with the NVIDIA DRA driver's
 // attribute and capacity names. Products are compared in GFD's spelling
-// (the product name with its spaces turned into dashes), so one products
-// list serves both ways of allocating.
+// (gpulabels.ProductLabel; in CEL the productName with its spaces turned
+// into dashes), so one products list serves both ways of allocating.
 func DRASelectors(c GPUChoice, minCUDA *CUDAVersion) []string {
 	var out []string
 	if len(c.Products) > 0 {
 		quoted := make([]string, len(c.Products))
 		for i, p := range c.Products {
-			quoted[i] = celString(GFDProductName(p))
+			quoted[i] = celString(gpulabels.ProductLabel(p))
 		}
 		out = append(out, draAttr(nvdra.AttrProductName)+".replace(' ', '-') in ["+strings.Join(quoted, ", ")+"]")
 	}
@@ -129,11 +130,6 @@ func (c GPUChoice) DeviceClass() string {
 	}
 	return nvdra.DeviceClassGPU
 }
-
-// GFDProductName is a product name as GPU Feature Discovery labels it:
-// its spaces turned into dashes ("NVIDIA H100 80GB HBM3" becomes
-// "NVIDIA-H100-80GB-HBM3"); a name spelled that way already is kept.
-func GFDProductName(name string) string { return strings.Join(strings.Fields(name), "-") }
 
 // celString quotes s as a CEL string literal.
 func celString(s string) string { return strconv.Quote(s) }

@@ -155,3 +155,16 @@ func TestNodeAffinityReadsBackComputeAndCUDA(t *testing.T) {
 	c := corev1.Container{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{ResourceGPU: resource.MustParse("1")}}}
 	require.Equal(t, g, gpuSpecFrom(&c, aff))
 }
+
+func TestDiagnoseNamesNodesWhoseDriverIsBelowTheLeastCUDA(t *testing.T) {
+	nodes := []NodeFacts{
+		{Name: "gpu-old", HasGPU: true, Ready: true, Schedulable: true, Allocatable: 8, Free: 8, CUDAVersion: "12.2",
+			Advertised: map[corev1.ResourceName]int64{ResourceGPU: 8}},
+		{Name: "gpu-new", HasGPU: true, Ready: true, Schedulable: true, Allocatable: 8, Free: 8, CUDAVersion: "12.8",
+			Advertised: map[corev1.ResourceName]int64{ResourceGPU: 8}},
+	}
+	req := GPURequest{Resource: ResourceGPU, Count: 1, MinCUDA: &CUDAVersion{Major: 12, Minor: 4}}
+	d := Diagnose(nodes, req)
+	require.Equal(t, []string{"gpu-new"}, d.Fit)
+	require.Equal(t, "1 of 2 nodes can run it now (gpu-new): 1 has a driver below gpu.min_cuda_version 12.4 (gpu-old: 12.2)", d.String())
+}

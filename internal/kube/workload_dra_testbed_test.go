@@ -29,9 +29,14 @@ func draNode(t *testing.T, name string, labels map[string]string, devices ...res
 	ctx := context.Background()
 	client := cluster.Client()
 	for _, c := range []*resourcev1.DeviceClass{testDeviceClass(nvdra.DeviceClassGPU, nvdra.DeviceTypeGPU), testDeviceClass(nvdra.DeviceClassMIG, nvdra.DeviceTypeMIG)} {
-		if _, err := client.ResourceV1().DeviceClasses().Create(ctx, c, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err)
+		_, err := client.ResourceV1().DeviceClasses().Create(ctx, c, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			continue
 		}
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_ = client.ResourceV1().DeviceClasses().Delete(context.Background(), c.Name, metav1.DeleteOptions{})
+		})
 	}
 	p4d, ok := ec2catalog.Lookup("p4d.24xlarge")
 	require.True(t, ok)
@@ -71,6 +76,20 @@ func draJob(t *testing.T, name string, gpu WorkloadGPU) WorkloadSpec {
 	return spec
 }
 
+// createDRAWorkload creates spec's workload through a Cluster of its own,
+// marked as a new owner's.
+func createDRAWorkload(t *testing.T, spec WorkloadSpec) (*Cluster, Ownership) {
+	t.Helper()
+	c, err := Connect(cluster.RESTConfig(), ClusterOptions{})
+	require.NoError(t, err)
+	owner, err := NewOwnership()
+	require.NoError(t, err)
+	created, err := c.CreateWorkload(context.Background(), spec, owner)
+	require.NoError(t, err)
+	require.True(t, created)
+	return c, owner
+}
+
 func TestDRAJobWhoseFirstChoiceNoNodeHasRunsOnItsSecond(t *testing.T) {
 	requireCluster(t)
 	const name = "dra-second-choice"
@@ -87,8 +106,11 @@ func TestDRAJobWhoseFirstChoiceNoNodeHasRunsOnItsSecond(t *testing.T) {
 
 	placement, err := c.PlaceDRA(ctx, spec.Pod.GPU)
 	require.NoError(t, err)
-	require.Empty(t, placement.Choices[0].Nodes, "no node has an H100")
+	for _, n := range []string{name + "-a100-40", name + "-a100-80"} {
+		require.NotContains(t, placement.Choices[0].Nodes, n, "neither node has an H100")
+	}
 	require.Contains(t, placement.Choices[1].Nodes, name+"-a100-80")
+	require.NotContains(t, placement.Choices[1].Nodes, name+"-a100-40")
 
 	owner, err := NewOwnership()
 	require.NoError(t, err)
@@ -117,20 +139,43 @@ func TestImpossibleDRARequestFailsWithANodeByNodeReason(t *testing.T) {
 	labels := map[string]string{"dra-test": name}
 	draNode(t, name+"-a100-40", labels, testGPU("gpu-0", "NVIDIA A100-SXM4-40GB", "40Gi", "8.0.0", "12.4.0"))
 	spec := draJob(t, name, WorkloadGPU{Allocation: AllocateDRA, Count: 1, MinMemoryGiB: 79})
-	c, err := Connect(cluster.RESTConfig(), ClusterOptions{})
-	require.NoError(t, err)
+	c, owner := createDRAWorkload(t, spec)
+	t.Cleanup(func() { _ = c.DeleteWorkload(context.Background(), spec.Ref(), owner) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	owner, err := NewOwnership()
-	require.NoError(t, err)
-	_, err = c.CreateWorkload(ctx, spec, owner)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.DeleteWorkload(context.Background(), spec.Ref(), owner) })
 
-	_, err = c.WaitForWorkload(ctx, spec)
+	_, err := c.WaitForWorkload(ctx, spec)
 	var unschedulable *UnschedulableError
 	require.True(t, errors.As(err, &unschedulable), "%v", err)
 	require.NoError(t, ctx.Err(), "it failed before the wait's time was up")
 	require.Contains(t, err.Error(), name+"-a100-40: choice 1 (1 GPU with ≥ 79 GiB): 0 of 1 devices match, failing "+
 		"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('79Gi')) >= 0 (met by 0 of 1 devices)")
+}
+
+func TestDRADeploymentRollsOutAndTakesItsTemplateAlong(t *testing.T) {
+	requireCluster(t)
+	const name = "dra-deployment"
+	draNode(t, name+"-a100-80", map[string]string{"dra-test": name}, testGPU("gpu-0", "NVIDIA A100-SXM4-80GB", "80Gi", "8.0.0", "12.4.0"))
+	spec := draJob(t, name, WorkloadGPU{Allocation: AllocateDRA, Count: 1, Products: []string{"NVIDIA-A100-SXM4-80GB"}, MinCUDA: &CUDAVersion{Major: 12, Minor: 4}})
+	spec.Kind, spec.Job = WorkloadDeployment, JobSettings{}
+	spec.Deployment = DeploymentSettings{Replicas: ptr.To[int32](1)}
+	c, owner := createDRAWorkload(t, spec)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	status, err := c.WaitForWorkload(ctx, spec)
+	require.NoError(t, err)
+	require.Equal(t, []string{name + "-a100-80"}, status.NodeNames)
+
+	// A template of that name that this owner did not make is never taken
+	// over: a second workload of the name in the namespace is refused.
+	other, err := NewOwnership()
+	require.NoError(t, err)
+	created, err := c.CreateWorkload(ctx, spec, other)
+	require.False(t, created)
+	var exists *ExistsError
+	require.True(t, errors.As(err, &exists) && exists.Kind == "ResourceClaimTemplate", "%v", err)
+
+	require.NoError(t, c.DeleteWorkload(ctx, spec.Ref(), owner))
+	_, err = c.client.ResourceV1().ResourceClaimTemplates(name).Get(ctx, name, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the template goes with the workload: %v", err)
 }

@@ -50,9 +50,13 @@ func draTestNode(t *testing.T, name, label string, gpus ...draGPU) {
 				Expression: fmt.Sprintf("device.driver == '%s' && device.attributes['%s'].type == '%s'", nvdra.DriverName, nvdra.DriverName, deviceType),
 			}}}},
 		}, metav1.CreateOptions{})
-		if !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err)
+		if apierrors.IsAlreadyExists(err) {
+			continue
 		}
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_ = client.ResourceV1().DeviceClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+		})
 	}
 	var devices []resourcev1.Device
 	for i, g := range gpus {
@@ -78,7 +82,9 @@ func draTestNode(t *testing.T, name, label string, gpus ...draGPU) {
 	}
 	_, err := client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.ResourceV1().ResourceSlices().Delete(context.Background(), slice.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = client.ResourceV1().ResourceSlices().Delete(context.Background(), slice.Name, metav1.DeleteOptions{})
+	})
 }
 
 var (
@@ -178,17 +184,18 @@ func TestAccWorkload_draRequestNoNodeCanServeIsRefusedAtPlan(t *testing.T) {
 	testAccPreCheck(t)
 	ns := testNamespace(t, "dra-refused")
 	draTestNode(t, "dra-refused-a100-80", ns, draA100x80, draA100x80)
-	// Two choices, neither of which any node's devices meet: four A100s on
-	// one node, or an H100.
+	// Two choices, neither of which any node's devices meet: four 80 GB
+	// A100s on one node (no node has more than two), or a B200 (which no
+	// node of the testbed has).
 	testAccCreateFails(t, ns, draWorkload(ns, `
     count    = 4
     products = ["NVIDIA-A100-SXM4-80GB"]
     alternative {
       count    = 1
-      products = ["NVIDIA-H100-80GB-HBM3"]
+      products = ["NVIDIA-B200"]
     }`, ""),
 		wrapped("No node can ever serve the gpu block",
 			"Choice 1: No node has 4 GPUs of NVIDIA-A100-SXM4-80GB.",
-			`Choice 2: No node has 1 GPU of NVIDIA-H100-80GB-HBM3; the constraint most devices fail is device.attributes['gpu.nvidia.com'].productName.replace(' ', '-') in ["NVIDIA-H100-80GB-HBM3"]`,
+			`Choice 2: No node has 1 GPU of NVIDIA-B200; the constraint most devices fail is device.attributes['gpu.nvidia.com'].productName.replace(' ', '-') in ["NVIDIA-B200"]`,
 			"dra-refused-a100-80: 2× NVIDIA A100-SXM4-80GB (80Gi, compute 8.0, CUDA 12.4)"))
 }

@@ -27,7 +27,7 @@ func (r *WorkloadResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
-	// replaceDRAClaimOnChange(ctx, req, resp)
+	replaceDRAClaimOnChange(ctx, req, resp)
 	var kind types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("kind"), &kind)...)
 	if resp.Diagnostics.HasError() || kind.ValueString() != workloadKindJob {
