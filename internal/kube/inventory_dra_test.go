@@ -172,27 +172,41 @@ func TestListInventoryDRARequests(t *testing.T) {
 	for _, n := range inv.Nodes {
 		require.Equal(t, DeviceCounts{Published: 1, Free: 1}, n.DRA, n.Name)
 	}
-	require.Equal(t, map[string]int64{
-		"resourceslices": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			o.FieldSelector = "spec.driver=" + nvdra.DriverName
-			l, err := admin.ResourceV1().ResourceSlices().List(ctx, o)
-			return l.Continue, err
-		}),
+	require.Equal(t, inventoryListPages(t, admin, "suite=inventory-dra-requests", true), requests.byResource(),
+		"one paginated LIST per kind, in pages of 2")
+}
+
+// inventoryListPages is how many pages of 2 each LIST of ListInventory
+// takes on the cluster as it is: nodes (labelSelector), pods, the DRA
+// driver's ResourceSlices and, withClaims, ResourceClaims; keyed by
+// resource as resourceRequests counts them.
+func inventoryListPages(t *testing.T, client kubernetes.Interface, labelSelector string, withClaims bool) map[string]int64 {
+	t.Helper()
+	ctx := context.Background()
+	pages := map[string]int64{
 		"nodes": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			o.LabelSelector = "suite=inventory-dra-requests"
-			l, err := admin.CoreV1().Nodes().List(ctx, o)
+			o.LabelSelector = labelSelector
+			l, err := client.CoreV1().Nodes().List(ctx, o)
 			return l.Continue, err
 		}),
 		"pods": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
 			o.FieldSelector = nonTerminatedBoundPods
-			l, err := admin.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
+			l, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
 			return l.Continue, err
 		}),
-		"resourceclaims": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			l, err := admin.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, o)
+		"resourceslices": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
+			o.FieldSelector = "spec.driver=" + nvdra.DriverName
+			l, err := client.ResourceV1().ResourceSlices().List(ctx, o)
 			return l.Continue, err
 		}),
-	}, requests.byResource(), "one paginated LIST per kind, in pages of 2")
+	}
+	if withClaims {
+		pages["resourceclaims"] = listPagesOf(t, func(o metav1.ListOptions) (string, error) {
+			l, err := client.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, o)
+			return l.Continue, err
+		})
+	}
+	return pages
 }
 
 // listPagesOf counts the pages of 2 a paginated LIST takes. With a field
