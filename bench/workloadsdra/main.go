@@ -108,7 +108,7 @@ func fleet(jobs int) []k8s.NodeSpec {
 		nodes = append(nodes,
 			k8s.NodeSpec{Name: fmt.Sprintf("bench-dp-%d", i), InstanceType: p4d, ExtraLabels: map[string]string{poolLabel: poolDP}},
 			k8s.NodeSpec{Name: fmt.Sprintf("bench-dra-%d", i), InstanceType: p4d, ExtraLabels: map[string]string{poolLabel: poolDRA},
-				WithoutGPUCapacity: true, WithoutGPULabels: true})
+				WithoutGPUCapacity: true})
 	}
 	return nodes
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,18 +47,8 @@ func (c *Cluster) EnsureNamespace(ctx context.Context, namespace string, owner O
 	return false, fmt.Errorf("creating namespace %s: %w", namespace, err)
 }
 
-// DevicePluginCreated is what CreateDevicePlugin left on the cluster; the
-// zero value is nothing.
-type DevicePluginCreated struct {
-	// Exists: objects of this create are on the cluster (or may be). It is
-	// true after a success, and after a failure whose rollback failed too:
-	// the resource must then stay in the state, tainted, so that a destroy
-	// or the next apply removes them.
-	Exists bool
-	// NamespaceCreated: the create made the namespace; it is this
-	// resource's to delete (when nothing else is in it).
-	NamespaceCreated bool
-}
+// DevicePluginCreated is what CreateDevicePlugin left on the cluster.
+type DevicePluginCreated = DeploymentCreated
 
 // CreateDevicePlugin creates the deployment spec describes, its objects
 // marked as owner's, in an order that never leaves a pod without its
@@ -68,29 +59,9 @@ type DevicePluginCreated struct {
 // marker); what it cannot delete makes the result Exists.
 func (c *Cluster) CreateDevicePlugin(ctx context.Context, spec DevicePluginSpec, owner Ownership) (result DevicePluginCreated, warnings []string, err error) {
 	spec.Owner = owner.ID
-	result.NamespaceCreated, err = c.EnsureNamespace(ctx, spec.Namespace, owner)
-	var made []createdObject
-	if err == nil {
-		warnings, err = c.putDevicePlugin(ctx, spec, nil, owner, func(o createdObject) { made = append(made, o) })
-	}
-	if err == nil {
-		result.Exists = true
-		return result, warnings, nil
-	}
-	var notOwned *NotOwnedError
-	if errors.As(err, &notOwned) {
-		// Another gpu_device_plugin's object: to a create, it is simply there.
-		err = &ExistsError{Kind: notOwned.Kind, Namespace: notOwned.Namespace, Name: notOwned.Name}
-	}
-	kept, rollbackErr := c.rollBack(ctx, made, spec.Namespace, result.NamespaceCreated, owner)
-	if kept != nil {
-		warnings = append(warnings, fmt.Sprintf("namespace %s, made by this create, was left in place: %s", spec.Namespace, kept))
-	}
-	if rollbackErr != nil {
-		result.Exists = true
-		return result, warnings, fmt.Errorf("%w; removing what this create had made failed too, so it is kept in the state for the next apply or destroy: %w", err, rollbackErr)
-	}
-	return DevicePluginCreated{}, warnings, err
+	return c.createDeployment(ctx, spec.Namespace, owner, func(onCreate func(createdObject)) ([]string, error) {
+		return c.putDevicePlugin(ctx, spec, nil, owner, onCreate)
+	})
 }
 
 // UpdateDevicePlugin brings the deployment to spec: objects it lacks are
@@ -117,6 +88,12 @@ func (c *Cluster) putDevicePlugin(ctx context.Context, spec DevicePluginSpec, pr
 		return nil, err
 	}
 	var objects []managedObject
+	if spec.DeploysNFD() {
+		if err := spec.ensureNFDCRDs(ctx, client); err != nil {
+			return nil, err
+		}
+		objects = append(objects, spec.nfdObjects(client, true)...)
+	}
 	if objs.RuntimeClass != nil {
 		objects = append(objects, runtimeClassObject(client, spec.RuntimeClass.Name, objs.RuntimeClass))
 	}
@@ -196,6 +173,12 @@ func removeDropped(ctx context.Context, client kubernetes.Interface, spec, prior
 	for _, name := range spec.DaemonSetNames() {
 		keep[name] = true
 	}
+	if prior.DeploysNFD() && !spec.DeploysNFD() {
+		nfd := prior.nfdObjects(client, false)
+		slices.Reverse(nfd) // the pods before what they need
+		dropped = append(dropped, nfd...)
+		keep[prior.NFDWorkerName()] = true
+	}
 	for _, name := range prior.DaemonSetNames() {
 		if !keep[name] {
 			dropped = append(dropped, daemonSetObject(client, spec.Namespace, name, nil))
@@ -253,15 +236,21 @@ const (
 // serviceMonitorCRDInstalled asks discovery whether the cluster serves
 // ServiceMonitors.
 func serviceMonitorCRDInstalled(client kubernetes.Interface) (bool, error) {
-	resources, err := client.Discovery().ServerResourcesForGroupVersion(serviceMonitorGroupVersion)
+	return apiResourceServed(client, serviceMonitorGroupVersion, serviceMonitorResource)
+}
+
+// apiResourceServed asks discovery whether the cluster serves resource
+// (plural) in groupVersion: a CRD's API exists only once it is installed.
+func apiResourceServed(client kubernetes.Interface, groupVersion, resource string) (bool, error) {
+	resources, err := client.Discovery().ServerResourcesForGroupVersion(groupVersion)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("discovering %s: %w", serviceMonitorGroupVersion, err)
+		return false, fmt.Errorf("discovering %s: %w", groupVersion, err)
 	}
 	for _, r := range resources.APIResources {
-		if r.Name == serviceMonitorResource {
+		if r.Name == resource {
 			return true, nil
 		}
 	}

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,13 +21,7 @@ type NamespaceDeletion struct {
 }
 
 // DevicePluginDeleted is what DeleteDevicePlugin left in place.
-type DevicePluginDeleted struct {
-	// Left names objects of the deployment's names that the resource did
-	// not create, which it did not delete.
-	Left []string
-	// NamespaceKept says why a namespace the resource created was kept.
-	NamespaceKept *NamespaceKept
-}
+type DevicePluginDeleted = DeploymentDeleted
 
 // DeleteDevicePlugin deletes every object of the deployment spec names
 // that owner owns, whichever components are enabled (DaemonSets in the
@@ -75,11 +70,7 @@ func (c *Cluster) deleteDevicePlugin(ctx context.Context, spec DevicePluginSpec,
 			return result, err
 		}
 	}
-	if created, err := c.namespaceCreatedBy(ctx, namespace, owner, ns.Created); err != nil || !created {
-		return result, err
-	}
-	kept, err := c.deleteNamespaceIfUnused(ctx, namespace, owner, serviceEndpoints(spec.DCGMName()), ns.EvenIfNotEmpty)
-	result.NamespaceKept = kept
+	result.NamespaceKept, err = c.deleteCreatedNamespace(ctx, namespace, owner, ns, serviceEndpoints(spec.DCGMName()))
 	return result, err
 }
 
@@ -92,6 +83,9 @@ func devicePluginObjectsNamed(client kubernetes.Interface, spec DevicePluginSpec
 	for _, name := range []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()} {
 		objects = append(objects, daemonSetObject(client, namespace, name, nil))
 	}
+	nfd := spec.nfdObjects(client, false)
+	slices.Reverse(nfd) // the pods first
+	objects = append(objects, nfd...)
 	objects = append(objects,
 		configMapObject(client, namespace, spec.ConfigMapName(), nil),
 		serviceObject(client, namespace, spec.DCGMName(), nil))

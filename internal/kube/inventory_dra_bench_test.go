@@ -75,7 +75,7 @@ func moveHalfTheBenchFleet(b *testing.B, toDRA bool) {
 		for k := range devices {
 			devices[k] = testGPUDevice(k, "NVIDIA A100-SXM4-40GB", 40)
 		}
-		slice := testSlice(node, node, 1, devices...)
+		slice := inventoryTestSlice(node, node, 1, devices...)
 		slice.Labels = map[string]string{benchDRALabel: "true"}
 		_, err = client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
 		return err

@@ -58,11 +58,11 @@ func TestListInventoryDRAWhileClaimsComeAndGo(t *testing.T) {
 	// invdra-gpu rewrote its pool: generation 1 (six GPUs) is stale, only
 	// generation 2 (four GPUs) counts.
 	createSlices(t, admin,
-		testSlice("invdra-gpu-old", "invdra-gpu", 1, h100(10), h100(11), h100(12), h100(13), h100(14), h100(15)),
-		testSlice("invdra-gpu", "invdra-gpu", 2, h100(0), h100(1), h100(2), h100(3)),
-		testSlice("invdra-mig", "invdra-mig", 1, h100(0),
+		inventoryTestSlice("invdra-gpu-old", "invdra-gpu", 1, h100(10), h100(11), h100(12), h100(13), h100(14), h100(15)),
+		inventoryTestSlice("invdra-gpu", "invdra-gpu", 2, h100(0), h100(1), h100(2), h100(3)),
+		inventoryTestSlice("invdra-mig", "invdra-mig", 1, h100(0),
 			testMIGDevice(1, 19, 0, 1, "1g.10gb"), testMIGDevice(1, 19, 1, 1, "1g.10gb"), testMIGDevice(1, 9, 4, 4, "3g.40gb")),
-		testSlice("invdra-both", "invdra-both", 1, a100(0), a100(1)),
+		inventoryTestSlice("invdra-both", "invdra-both", 1, a100(0), a100(1)),
 	)
 	createDeviceClass(t, admin, "inventory-dra-gpu", "device.attributes['gpu.nvidia.com'].type == 'gpu'")
 	createDeviceClass(t, admin, "inventory-dra-mig-1g", "device.attributes['gpu.nvidia.com'].type == 'mig' && device.attributes['gpu.nvidia.com'].profile == '1g.10gb'")
@@ -158,10 +158,10 @@ func TestListInventoryDRARequests(t *testing.T) {
 	for i := range 3 {
 		name := fmt.Sprintf("invdra-req-%d", i)
 		require.NoError(t, createNode(ctx, admin, draOnlyNode(name, labels)))
-		createSlices(t, admin, testSlice(name, name, 1, testGPUDevice(0, "NVIDIA L4", 22)))
+		createSlices(t, admin, inventoryTestSlice(name, name, 1, testGPUDevice(0, "NVIDIA L4", 22)))
 	}
 	// A slice of another driver, which the field selector leaves out.
-	other := testSlice("invdra-req-other", "invdra-req-0", 1, testGPUDevice(0, "NVIDIA L4", 22))
+	other := inventoryTestSlice("invdra-req-other", "invdra-req-0", 1, testGPUDevice(0, "NVIDIA L4", 22))
 	other.Spec.Driver = "other.example.com"
 	createSlices(t, admin, other)
 
@@ -280,7 +280,7 @@ func draOnlyNode(name string, labels map[string]string) *corev1.Node {
 // testSlice is a ResourceSlice as NVIDIA's gpu-kubelet-plugin publishes one:
 // driver gpu.nvidia.com, one pool named after the node, one slice per pool
 // generation.
-func testSlice(name, node string, generation int64, devices ...resourcev1.Device) *resourcev1.ResourceSlice {
+func inventoryTestSlice(name, node string, generation int64, devices ...resourcev1.Device) *resourcev1.ResourceSlice {
 	return &resourcev1.ResourceSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: resourcev1.ResourceSliceSpec{

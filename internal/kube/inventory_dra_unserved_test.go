@@ -31,7 +31,7 @@ func TestListInventoryWithoutDRA(t *testing.T) {
 	labels := map[string]string{"suite": "inventory-no-dra"}
 	require.NoError(t, createNode(ctx, admin, plainGPUNode("inv-nodra-0", "Tesla-T4", 1, 15360, labels)))
 	require.NoError(t, createNode(ctx, admin, draOnlyNode("inv-nodra-1", labels)))
-	createSlices(t, admin, testSlice("inv-nodra-1", "inv-nodra-1", 1, testGPUDevice(0, "NVIDIA L4", 22)))
+	createSlices(t, admin, inventoryTestSlice("inv-nodra-1", "inv-nodra-1", 1, testGPUDevice(0, "NVIDIA L4", 22)))
 
 	client := clusterWithoutDRA(t)
 	_, err := client.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})

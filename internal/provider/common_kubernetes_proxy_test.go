@@ -23,6 +23,25 @@ import (
 // out. It returns a provider block that reaches the cluster through it.
 func answerDroppingProxy(t *testing.T, drop func(*http.Request) bool) (providerBlock string, dropped *atomic.Bool) {
 	t.Helper()
+	dropped = new(atomic.Bool)
+	providerBlock = testbedProxy(t, func(upstream http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !drop(r) || !dropped.CompareAndSwap(false, true) {
+				upstream.ServeHTTP(w, r)
+				return
+			}
+			upstream.ServeHTTP(httptest.NewRecorder(), r)
+			panic(http.ErrAbortHandler) // the connection closes with no answer
+		})
+	})
+	return providerBlock, dropped
+}
+
+// testbedProxy serves handler, which forwards to the testbed's API server
+// (with the testbed's admin credentials) what it passes to upstream, and
+// returns a provider block that reaches the cluster through it.
+func testbedProxy(t *testing.T, handler func(upstream http.Handler) http.Handler) (providerBlock string) {
+	t.Helper()
 	upstream, err := url.Parse(cluster.APIServerURL())
 	require.NoError(t, err)
 	admin := cluster.RESTConfig()
@@ -44,15 +63,7 @@ func answerDroppingProxy(t *testing.T, drop func(*http.Request) bool) (providerB
 			r.Header.Set("Authorization", "Bearer "+admin.BearerToken)
 		}
 	}
-	dropped = new(atomic.Bool)
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !drop(r) || !dropped.CompareAndSwap(false, true) {
-			proxy.ServeHTTP(w, r)
-			return
-		}
-		proxy.ServeHTTP(httptest.NewRecorder(), r)
-		panic(http.ErrAbortHandler) // the connection closes with no answer
-	}))
+	srv := httptest.NewTLSServer(handler(proxy))
 	t.Cleanup(srv.Close)
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	return fmt.Sprintf(`
@@ -63,5 +74,5 @@ provider "gpu" {
     token                  = "stripped-by-the-proxy"
   }
 }
-`, srv.URL, string(ca)), dropped
+`, srv.URL, string(ca))
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -259,63 +258,20 @@ func (r *DevicePluginResource) Delete(ctx context.Context, req resource.DeleteRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	created, diags := req.Private.GetKey(ctx, privateNamespaceCreated)
-	resp.Diagnostics.Append(diags...)
 	owner := ownershipOf(state.OwnerID, spec.ID())
 	timeout, diags := state.Timeouts.Delete(ctx, devicePluginDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	deleted, err := cluster.DeleteDevicePlugin(ctx, spec, owner, kube.NamespaceDeletion{
-		Created:        string(created) == "true",
-		EvenIfNotEmpty: state.DeleteNamespace.ValueBool(),
+	deleteDeployment(ctx, req, resp, summary, timeout, state.DeleteNamespace.ValueBool(), func(ctx context.Context, ns kube.NamespaceDeletion) (kube.DeploymentDeleted, error) {
+		return cluster.DeleteDevicePlugin(ctx, spec, owner, ns)
 	})
-	for _, left := range deleted.Left {
-		resp.Diagnostics.AddWarning(summary, left)
-	}
-	if kept := deleted.NamespaceKept; kept != nil {
-		resp.Diagnostics.AddWarning(summary, fmt.Sprintf("Namespace %s, which this resource created, was kept: %s. "+
-			"Delete them and the namespace yourself (kubectl delete namespace %s), or set delete_namespace_if_not_empty = true and apply before destroying.",
-			kept.Namespace, kept, kept.Namespace))
-	}
-	if err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-	}
 }
 
 func (r *DevicePluginResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	namespace, name, err := parseNamespacedImportID(req.ID)
-	if err != nil {
-		resp.Diagnostics.AddError("importing NVIDIA device plugin", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	resp.Diagnostics.Append(r.adopt(ctx, namespace, name, resp)...)
-}
-
-// adopt records the ownership of an imported deployment: the marker of a
-// DaemonSet another gpu_device_plugin made, or none for one Helm or
-// kubectl made (its unmarked objects are then claimed).
-func (r *DevicePluginResource) adopt(ctx context.Context, namespace, name string, resp *resource.ImportStateResponse) diag.Diagnostics {
-	var diags diag.Diagnostics
-	summary := fmt.Sprintf("importing NVIDIA device plugin (%s/%s)", namespace, name)
-	cluster := r.clients.kubernetesFor(summary, &diags)
-	if diags.HasError() {
-		return diags
-	}
-	live, found, err := cluster.ReadDevicePlugin(ctx, namespace, name, kube.Ownership{})
-	if err != nil {
-		diags.AddError(summary, err.Error())
-		return diags
-	}
-	if !found {
-		return diags // the read that follows says it does not exist
-	}
-	return resp.State.SetAttribute(ctx, path.Root("owner_id"), adoptedOwnerID(live.Spec.Owner))
+	importNamespaced(ctx, r.clients, req, resp, "NVIDIA device plugin", func(ctx context.Context, cluster *kube.Cluster, namespace, name string) (string, bool, error) {
+		live, found, err := cluster.ReadDevicePlugin(ctx, namespace, name, kube.Ownership{})
+		return live.Spec.Owner, found, err
+	})
 }

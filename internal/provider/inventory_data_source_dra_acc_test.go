@@ -37,8 +37,8 @@ func TestAccInventoryDataSource_draClaimsComeAndGo(t *testing.T) {
 	client := cluster.Client()
 	label := map[string]string{"gpu-test": "inventory-dra"}
 	for _, spec := range []k8s.NodeSpec{
-		{Name: "inv-dra-dp", InstanceType: instanceType(t, "g5.xlarge"), ExtraLabels: label},
-		{Name: "inv-dra-h100", InstanceType: instanceType(t, "p5.48xlarge"), WithoutGPUCapacity: true, WithoutGPULabels: true, ExtraLabels: label},
+		{Name: "inv-dra-dp", InstanceType: instanceType(t, "g5.xlarge"), GFDLabeled: true, ExtraLabels: label},
+		{Name: "inv-dra-h100", InstanceType: instanceType(t, "p5.48xlarge"), WithoutGPUCapacity: true, ExtraLabels: label},
 	} {
 		require.NoError(t, cluster.AddNode(ctx, spec))
 		t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), spec.Name)) })

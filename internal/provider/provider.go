@@ -100,6 +100,7 @@ func (p *GPUProvider) Configure(ctx context.Context, req provider.ConfigureReque
 func (p *GPUProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewDevicePluginResource,
+		NewDRADriverResource,
 		NewWorkloadResource,
 		NewNodeGroupResource,
 		NewPassthroughVMResource,
