@@ -86,7 +86,7 @@ func TestListInventoryWithoutDRAPermissions(t *testing.T) {
 	labels := map[string]string{"suite": "inventory-dra-rbac"}
 	require.NoError(t, createNode(ctx, admin, plainGPUNode("inv-rbac-dp", "Tesla-T4", 1, 15360, labels)))
 	require.NoError(t, createNode(ctx, admin, draOnlyNode("inv-rbac-dra", labels)))
-	createSlices(t, admin, testSlice("inv-rbac-dra", "inv-rbac-dra", 1, testGPUDevice(0, "NVIDIA L4", 22)))
+	createSlices(t, admin, inventoryTestSlice("inv-rbac-dra", "inv-rbac-dra", 1, testGPUDevice(0, "NVIDIA L4", 22)))
 
 	for _, tc := range []struct {
 		name      string
