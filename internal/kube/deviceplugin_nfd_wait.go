@@ -204,3 +204,10 @@ func describeForeignNFD(ctx context.Context, client kubernetes.Interface) string
 	return "The cluster has Node Feature Discovery's CRDs: its worker must run on these nodes and read that directory, " +
 		"and its master must allow the nvidia.com label namespace (-extra-label-ns=nvidia.com)."
 }
+
+// NodeFeatureDiscoveryInstalled reports whether the cluster serves Node
+// Feature Discovery's NodeFeature API, which every NFD from v0.14 on
+// installs: without it, nothing turns GFD's features file into labels.
+func (c *Cluster) NodeFeatureDiscoveryInstalled(ctx context.Context) (bool, error) {
+	return apiResourceServed(c.client, nfdAPIGroup+"/v1alpha1", "nodefeatures")
+}

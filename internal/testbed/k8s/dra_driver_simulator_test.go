@@ -119,6 +119,8 @@ func TestDRASimulatorIgnoresTheChartsOtherContainers(t *testing.T) {
 			containers: []corev1.Container{{Name: "compute-domains", Image: "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.1"}, {Name: "gpus", Image: "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.1"}}},
 		{description: "a mirror of the image, by digest", want: true,
 			containers: []corev1.Container{{Name: "gpus", Image: "123456789012.dkr.ecr.us-east-1.amazonaws.com/mirror/k8s-dra-driver-gpu@sha256:0123"}}},
+		{description: "a local registry with a port", want: true,
+			containers: []corev1.Container{{Name: "gpus", Image: "localhost:5000/k8s-dra-driver-gpu:v25.8.1"}}},
 		{description: "only the compute-domains container",
 			containers: []corev1.Container{{Name: "compute-domains", Image: "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.1"}}},
 		{description: "a container named gpus on another image",
