@@ -29,8 +29,8 @@ func TestListInventoryWithoutDRA(t *testing.T) {
 	admin := cluster.Client()
 
 	labels := map[string]string{"suite": "inventory-no-dra"}
-	require.NoError(t, createNode(ctx, admin, plainGPUNode("inv-nodra-0", "Tesla-T4", 1, 15360, labels)))
-	require.NoError(t, createNode(ctx, admin, draOnlyNode("inv-nodra-1", labels)))
+	createNodeForTest(t, admin, plainGPUNode("inv-nodra-0", "Tesla-T4", 1, 15360, labels))
+	createNodeForTest(t, admin, draOnlyNode("inv-nodra-1", labels))
 	createSlices(t, admin, inventoryTestSlice("inv-nodra-1", "inv-nodra-1", 1, testGPUDevice(0, "NVIDIA L4", 22)))
 
 	client := clusterWithoutDRA(t)
@@ -84,8 +84,8 @@ func TestListInventoryWithoutDRAPermissions(t *testing.T) {
 	ctx := context.Background()
 	admin := cluster.Client()
 	labels := map[string]string{"suite": "inventory-dra-rbac"}
-	require.NoError(t, createNode(ctx, admin, plainGPUNode("inv-rbac-dp", "Tesla-T4", 1, 15360, labels)))
-	require.NoError(t, createNode(ctx, admin, draOnlyNode("inv-rbac-dra", labels)))
+	createNodeForTest(t, admin, plainGPUNode("inv-rbac-dp", "Tesla-T4", 1, 15360, labels))
+	createNodeForTest(t, admin, draOnlyNode("inv-rbac-dra", labels))
 	createSlices(t, admin, inventoryTestSlice("inv-rbac-dra", "inv-rbac-dra", 1, testGPUDevice(0, "NVIDIA L4", 22)))
 
 	for _, tc := range []struct {
