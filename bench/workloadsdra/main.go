@@ -7,10 +7,10 @@
 //
 // The Jobs are created with client-go (a ResourceClaimTemplate and Jobs
 // that reference it), not through gpu_workload: its DRA support was not on
-// main when this was written. The DRA nodes' ResourceSlices are published by
-// this program as NVIDIA's gpu-kubelet-plugin would (one pool per node, one
-// device per GPU), until the testbed has a DRA driver simulator. Run it
-// with `bash bench/workloads-dra.sh`; see bench/README.md.
+// main when this was written. The DRA nodes' ResourceSlices come from the
+// testbed's DRA driver simulator (StartDRADriver: the chart's DeviceClasses
+// and kubelet-plugin DaemonSet). Run it with `bash bench/workloads-dra.sh`;
+// see bench/README.md.
 package main
 
 import (
@@ -24,7 +24,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -69,10 +68,16 @@ func run(jobs, rounds int) error {
 	}
 	defer func() { _ = tb.Stop() }()
 	client := cluster.Client()
-	if err := publishDRANodes(ctx, client, jobs); err != nil {
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "nvidia-dra-driver"}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if err := ensureGPUDeviceClass(ctx, client); err != nil {
+	var draNodes []string
+	for _, n := range fleet(jobs) {
+		if n.DRA {
+			draNodes = append(draNodes, n.Name)
+		}
+	}
+	if err := cluster.StartDRADriver(ctx, "nvidia-dra-driver", map[string]string{k8s.DRANodeLabel: "true"}, draNodes...); err != nil {
 		return err
 	}
 
@@ -100,7 +105,8 @@ func run(jobs, rounds int) error {
 
 // fleet is, per path, enough 8-GPU kwok nodes (p4d.24xlarge) for every Job
 // at once and one node more: device-plugin nodes advertise nvidia.com/gpu,
-// DRA nodes do not (publishDRANodes gives them their devices).
+// DRA nodes do not (the testbed's DRA driver simulator publishes their
+// GPUs once the driver's kubelet-plugin DaemonSet runs there).
 func fleet(jobs int) []k8s.NodeSpec {
 	p4d, _ := ec2catalog.Lookup("p4d.24xlarge")
 	var nodes []k8s.NodeSpec
@@ -108,60 +114,9 @@ func fleet(jobs int) []k8s.NodeSpec {
 		nodes = append(nodes,
 			k8s.NodeSpec{Name: fmt.Sprintf("bench-dp-%d", i), InstanceType: p4d, ExtraLabels: map[string]string{poolLabel: poolDP}},
 			k8s.NodeSpec{Name: fmt.Sprintf("bench-dra-%d", i), InstanceType: p4d, ExtraLabels: map[string]string{poolLabel: poolDRA},
-				WithoutGPUCapacity: true})
+				DRA: true})
 	}
 	return nodes
-}
-
-// publishDRANodes publishes, for every DRA node, the ResourceSlice NVIDIA's
-// gpu-kubelet-plugin would for eight A100s: pool and slice named after the
-// node, devices gpu-0 … gpu-7 with the driver's attributes.
-func publishDRANodes(ctx context.Context, client kubernetes.Interface, jobs int) error {
-	for i := range jobs/8 + 2 {
-		node := fmt.Sprintf("bench-dra-%d", i)
-		devices := make([]resourcev1.Device, 8)
-		for k := range devices {
-			devices[k] = resourcev1.Device{
-				Name: fmt.Sprintf("gpu-%d", k),
-				Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
-					nvdra.AttrType:                  {StringValue: ptr.To(nvdra.DeviceTypeGPU)},
-					nvdra.AttrUUID:                  {StringValue: ptr.To(fmt.Sprintf("GPU-%s-%d", node, k))},
-					nvdra.AttrProductName:           {StringValue: ptr.To("NVIDIA A100-SXM4-40GB")},
-					nvdra.AttrCUDAComputeCapability: {VersionValue: ptr.To("8.0.0")},
-				},
-				Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{
-					nvdra.CapacityMemory: {Value: resource.MustParse("40Gi")},
-				},
-			}
-		}
-		_, err := client.ResourceV1().ResourceSlices().Create(ctx, &resourcev1.ResourceSlice{
-			ObjectMeta: metav1.ObjectMeta{Name: node},
-			Spec: resourcev1.ResourceSliceSpec{
-				Driver: nvdra.DriverName, NodeName: ptr.To(node),
-				Pool:    resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
-				Devices: devices,
-			},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("publishing the ResourceSlice of node %s: %w", node, err)
-		}
-	}
-	return nil
-}
-
-// ensureGPUDeviceClass creates the DeviceClass NVIDIA's Helm chart creates
-// for whole GPUs (templates/deviceclass-gpu.yaml), unless it exists.
-func ensureGPUDeviceClass(ctx context.Context, client kubernetes.Interface) error {
-	_, err := client.ResourceV1().DeviceClasses().Create(ctx, &resourcev1.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: nvdra.DeviceClassGPU},
-		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
-			Expression: fmt.Sprintf("device.driver == %q && device.attributes[%q].%s == %q", nvdra.DriverName, nvdra.DriverName, nvdra.AttrType, nvdra.DeviceTypeGPU),
-		}}}},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating DeviceClass %s: %w", nvdra.DeviceClassGPU, err)
-	}
-	return nil
 }
 
 // runJobs creates a namespace and n one-GPU Jobs in it through path, and

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -53,11 +54,14 @@ type GPUNode struct {
 // Inventory is the GPU nodes of a cluster, sorted by name.
 type Inventory struct {
 	Nodes []GPUNode
-	// DRAServed says whether the cluster serves resource.k8s.io/v1; when it
-	// does not, every node's GPUs are the device plugin's and DRANotServed
-	// says why.
-	DRAServed    bool
-	DRANotServed string
+	// DRAServed says whether the cluster serves resource.k8s.io/v1.
+	DRAServed bool
+	// DRAUnavailable says why DRA devices are not counted: the cluster does
+	// not serve resource.k8s.io/v1, or the credentials may not list
+	// ResourceSlices or ResourceClaims (counting published devices without
+	// their allocations would show taken GPUs free). Every node's GPUs are
+	// then the device plugin's. Empty when DRA devices are counted.
+	DRAUnavailable string
 }
 
 // InventoryOptions narrow what ListInventory asks the API server for.
@@ -96,14 +100,16 @@ func (c *Cluster) ListInventory(ctx context.Context, opts InventoryOptions) (Inv
 	nodesByName := map[string]*GPUNode{}
 	dpAllocated := map[string]int64{}
 	var names []string
-	withDRA := false
+	draOnly := map[string]bool{} // nodes listed only for their DRA devices
 	err = forEachNode(ctx, client, pageSize, opts.LabelSelector, func(node *corev1.Node) {
 		devices := dra.byNode[node.Name]
 		n, ok := gpuNodeFrom(node)
 		if !ok && len(devices) == 0 {
 			return
 		}
-		withDRA = withDRA || len(devices) > 0
+		if !ok {
+			draOnly[n.Name] = true
+		}
 		n.Labels = opts.Labels.Select(node.Labels)
 		nodesByName[n.Name] = &n
 		names = append(names, n.Name)
@@ -121,15 +127,18 @@ func (c *Cluster) ListInventory(ctx context.Context, opts InventoryOptions) (Inv
 			return Inventory{}, err
 		}
 	}
-	if withDRA {
+	if slices.ContainsFunc(names, func(n string) bool { return len(dra.byNode[n]) > 0 }) {
 		if err := dra.markAllocated(ctx, client, pageSize); err != nil {
 			return Inventory{}, err
 		}
 	}
+	if dra.unavailable != "" {
+		names = slices.DeleteFunc(names, func(n string) bool { return draOnly[n] })
+	}
 	sort.Strings(names)
-	inv := Inventory{Nodes: make([]GPUNode, 0, len(names)), DRAServed: dra.served}
+	inv := Inventory{Nodes: make([]GPUNode, 0, len(names)), DRAServed: dra.served, DRAUnavailable: dra.unavailable}
 	if !dra.served {
-		inv.DRANotServed = c.draNotServed(ctx)
+		inv.DRAUnavailable = c.draNotServed(ctx)
 	}
 	for _, name := range names {
 		n := nodesByName[name]

@@ -78,8 +78,18 @@ type draDeviceID struct{ pool, device string }
 type draDevices struct {
 	// served is false when the API server does not serve resource.k8s.io/v1.
 	served bool
-	byID   map[draDeviceID]*draDevice
-	byNode map[string][]*draDevice
+	// unavailable, when set, says why the credentials could not read them;
+	// byID and byNode are then empty.
+	unavailable string
+	byID        map[draDeviceID]*draDevice
+	byNode      map[string][]*draDevice
+}
+
+// forbid records that the credentials may not list what; no device counts.
+func (d *draDevices) forbid(what string, err error) {
+	d.unavailable = "the credentials in use may not list " + what + " (grant list on resourceslices and resourceclaims " +
+		"of resource.k8s.io to count DRA devices): " + err.Error()
+	d.byID, d.byNode = nil, nil
 }
 
 // listDRADevices reads the driver's ResourceSlices (field selector
@@ -114,6 +124,11 @@ func listDRADevices(ctx context.Context, client kubernetes.Interface, pageSize i
 	if apierrors.IsNotFound(err) {
 		return draDevices{}, nil
 	}
+	if apierrors.IsForbidden(err) {
+		out := draDevices{served: true}
+		out.forbid("ResourceSlices", err)
+		return out, nil
+	}
 	if err != nil {
 		return draDevices{}, fmt.Errorf("listing ResourceSlices of driver %s: %w", nvdra.DriverName, err)
 	}
@@ -132,12 +147,13 @@ func listDRADevices(ctx context.Context, client kubernetes.Interface, pageSize i
 }
 
 // markAllocated reads every ResourceClaim (paginated) and marks the devices
-// their allocations hold.
-func (d draDevices) markAllocated(ctx context.Context, client kubernetes.Interface, pageSize int64) error {
-	return listPages(ctx, pageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
+// their allocations hold. Credentials that may not list claims make every
+// device uncounted (forbid), not an error.
+func (d *draDevices) markAllocated(ctx context.Context, client kubernetes.Interface, pageSize int64) error {
+	err := listPages(ctx, pageSize, func(ctx context.Context, lo metav1.ListOptions) (string, error) {
 		list, err := client.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, lo)
 		if err != nil {
-			return "", fmt.Errorf("listing ResourceClaims: %w", err)
+			return "", err
 		}
 		for i := range list.Items {
 			alloc := list.Items[i].Status.Allocation
@@ -155,6 +171,14 @@ func (d draDevices) markAllocated(ctx context.Context, client kubernetes.Interfa
 		}
 		return list.Continue, nil
 	})
+	if apierrors.IsForbidden(err) {
+		d.forbid("ResourceClaims", err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing ResourceClaims: %w", err)
+	}
+	return nil
 }
 
 // draDeviceFrom reads the attributes NVIDIA's driver publishes

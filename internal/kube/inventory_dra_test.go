@@ -51,7 +51,7 @@ func TestListInventoryDRAWhileClaimsComeAndGo(t *testing.T) {
 	dpNode := plainGPUNode("invdra-dp", "NVIDIA-A100-SXM4-40GB", 4, 40960, nodeLabels("invdra-dp"))
 	bothNode := plainGPUNode("invdra-both", "NVIDIA-A100-SXM4-40GB", 2, 40960, nodeLabels("invdra-both"))
 	for _, n := range []*corev1.Node{dpNode, bothNode, draOnlyNode("invdra-gpu", nodeLabels("invdra-gpu")), draOnlyNode("invdra-mig", nodeLabels("invdra-mig"))} {
-		require.NoError(t, createNode(ctx, admin, n))
+		createNodeForTest(t, admin, n)
 	}
 	h100 := func(i int) resourcev1.Device { return testGPUDevice(i, "NVIDIA H100 80GB HBM3", 80) }
 	a100 := func(i int) resourcev1.Device { return testGPUDevice(i, "NVIDIA A100-SXM4-40GB", 40) }
@@ -70,6 +70,7 @@ func TestListInventoryDRAWhileClaimsComeAndGo(t *testing.T) {
 	ns := "inventory-dra"
 	_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 	// A device-plugin pod on the node that offers both: its GPU is one of
 	// the node's two, whichever path handed it out.
 	_, err = admin.CoreV1().Pods(ns).Create(ctx, boundGPUPod("dp-1", "invdra-both", 1), metav1.CreateOptions{})
@@ -157,7 +158,7 @@ func TestListInventoryDRARequests(t *testing.T) {
 	labels := map[string]string{"suite": "inventory-dra-requests"}
 	for i := range 3 {
 		name := fmt.Sprintf("invdra-req-%d", i)
-		require.NoError(t, createNode(ctx, admin, draOnlyNode(name, labels)))
+		createNodeForTest(t, admin, draOnlyNode(name, labels))
 		createSlices(t, admin, inventoryTestSlice(name, name, 1, testGPUDevice(0, "NVIDIA L4", 22)))
 	}
 	// A slice of another driver, which the field selector leaves out.
@@ -172,27 +173,41 @@ func TestListInventoryDRARequests(t *testing.T) {
 	for _, n := range inv.Nodes {
 		require.Equal(t, DeviceCounts{Published: 1, Free: 1}, n.DRA, n.Name)
 	}
-	require.Equal(t, map[string]int64{
-		"resourceslices": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			o.FieldSelector = "spec.driver=" + nvdra.DriverName
-			l, err := admin.ResourceV1().ResourceSlices().List(ctx, o)
-			return l.Continue, err
-		}),
+	require.Equal(t, inventoryListPages(t, admin, "suite=inventory-dra-requests", true), requests.byResource(),
+		"one paginated LIST per kind, in pages of 2")
+}
+
+// inventoryListPages is how many pages of 2 each LIST of ListInventory
+// takes on the cluster as it is: nodes (labelSelector), pods, the DRA
+// driver's ResourceSlices and, withClaims, ResourceClaims; keyed by
+// resource as resourceRequests counts them.
+func inventoryListPages(t *testing.T, client kubernetes.Interface, labelSelector string, withClaims bool) map[string]int64 {
+	t.Helper()
+	ctx := context.Background()
+	pages := map[string]int64{
 		"nodes": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			o.LabelSelector = "suite=inventory-dra-requests"
-			l, err := admin.CoreV1().Nodes().List(ctx, o)
+			o.LabelSelector = labelSelector
+			l, err := client.CoreV1().Nodes().List(ctx, o)
 			return l.Continue, err
 		}),
 		"pods": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
 			o.FieldSelector = nonTerminatedBoundPods
-			l, err := admin.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
+			l, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
 			return l.Continue, err
 		}),
-		"resourceclaims": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			l, err := admin.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, o)
+		"resourceslices": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
+			o.FieldSelector = "spec.driver=" + nvdra.DriverName
+			l, err := client.ResourceV1().ResourceSlices().List(ctx, o)
 			return l.Continue, err
 		}),
-	}, requests.byResource(), "one paginated LIST per kind, in pages of 2")
+	}
+	if withClaims {
+		pages["resourceclaims"] = listPagesOf(t, func(o metav1.ListOptions) (string, error) {
+			l, err := client.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, o)
+			return l.Continue, err
+		})
+	}
+	return pages
 }
 
 // listPagesOf counts the pages of 2 a paginated LIST takes. With a field
@@ -320,11 +335,25 @@ func requireDRAServed(t *testing.T, client kubernetes.Interface) {
 	require.NoError(t, err, "the testbed's Kubernetes serves resource.k8s.io/v1")
 }
 
+// createNodeForTest creates the node until the test ends.
+func createNodeForTest(t *testing.T, client kubernetes.Interface, node *corev1.Node) {
+	t.Helper()
+	require.NoError(t, createNode(context.Background(), client, node))
+	t.Cleanup(func() {
+		require.NoError(t, client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{}))
+	})
+}
+
+// createSlices publishes the slices until the test ends: other tests of the
+// package share the API server, and some look at every node's devices.
 func createSlices(t *testing.T, client kubernetes.Interface, slices ...*resourcev1.ResourceSlice) {
 	t.Helper()
 	for _, s := range slices {
 		_, err := client.ResourceV1().ResourceSlices().Create(context.Background(), s, metav1.CreateOptions{})
 		require.NoError(t, err)
+		t.Cleanup(func() {
+			require.NoError(t, client.ResourceV1().ResourceSlices().Delete(context.Background(), s.Name, metav1.DeleteOptions{}))
+		})
 	}
 }
 
@@ -337,6 +366,9 @@ func createDeviceClass(t *testing.T, client kubernetes.Interface, name, cel stri
 		}}}},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, client.ResourceV1().DeviceClasses().Delete(context.Background(), name, metav1.DeleteOptions{}))
+	})
 }
 
 // createClaimAndPod creates a claim for count devices of class and a pod

@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
 )
 
 // TestListInventoryOnRealAPIServer checks what only a real API server can
@@ -64,23 +62,7 @@ func TestListInventoryOnRealAPIServer(t *testing.T) {
 	// (other tests'), in pages of 2 as the server cuts them (a selector
 	// can leave a page short); no ResourceClaims: no selected node
 	// publishes DRA devices.
-	require.Equal(t, map[string]int64{
-		"nodes": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			o.LabelSelector = suite
-			l, err := admin.CoreV1().Nodes().List(ctx, o)
-			return l.Continue, err
-		}),
-		"pods": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			o.FieldSelector = nonTerminatedBoundPods
-			l, err := admin.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
-			return l.Continue, err
-		}),
-		"resourceslices": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
-			o.FieldSelector = "spec.driver=" + nvdra.DriverName
-			l, err := admin.ResourceV1().ResourceSlices().List(ctx, o)
-			return l.Continue, err
-		}),
-	}, requests.byResource(), "LIST requests in pages of 2")
+	require.Equal(t, inventoryListPages(t, admin, suite, false), requests.byResource(), "LIST requests in pages of 2")
 
 	byName := map[string]GPUNode{}
 	for _, n := range inv.Nodes {

@@ -86,7 +86,8 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"(keyed by node name), `totals` and `by_product`. The lists are consistent reads (a GPU a pod or claim took is never shown free). " +
 			"Each node says which path offers its GPUs (`gpu_path`: device plugin, DRA or both) and its GPUs are counted once, " +
 			"through that path; DRA devices are also counted as devices (`dra_devices`) and MIG devices by profile (`mig_devices`). " +
-			"On a cluster that does not serve `resource.k8s.io/v1` the read still succeeds, with `dra_served = false`. " +
+			"On a cluster that does not serve `resource.k8s.io/v1`, or with credentials that may not list its ResourceSlices and ResourceClaims, " +
+			"the read still succeeds with the device plugin's counts, and `dra_unavailable_reason` says why DRA devices are not counted. " +
 			"Node labels are opt-in (`include_labels`) and `include_nodes = false` leaves out the per-node map: at thousands of nodes " +
 			"what Terraform decodes, diffs and renders is most of a plan's time, so carry only what the configuration uses.\n\n" +
 			"With `source = \"ec2\"` it lists the region's EC2 instance types with NVIDIA GPUs (DescribeInstanceTypes) with the Availability Zones " +
@@ -160,8 +161,11 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 					"Null for the other sources.",
 			},
 			"dra_unavailable_reason": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "Source `kubernetes`: why DRA devices are not counted (empty when `dra_served`). Null for the other sources.",
+				Computed: true,
+				MarkdownDescription: "Source `kubernetes`: why DRA devices are not counted, empty when they are: the cluster does not serve " +
+					"`resource.k8s.io/v1` (naming its version), or the provider's credentials may not list ResourceSlices or ResourceClaims " +
+					"(published devices without their allocations would show taken GPUs free, so none are counted). Every node's GPUs are " +
+					"then the device plugin's, and a node that offers GPUs only through DRA is not listed. Null for the other sources.",
 			},
 			"by_product": schema.MapNestedAttribute{
 				Computed: true,
@@ -331,7 +335,7 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 	model.Totals = totals
 	model.ByProduct = byProduct
 	model.DRAServed = types.BoolValue(inv.DRAServed)
-	model.DRAReason = types.StringValue(inv.DRANotServed)
+	model.DRAReason = types.StringValue(inv.DRAUnavailable)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
 	tflog.Debug(ctx, "gpu_inventory read", map[string]any{"nodes": len(inv.Nodes), "duration": time.Since(started).String()})
 }

@@ -24,14 +24,21 @@ func nodeAt(address, node, attr string, value knownvalue.Check) statecheck.State
 	return statecheck.ExpectKnownValue(address, tfjsonpath.New("nodes").AtMapKey(node).AtMapKey(attr), value)
 }
 
-// sums is a `totals` or `by_product` entry.
+// sums is a `totals` or `by_product` entry of device-plugin nodes only:
+// no DRA devices, no MIG devices.
 func sums(nodes, gpus, allocatable, allocated, free int64) knownvalue.Check {
+	zero := knownvalue.Int64Exact(0)
 	return knownvalue.ObjectExact(map[string]knownvalue.Check{
-		"nodes":       knownvalue.Int64Exact(nodes),
-		"gpus":        knownvalue.Int64Exact(gpus),
-		"allocatable": knownvalue.Int64Exact(allocatable),
-		"allocated":   knownvalue.Int64Exact(allocated),
-		"free":        knownvalue.Int64Exact(free),
+		"nodes":               knownvalue.Int64Exact(nodes),
+		"gpus":                knownvalue.Int64Exact(gpus),
+		"allocatable":         knownvalue.Int64Exact(allocatable),
+		"allocated":           knownvalue.Int64Exact(allocated),
+		"free":                knownvalue.Int64Exact(free),
+		"device_plugin_nodes": knownvalue.Int64Exact(nodes),
+		"dra_nodes":           zero,
+		"both_paths_nodes":    zero,
+		"dra_devices":         knownvalue.ObjectExact(map[string]knownvalue.Check{"published": zero, "allocated": zero, "free": zero}),
+		"mig_devices":         knownvalue.MapExact(map[string]knownvalue.Check{}),
 	})
 }
 
