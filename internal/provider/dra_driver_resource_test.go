@@ -20,12 +20,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 const draDriverAddress = "gpu_dra_driver.test"
@@ -245,11 +247,24 @@ func TestAccDRADriver_drift(t *testing.T) {
 	})
 }
 
+// TestAccDRADriver_nodeWithoutSlices: one node publishes, the other's
+// plugin pod cannot be placed (the node takes no more pods), so it never
+// publishes. The wait names that node and the scheduler's reason, and the
+// create is kept in the state, tainted.
 func TestAccDRADriver_nodeWithoutSlices(t *testing.T) {
 	testAccPreCheck(t)
-	devicePluginTestNodes(t, "dra-silent", map[string]string{"dra-silent-g5-0": "g5.xlarge", "dra-silent-g5-1": "g5.xlarge"})
+	devicePluginTestNodes(t, "dra-silent", map[string]string{"dra-silent-g5-0": "g5.xlarge"})
+	ctx := context.Background()
+	require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{
+		Name: "dra-silent-full", InstanceType: instanceType(t, "g5.xlarge"), WithoutGPUCapacity: true,
+		ExtraLabels: map[string]string{"gpu-test": "dra-silent"},
+		Resources:   corev1.ResourceList{corev1.ResourcePods: k8sresource.MustParse("0")},
+	}))
+	t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), "dra-silent-full")) })
+	require.NoError(t, cluster.WaitForNodesReady(ctx, "dra-silent-full"))
 	publishDRASlice(t, "dra-silent-g5-0", 1)
 	silentConfig := testAccDRADriverConfig("dra-silent", "dra-silent", `
+  wait_for_rollout = false
   timeouts {
     create = "10s"
   }
@@ -258,12 +273,11 @@ func TestAccDRADriver_nodeWithoutSlices(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccDRADriverDestroyed("dra-silent", true),
 		Steps: []resource.TestStep{
-			// The node that publishes nothing is named, with its running
-			// plugin pod; the create is kept in the state (tainted).
 			{
 				Config: silentConfig,
 				ExpectError: wrapped("1 of 2 nodes running the kubelet plugin have not published",
-					"dra-silent-g5-1: no ResourceSlice of driver gpu.nvidia.com is published for it; its kubelet plugin pod", "is Running and ready"),
+					"dra-silent-full: no ResourceSlice of driver gpu.nvidia.com is published for it; its kubelet plugin pod",
+					"is Pending: Unschedulable:", "Too many pods"),
 			},
 			expectTainted(silentConfig, draDriverAddress),
 		},
