@@ -91,7 +91,7 @@ func benchFleet() []k8s.NodeSpec {
 	var nodes []k8s.NodeSpec
 	for i, name := range []string{"p5.48xlarge", "p5.48xlarge", "p4d.24xlarge", "p4d.24xlarge"} {
 		instanceType, _ := ec2catalog.Lookup(name)
-		nodes = append(nodes, k8s.NodeSpec{Name: fmt.Sprintf("bench-gpu-%d", i), InstanceType: instanceType, WithoutGPUCapacity: true})
+		nodes = append(nodes, k8s.NodeSpec{Name: fmt.Sprintf("bench-gpu-%d", i), InstanceType: instanceType, WithoutGPUCapacity: true, GFDLabeled: true})
 	}
 	return nodes
 }

@@ -32,7 +32,7 @@ func createFleet(ctx context.Context, cluster *k8s.Cluster, nodes, pods int) err
 		if !ok {
 			return fmt.Errorf("unknown instance type %s", fleetTypes[i%len(fleetTypes)])
 		}
-		specs[i] = k8s.NodeSpec{Name: fmt.Sprintf("bench-gpu-%05d", i), InstanceType: it}
+		specs[i] = k8s.NodeSpec{Name: fmt.Sprintf("bench-gpu-%05d", i), InstanceType: it, GFDLabeled: true}
 	}
 	if err := cluster.AddNodes(ctx, specs); err != nil {
 		return err

@@ -140,7 +140,7 @@ func fleet(jobs int) []k8s.NodeSpec {
 	p4d, _ := ec2catalog.Lookup("p4d.24xlarge")
 	var nodes []k8s.NodeSpec
 	for i := range jobs/8 + 2 {
-		nodes = append(nodes, k8s.NodeSpec{Name: fmt.Sprintf("bench-gpu-%d", i), InstanceType: p4d})
+		nodes = append(nodes, k8s.NodeSpec{Name: fmt.Sprintf("bench-gpu-%d", i), InstanceType: p4d, GFDLabeled: true})
 	}
 	return nodes
 }

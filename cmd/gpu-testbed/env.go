@@ -12,7 +12,8 @@ import (
 )
 
 // runEnv prints `export` lines for a shell's eval: every backend's Env,
-// as the running testbed recorded it. With --terraform-path it prints only
+// as the running testbed recorded it (the Kubernetes backend's says which
+// release it runs, in GPU_TESTBED_KUBERNETES). With --terraform-path it prints only
 // the path of the cached Terraform CLI (--tofu-path: OpenTofu,
 // --packer-path: Packer), running testbed or not.
 func runEnv(_ context.Context, args []string) error {

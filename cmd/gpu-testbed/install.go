@@ -24,7 +24,7 @@ func runInstall(ctx context.Context, args []string) error {
 func parseInstallFlags(args []string) (testbed.InstallOptions, error) {
 	flags := flag.NewFlagSet("install", flag.ContinueOnError)
 	toolsDir := flags.String("tools-dir", "tools", "directory holding the tools modules (kube/, tofu/, packer/ with their go.mod)")
-	only := flags.String("only", "", `comma-separated sets ("demo": kube, kwok, terraform; "test": everything) or builds (kube, kwok, terraform, tofu, packer); default: everything`)
+	only := flags.String("only", "", `comma-separated sets ("demo": kube, kwok, terraform; "test": everything) or builds (kube, kwok, terraform, tofu, packer, kube-oldest: the oldest supported Kubernetes); default: everything`)
 	jobs := flags.Int("jobs", 0, "go commands run at once (default: 2, or 1 on a 1-core machine)")
 	if err := flags.Parse(args); err != nil {
 		return testbed.InstallOptions{}, err

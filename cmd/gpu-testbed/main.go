@@ -15,6 +15,12 @@
 //	gpu-testbed serve-aws FLAGS               run the AWS emulator (up starts it)
 //	gpu-testbed serve-proxmox FLAGS           run the Proxmox VE emulator (up starts it)
 //	gpu-testbed rootfs --suite S --dir DIR    extract a fresh Debian root (see internal/testbed/debroot)
+//
+// GPU_TESTBED_KUBERNETES chooses the control plane that up (and every test)
+// starts: "newest" (the default, testbed.KubernetesVersion) or "oldest"
+// (testbed.OldestKubernetesVersion, the oldest the provider supports; make
+// testbed builds it, make demo does not). env prints the choice of the
+// running testbed.
 package main
 
 import (
@@ -23,6 +29,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 type command struct {
@@ -72,4 +80,6 @@ func usage() {
 	for _, c := range commands {
 		fmt.Fprintf(os.Stderr, "  %-8s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(os.Stderr, "\nenvironment:\n  %s=%s|%s  the Kubernetes that up and the tests start: %s (default) or %s (the oldest supported; `install --only kube-oldest` builds it)\n",
+		testbed.KubernetesChoiceEnv, testbed.KubernetesNewest, testbed.KubernetesOldest, testbed.KubernetesVersion, testbed.OldestKubernetesVersion)
 }

@@ -5,14 +5,20 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 func runNodes(ctx context.Context, args []string) error {
@@ -42,15 +48,32 @@ func runNodes(ctx context.Context, args []string) error {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
 
+	slices, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector(resourceapi.ResourceSliceSelectorDriver, nvdra.DriverName).String(),
+	})
+	if err != nil && !apierrors.IsNotFound(err) { // NotFound: a cluster that serves no DRA
+		return fmt.Errorf("listing ResourceSlices: %w", err)
+	}
+	draDevices := map[string]int{}
+	for i := 0; err == nil && i < len(slices.Items); i++ {
+		if slice := slices.Items[i]; slice.Spec.NodeName != nil {
+			draDevices[*slice.Spec.NodeName] += len(slice.Spec.Devices)
+		}
+	}
+
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tINSTANCE TYPE\tGPU PRODUCT\tGPUS\tREADY")
+	fmt.Fprintln(w, "NAME\tINSTANCE TYPE\tGPU PRODUCT\tGPUS\tDRA DEVICES\tREADY")
 	for _, node := range nodes.Items {
 		product := node.Labels[gpulabels.Product]
 		if product == "" {
 			product = "-"
 		}
 		gpus := node.Status.Allocatable[gpulabels.ResourceName]
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", node.Name, node.Labels[corev1.LabelInstanceTypeStable], product, gpus.String(), readyStatus(&node))
+		published := "-"
+		if node.Labels[k8s.DRANodeLabel] == "true" {
+			published = strconv.Itoa(draDevices[node.Name])
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", node.Name, node.Labels[corev1.LabelInstanceTypeStable], product, gpus.String(), published, readyStatus(&node))
 	}
 	return w.Flush()
 }

@@ -13,12 +13,13 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
-// runSimulate runs the device-plugin simulator of a detached testbed in the
+// runSimulate runs the simulators of NVIDIA's node agents (device plugin
+// and DRA kubelet plugin, k8s.RunSimulators) of a detached testbed in the
 // foreground; `up` starts it in the background, and `down` stops it with
 // the rest of the testbed.
 func runSimulate(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("simulate", flag.ContinueOnError)
-	kubeconfig := flags.String("kubeconfig", "", "kubeconfig of the testbed to simulate device-plugin registration on")
+	kubeconfig := flags.String("kubeconfig", "", "kubeconfig of the testbed to simulate NVIDIA's device plugin and DRA kubelet plugin on")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func runSimulate(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("creating the Kubernetes client: %w", err)
 	}
-	if err := k8s.RunDevicePluginSimulator(ctx, client, os.Stderr); err != nil && ctx.Err() == nil {
+	if err := k8s.RunSimulators(ctx, client, os.Stderr); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil

@@ -20,6 +20,22 @@ const upTimeout = 3 * time.Minute
 func runUp(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("up", flag.ContinueOnError)
 	dirArg := dirFlag(flags)
+	flags.Usage = func() {
+		fmt.Fprintf(flags.Output(), `Usage: gpu-testbed up [--dir DIR]
+
+Starts a testbed in the background: Kubernetes %s with kwok nodes, the
+EKS and EC2 emulator, the Proxmox VE emulator. Its nodes: %s.
+
+gpu-* nodes hand out GPUs through NVIDIA's device plugin: they advertise no
+nvidia.com/gpu until it runs on them (gpu_device_plugin). dra-* nodes hand
+them out through NVIDIA's DRA driver (labeled %s=true): they
+publish no ResourceSlices until its kubelet plugin runs on them
+(gpu_dra_driver); dra-mig-* nodes' GPUs are in MIG mode and publish their
+MIG devices instead.
+
+`, testbed.KubernetesVersion, fleetSummary(), k8s.DRANodeLabel)
+		flags.PrintDefaults()
+	}
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -58,12 +74,13 @@ func runUp(ctx context.Context, args []string) error {
 	}
 	state := tb.State()
 
-	fmt.Printf("GPU testbed up in %s: Kubernetes %s at %s\n", time.Since(started).Round(100*time.Millisecond), testbed.KubernetesVersion, cluster.APIServerURL())
+	fmt.Printf("GPU testbed up in %s: Kubernetes %s at %s\n", time.Since(started).Round(100*time.Millisecond), cluster.KubernetesVersion(), cluster.APIServerURL())
 	for _, p := range state.Processes {
 		fmt.Printf("  %-24s pid %d\n", p.Name, p.PID)
 	}
 	fmt.Printf("nodes: %s\n", fleetSummary())
-	fmt.Println("       GPU nodes advertise no nvidia.com/gpu until NVIDIA's device plugin runs on them (gpu_device_plugin)")
+	fmt.Println("       gpu-* nodes advertise no nvidia.com/gpu until NVIDIA's device plugin runs on them (gpu_device_plugin)")
+	fmt.Printf("       dra-* nodes (%s=true) publish no ResourceSlices until NVIDIA's DRA driver runs on them (gpu_dra_driver)\n", k8s.DRANodeLabel)
 	fmt.Printf("EKS:   cluster %q in %s, emulated at %s (eval \"$(gpu-testbed env%s)\"; aws eks describe-cluster --name %s)\n",
 		emu.ClusterName(), emu.Region(), emu.EKSEndpoint(), dirSuffix(*dirArg), emu.ClusterName())
 	fmt.Printf("PVE:   Proxmox VE %s emulated at %s: nodes %s, %s, %s, %s (eval \"$(gpu-testbed env%s)\"; curl --cacert \"$PM_CA_CERT_FILE\" -H \"Authorization: PVEAPIToken=$PM_API_TOKEN_ID=$PM_API_TOKEN_SECRET\" \"$PM_API_URL/nodes\")\n",
@@ -93,7 +110,14 @@ func clearStaleTestbed(dir, dirArg string) error {
 func fleetSummary() string {
 	var parts []string
 	for _, group := range defaultFleet {
-		parts = append(parts, fmt.Sprintf("%d× %s", group.count, group.instanceType))
+		part := fmt.Sprintf("%d× %s", group.count, group.instanceType)
+		switch {
+		case len(group.mig) > 0:
+			part += fmt.Sprintf(" (DRA, MIG %s×%d per GPU)", group.mig[0], len(group.mig))
+		case group.dra:
+			part += " (DRA)"
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, ", ")
 }

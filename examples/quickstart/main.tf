@@ -21,9 +21,16 @@ provider "gpu" {
   }
 }
 
-# NVIDIA's device plugin on every GPU node; apply returns once every such node
-# advertises allocatable nvidia.com/gpu.
-resource "gpu_device_plugin" "nvidia" {}
+# NVIDIA's device plugin on every GPU node, and GPU Feature Discovery, which
+# labels each node with its GPUs' product and memory (what `products` and
+# `min_memory_gib` below select on). GFD's labels reach the nodes through Node
+# Feature Discovery, deployed with it as NVIDIA's Helm chart does; NFD also
+# labels fresh GPU nodes as such, which the plugin's pods wait for. Apply
+# returns once every GPU node advertises allocatable nvidia.com/gpu and
+# carries GFD's labels.
+resource "gpu_device_plugin" "nvidia" {
+  gpu_feature_discovery {}
+}
 
 # A training job on two GPUs with at least 40 GiB each (H100 or A100 here);
 # apply returns when it has completed, or explains why it cannot run.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,6 +88,12 @@ func (c *Cluster) putDevicePlugin(ctx context.Context, spec DevicePluginSpec, pr
 		return nil, err
 	}
 	var objects []managedObject
+	if spec.DeploysNFD() {
+		if err := spec.ensureNFDCRDs(ctx, client); err != nil {
+			return nil, err
+		}
+		objects = append(objects, spec.nfdObjects(client, true)...)
+	}
 	if objs.RuntimeClass != nil {
 		objects = append(objects, runtimeClassObject(client, spec.RuntimeClass.Name, objs.RuntimeClass))
 	}
@@ -166,6 +173,12 @@ func removeDropped(ctx context.Context, client kubernetes.Interface, spec, prior
 	for _, name := range spec.DaemonSetNames() {
 		keep[name] = true
 	}
+	if prior.DeploysNFD() && !spec.DeploysNFD() {
+		nfd := prior.nfdObjects(client, false)
+		slices.Reverse(nfd) // the pods before what they need
+		dropped = append(dropped, nfd...)
+		keep[prior.NFDWorkerName()] = true
+	}
 	for _, name := range prior.DaemonSetNames() {
 		if !keep[name] {
 			dropped = append(dropped, daemonSetObject(client, spec.Namespace, name, nil))
@@ -223,15 +236,21 @@ const (
 // serviceMonitorCRDInstalled asks discovery whether the cluster serves
 // ServiceMonitors.
 func serviceMonitorCRDInstalled(client kubernetes.Interface) (bool, error) {
-	resources, err := client.Discovery().ServerResourcesForGroupVersion(serviceMonitorGroupVersion)
+	return apiResourceServed(client, serviceMonitorGroupVersion, serviceMonitorResource)
+}
+
+// apiResourceServed asks discovery whether the cluster serves resource
+// (plural) in groupVersion: a CRD's API exists only once it is installed.
+func apiResourceServed(client kubernetes.Interface, groupVersion, resource string) (bool, error) {
+	resources, err := client.Discovery().ServerResourcesForGroupVersion(groupVersion)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("discovering %s: %w", serviceMonitorGroupVersion, err)
+		return false, fmt.Errorf("discovering %s: %w", groupVersion, err)
 	}
 	for _, r := range resources.APIResources {
-		if r.Name == serviceMonitorResource {
+		if r.Name == resource {
 			return true, nil
 		}
 	}

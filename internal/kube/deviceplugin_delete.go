@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,6 +83,9 @@ func devicePluginObjectsNamed(client kubernetes.Interface, spec DevicePluginSpec
 	for _, name := range []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()} {
 		objects = append(objects, daemonSetObject(client, namespace, name, nil))
 	}
+	nfd := spec.nfdObjects(client, false)
+	slices.Reverse(nfd) // the pods first
+	objects = append(objects, nfd...)
 	objects = append(objects,
 		configMapObject(client, namespace, spec.ConfigMapName(), nil),
 		serviceObject(client, namespace, spec.DCGMName(), nil))

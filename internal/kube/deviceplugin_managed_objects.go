@@ -7,12 +7,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	nodev1ac "k8s.io/client-go/applyconfigurations/node/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -80,6 +82,30 @@ func daemonSetObject(client kubernetes.Interface, namespace, name string, config
 	return typedObject[appsv1.DaemonSet]("DaemonSet", namespace, name, client.AppsV1().DaemonSets(namespace), config)
 }
 
+func serviceAccountObject(client kubernetes.Interface, namespace, name string, config *corev1ac.ServiceAccountApplyConfiguration) managedObject {
+	return typedObject[corev1.ServiceAccount]("ServiceAccount", namespace, name, client.CoreV1().ServiceAccounts(namespace), config)
+}
+
+func clusterRoleObject(client kubernetes.Interface, name string, config *rbacv1ac.ClusterRoleApplyConfiguration) managedObject {
+	return typedObject[rbacv1.ClusterRole]("ClusterRole", "", name, client.RbacV1().ClusterRoles(), config)
+}
+
+func clusterRoleBindingObject(client kubernetes.Interface, name string, config *rbacv1ac.ClusterRoleBindingApplyConfiguration) managedObject {
+	return typedObject[rbacv1.ClusterRoleBinding]("ClusterRoleBinding", "", name, client.RbacV1().ClusterRoleBindings(), config)
+}
+
+func roleObject(client kubernetes.Interface, namespace, name string, config *rbacv1ac.RoleApplyConfiguration) managedObject {
+	return typedObject[rbacv1.Role]("Role", namespace, name, client.RbacV1().Roles(namespace), config)
+}
+
+func roleBindingObject(client kubernetes.Interface, namespace, name string, config *rbacv1ac.RoleBindingApplyConfiguration) managedObject {
+	return typedObject[rbacv1.RoleBinding]("RoleBinding", namespace, name, client.RbacV1().RoleBindings(namespace), config)
+}
+
+func deploymentObject(client kubernetes.Interface, namespace, name string, config *appsv1ac.DeploymentApplyConfiguration) managedObject {
+	return typedObject[appsv1.Deployment]("Deployment", namespace, name, client.AppsV1().Deployments(namespace), config)
+}
+
 func serviceObject(client kubernetes.Interface, namespace, name string, config *corev1ac.ServiceApplyConfiguration) managedObject {
 	return typedObject[corev1.Service]("Service", namespace, name, client.CoreV1().Services(namespace), config)
 }
@@ -88,9 +114,16 @@ func serviceObject(client kubernetes.Interface, namespace, name string, config *
 // through the raw REST client (the provider carries no client for that API
 // group); body is its JSON, nil for read and delete only.
 func serviceMonitorObject(client kubernetes.Interface, namespace, name string, body []byte) managedObject {
-	rest := client.Discovery().RESTClient()
-	path := serviceMonitorPath(namespace, name)
 	collection := "/apis/" + serviceMonitorGroupVersion + "/namespaces/" + namespace + "/" + serviceMonitorResource
+	return rawObject(client, "ServiceMonitor", namespace, name, collection, body)
+}
+
+// rawObject is an object of an API the provider carries no typed client
+// for, at collection/name, written through the raw REST client as JSON;
+// body is its JSON, nil for read and delete only.
+func rawObject(client kubernetes.Interface, kind, namespace, name, collection string, body []byte) managedObject {
+	rest := client.Discovery().RESTClient()
+	path := collection + "/" + name
 	partialOf := func(raw []byte, err error) (*metav1.PartialObjectMetadata, error) {
 		if err != nil {
 			return nil, err
@@ -109,7 +142,7 @@ func serviceMonitorObject(client kubernetes.Interface, namespace, name string, b
 		return &obj.ObjectMeta, nil
 	}
 	return managedObject{
-		kind: "ServiceMonitor", namespace: namespace, name: name,
+		kind: kind, namespace: namespace, name: name,
 		get: func(ctx context.Context) (metav1.Object, error) {
 			return metadataOf(rest.Get().AbsPath(path).Do(ctx).Raw())
 		},

@@ -184,7 +184,9 @@ func (s DevicePluginSpec) gfdDaemonSet(configHash string) *appsv1ac.DaemonSetApp
 	}
 	c := corev1ac.Container().WithName("gpu-feature-discovery-ctr").WithImage(s.GFDImage()).WithImagePullPolicy(s.ImagePullPolicy).
 		WithCommand("gpu-feature-discovery").
-		WithEnv(envVar("CONFIG_FILE", configMountPath+"/"+configFileKey), nodeNameEnv()).
+		// The features file, not the NodeFeature API (GFD's default from
+		// v0.15 on): it needs no API access, and every NFD reads it.
+		WithEnv(envVar("CONFIG_FILE", configMountPath+"/"+configFileKey), nodeNameEnv(), envVar("USE_NODE_FEATURE_API", "false")).
 		WithSecurityContext(security).
 		WithVolumeMounts(mount("output-dir", nfdFeaturesDir), mount("host-sys", "/sys"), mount(configVolume, configMountPath).WithReadOnly(true))
 	ds := s.daemonSet(s.GFDName(), ComponentGFD, map[string]string{AnnotationConfigHash: configHash}, s.NodeSelector, c)

@@ -96,6 +96,14 @@ func (c *Cluster) readDevicePlugin(ctx context.Context, namespace, name string, 
 		if c := containerNamed(gfd.Spec.Template.Spec.Containers, "gpu-feature-discovery-ctr"); c != nil {
 			s.GFD.Image = c.Image
 		}
+		master, err := client.AppsV1().Deployments(namespace).Get(ctx, s.NFDMasterName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("reading Deployment %s/%s: %w", namespace, s.NFDMasterName(), err)
+		default:
+			s.GFD.DeployNFD = master.DeletionTimestamp == nil
+		}
 	}
 	if dcgm, err := getDaemonSet(ctx, client, namespace, s.DCGMName()); err != nil {
 		return nil, err

@@ -71,8 +71,13 @@ type RuntimeClassSpec struct {
 }
 
 // GFDSpec deploys GPU Feature Discovery; an empty Image means the plugin's.
+// GFD writes its labels into Node Feature Discovery's features.d on each
+// node: DeployNFD deploys NFD's worker and master beside it (see
+// deviceplugin_nfd.go); without it, an NFD the cluster runs already must
+// read that directory.
 type GFDSpec struct {
-	Image string
+	Image     string
+	DeployNFD bool
 }
 
 // DCGMSpec deploys NVIDIA's DCGM exporter and a Service in front of it.
@@ -110,6 +115,9 @@ func (s DevicePluginSpec) DaemonSetNames() []string {
 	}
 	if s.GFD != nil {
 		names = append(names, s.GFDName())
+	}
+	if s.DeploysNFD() {
+		names = append(names, s.NFDWorkerName())
 	}
 	if s.DCGM != nil {
 		names = append(names, s.DCGMName())

@@ -95,24 +95,8 @@ func waitForNodesAllocatable(ctx context.Context, client kubernetes.Interface, s
 		return err
 	}
 
-	pending := maps.Clone(nodes)
-	last := map[string]*corev1.Node{}
-	nodeClient := client.CoreV1().Nodes()
-	lw := ListWatchFunctions[*corev1.NodeList]{List: nodeClient.List, Watch: nodeClient.Watch}
-	err = WaitForList(ctx, lw, nil, func(node *corev1.Node, deleted bool) (bool, error) {
-		if !nodes[node.Name] {
-			return false, nil
-		}
-		last[node.Name] = node
-		switch {
-		case deleted:
-			delete(pending, node.Name) // a node that left needs no GPUs
-		case advertisedGPUs(node, spec.Config) > 0:
-			delete(pending, node.Name)
-		default:
-			pending[node.Name] = true
-		}
-		return len(pending) == 0, nil
+	pending, last, err := waitForNodesWhere(ctx, client, nodes, func(node *corev1.Node) bool {
+		return advertisedGPUs(node, spec.Config) > 0
 	})
 	if err == nil || ctx.Err() == nil {
 		return err
@@ -125,6 +109,35 @@ func waitForNodesAllocatable(ctx context.Context, client kubernetes.Interface, s
 	}
 	return notReady("%d of %d nodes running the plugin advertise no allocatable %s%s",
 		len(pending), len(nodes), spec.Config.AdvertisedGPUResource(), diagnosisList(lines))
+}
+
+// waitForNodesWhere follows the nodes with one list and a watch until done
+// holds for each of nodes (a node that leaves counts as done). pending are
+// those it does not hold for when the wait ends, last the latest of each
+// node seen (none for a node that left).
+func waitForNodesWhere(ctx context.Context, client kubernetes.Interface, nodes map[string]bool, done func(*corev1.Node) bool) (pending map[string]bool, last map[string]*corev1.Node, err error) {
+	pending = maps.Clone(nodes)
+	last = map[string]*corev1.Node{}
+	nodeClient := client.CoreV1().Nodes()
+	lw := ListWatchFunctions[*corev1.NodeList]{List: nodeClient.List, Watch: nodeClient.Watch}
+	err = WaitForList(ctx, lw, nil, func(node *corev1.Node, deleted bool) (bool, error) {
+		if !nodes[node.Name] {
+			return false, nil
+		}
+		switch {
+		case deleted:
+			delete(last, node.Name)
+			delete(pending, node.Name)
+		case done(node):
+			last[node.Name] = node
+			delete(pending, node.Name)
+		default:
+			last[node.Name] = node
+			pending[node.Name] = true
+		}
+		return len(pending) == 0, nil
+	})
+	return pending, last, err
 }
 
 // WaitForDaemonSetGone waits until DaemonSet namespace/name no longer exists.

@@ -1,38 +1,14 @@
 package kube
 
 import (
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	resourcev1ac "k8s.io/client-go/applyconfigurations/resource/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
 // The objects of a DRA driver deployment as managedObjects (see
-// deviceplugin_managed_objects.go for the DaemonSet). A nil configuration
+// deviceplugin_managed_objects.go for the DaemonSet, ServiceAccount and RBAC). A nil configuration
 // gives an object that can be read and deleted only.
-
-func serviceAccountObject(client kubernetes.Interface, namespace, name string, config *corev1ac.ServiceAccountApplyConfiguration) managedObject {
-	return typedObject[corev1.ServiceAccount]("ServiceAccount", namespace, name, client.CoreV1().ServiceAccounts(namespace), config)
-}
-
-func clusterRoleObject(client kubernetes.Interface, name string, config *rbacv1ac.ClusterRoleApplyConfiguration) managedObject {
-	return typedObject[rbacv1.ClusterRole]("ClusterRole", "", name, client.RbacV1().ClusterRoles(), config)
-}
-
-func clusterRoleBindingObject(client kubernetes.Interface, name string, config *rbacv1ac.ClusterRoleBindingApplyConfiguration) managedObject {
-	return typedObject[rbacv1.ClusterRoleBinding]("ClusterRoleBinding", "", name, client.RbacV1().ClusterRoleBindings(), config)
-}
-
-func roleObject(client kubernetes.Interface, namespace, name string, config *rbacv1ac.RoleApplyConfiguration) managedObject {
-	return typedObject[rbacv1.Role]("Role", namespace, name, client.RbacV1().Roles(namespace), config)
-}
-
-func roleBindingObject(client kubernetes.Interface, namespace, name string, config *rbacv1ac.RoleBindingApplyConfiguration) managedObject {
-	return typedObject[rbacv1.RoleBinding]("RoleBinding", namespace, name, client.RbacV1().RoleBindings(namespace), config)
-}
 
 func deviceClassObject(client kubernetes.Interface, name string, config *resourcev1ac.DeviceClassApplyConfiguration) managedObject {
 	return typedObject[resourcev1.DeviceClass]("DeviceClass", "", name, client.ResourceV1().DeviceClasses(), config)

@@ -61,6 +61,9 @@ func (c *Cluster) refreshes() *refreshLists {
 func (c *Cluster) RefreshWorkload(ctx context.Context, ref WorkloadRef) (WorkloadLive, bool, error) {
 	done := logCall(ctx, "reading workload (shared list)", ref.ID())
 	p, err := c.refreshes().read(ctx, ref)
+	if err == nil {
+		err = c.withClaimTemplate(ctx, p)
+	}
 	done(err)
 	return found(p, err)
 }

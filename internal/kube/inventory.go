@@ -15,14 +15,29 @@ import (
 
 // GPUNode is what the inventory knows about one node with NVIDIA GPUs.
 type GPUNode struct {
-	Name              string
-	InstanceType      string
-	Product           string
-	Family            string
-	Count             int64 // capacity of nvidia.com/gpu
-	Allocatable       int64
-	Allocated         int64 // requests of the node's non-terminated pods
-	Free              int64 // Allocatable - Allocated, never below zero
+	Name         string
+	InstanceType string
+	Product      string
+	Family       string
+	// GPUPath is how the node offers its GPUs: GPUPathDevicePlugin,
+	// GPUPathDRA, GPUPathBoth or GPUPathNone. Count, Allocatable, Allocated
+	// and Free are that path's, so a GPU is counted once either way.
+	GPUPath string
+	// Count is the capacity of nvidia.com/gpu (device plugin) or the whole
+	// GPUs the node publishes through DRA (DRA or both).
+	Count       int64
+	Allocatable int64 // allocatable nvidia.com/gpu, or Count through DRA
+	// Allocated is the nvidia.com/gpu requests of the node's non-terminated
+	// pods (device plugin), the whole GPUs that ResourceClaims hold (DRA),
+	// or both added up (both).
+	Allocated int64
+	Free      int64 // Allocatable - Allocated, never below zero
+	// DRA counts every device NVIDIA's DRA driver publishes for the node,
+	// whole GPUs and MIG devices; zero on device-plugin nodes.
+	DRA DeviceCounts
+	// MIG counts the node's DRA MIG devices by profile ("1g.10gb"); nil
+	// when it has none.
+	MIG               map[string]DeviceCounts
 	MemoryMiB         int64 // per GPU, as GFD reports it
 	ComputeCapability string
 	DriverVersion     string
@@ -38,6 +53,11 @@ type GPUNode struct {
 // Inventory is the GPU nodes of a cluster, sorted by name.
 type Inventory struct {
 	Nodes []GPUNode
+	// DRAServed says whether the cluster serves resource.k8s.io/v1; when it
+	// does not, every node's GPUs are the device plugin's and DRANotServed
+	// says why.
+	DRAServed    bool
+	DRANotServed string
 }
 
 // InventoryOptions narrow what ListInventory asks the API server for.
@@ -59,42 +79,61 @@ const DefaultPageSize = 1000
 // node uses for "Allocated resources".
 const nonTerminatedBoundPods = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 
-// ListInventory reads the cluster's GPU nodes with one paginated LIST of
-// nodes and one of pods, whatever the cluster's size: it never makes a call
-// per node.
+// ListInventory reads the cluster's GPU nodes with paginated LISTs of
+// NVIDIA's DRA ResourceSlices, nodes, pods and (when some node publishes DRA
+// devices) ResourceClaims, whatever the cluster's size: it never makes a
+// call per node.
 func (c *Cluster) ListInventory(ctx context.Context, opts InventoryOptions) (Inventory, error) {
 	client := c.client
 	pageSize := opts.PageSize
 	if pageSize <= 0 {
 		pageSize = DefaultPageSize
 	}
+	dra, err := listDRADevices(ctx, client, pageSize)
+	if err != nil {
+		return Inventory{}, err
+	}
 	nodesByName := map[string]*GPUNode{}
+	dpAllocated := map[string]int64{}
 	var names []string
-	err := forEachNode(ctx, client, pageSize, opts.LabelSelector, func(node *corev1.Node) {
-		if n, ok := gpuNodeFrom(node); ok {
-			n.Labels = opts.Labels.Select(node.Labels)
-			nodesByName[n.Name] = &n
-			names = append(names, n.Name)
+	withDRA := false
+	err = forEachNode(ctx, client, pageSize, opts.LabelSelector, func(node *corev1.Node) {
+		devices := dra.byNode[node.Name]
+		n, ok := gpuNodeFrom(node)
+		if !ok && len(devices) == 0 {
+			return
 		}
+		withDRA = withDRA || len(devices) > 0
+		n.Labels = opts.Labels.Select(node.Labels)
+		nodesByName[n.Name] = &n
+		names = append(names, n.Name)
 	})
 	if err != nil {
 		return Inventory{}, err
 	}
 	if len(names) > 0 {
 		err = forEachBoundActivePod(ctx, client, pageSize, func(pod *corev1.Pod) {
-			if n := nodesByName[pod.Spec.NodeName]; n != nil {
-				n.Allocated += podGPURequest(pod)
+			if nodesByName[pod.Spec.NodeName] != nil && !podGPUsThroughDRA(pod) {
+				dpAllocated[pod.Spec.NodeName] += podGPURequest(pod)
 			}
 		})
 		if err != nil {
 			return Inventory{}, err
 		}
 	}
+	if withDRA {
+		if err := dra.markAllocated(ctx, client, pageSize); err != nil {
+			return Inventory{}, err
+		}
+	}
 	sort.Strings(names)
-	inv := Inventory{Nodes: make([]GPUNode, 0, len(names))}
+	inv := Inventory{Nodes: make([]GPUNode, 0, len(names)), DRAServed: dra.served}
+	if !dra.served {
+		inv.DRANotServed = c.draNotServed(ctx)
+	}
 	for _, name := range names {
 		n := nodesByName[name]
-		n.Free = max(n.Allocatable-n.Allocated, 0)
+		n.settleGPUPath(dra.byNode[name], dpAllocated[name])
 		inv.Nodes = append(inv.Nodes, *n)
 	}
 	return inv, nil
@@ -148,15 +187,14 @@ func listPages(ctx context.Context, pageSize int64, list func(context.Context, m
 }
 
 // gpuNodeFrom reads a node's GPU facts; ok is false for a node without
-// NVIDIA GPUs (neither nvidia.com/gpu capacity nor a GFD/NFD presence label).
-// It leaves Labels nil: ListInventory keeps those its options ask for.
+// signs of NVIDIA GPUs (neither nvidia.com/gpu capacity nor a GFD/NFD
+// presence label), which ListInventory still keeps when it publishes DRA
+// devices. It leaves Labels nil: ListInventory keeps those its options ask
+// for, and the counts to settleGPUPath.
 func gpuNodeFrom(node *corev1.Node) (GPUNode, bool) {
 	labels := node.Labels
 	capacity := quantity(node.Status.Capacity, ResourceGPU)
 	present := labels[gpulabels.Present] == "true" || labels[gpulabels.NFDPCIPresent] == "true"
-	if capacity == 0 && !present {
-		return GPUNode{}, false
-	}
 	n := GPUNode{
 		Name:          node.Name,
 		InstanceType:  labels[gpulabels.InstanceType],
@@ -174,7 +212,7 @@ func gpuNodeFrom(node *corev1.Node) (GPUNode, bool) {
 	if major, minor := labels[gpulabels.ComputeMajor], labels[gpulabels.ComputeMinor]; major != "" && minor != "" {
 		n.ComputeCapability = major + "." + minor
 	}
-	return n, true
+	return n, capacity > 0 || present
 }
 
 func quantity(list corev1.ResourceList, name corev1.ResourceName) int64 {

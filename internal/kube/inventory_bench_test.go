@@ -119,7 +119,10 @@ func BenchmarkListInventory(b *testing.B) {
 
 func benchmarkInventoryReads(b *testing.B, client kubernetes.Interface, requests interface{ Load() int64 }, pageSize int64) {
 	ctx := context.Background()
-	var nodes int
+	var (
+		nodes        int
+		draAllocated int64
+	)
 	start := requests.Load()
 	b.ResetTimer()
 	for b.Loop() {
@@ -128,7 +131,9 @@ func benchmarkInventoryReads(b *testing.B, client kubernetes.Interface, requests
 			b.Fatal(err)
 		}
 		nodes = len(inv.Nodes)
+		draAllocated = inv.Totals().DRA.Allocated
 	}
 	b.ReportMetric(float64(requests.Load()-start)/float64(b.N), "requests/op")
 	b.ReportMetric(float64(nodes), "nodes")
+	b.ReportMetric(float64(draAllocated), "dra-allocated")
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
 )
 
 // TestListInventoryOnRealAPIServer checks what only a real API server can
@@ -53,18 +55,32 @@ func TestListInventoryOnRealAPIServer(t *testing.T) {
 	unbound.Spec.NodeSelector = map[string]string{"no-such-label": "x"}
 	create(unbound, "")
 
-	// The pods the field selector keeps, cluster-wide: this test's 3 and
-	// any another test left running.
-	held, err := admin.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: nonTerminatedBoundPods})
-	require.NoError(t, err)
-	podPages := max(1, (int64(len(held.Items))+1)/2)
-
-	client, requests := countingClient(t, true)
+	client, requests := countingClientByResource(t)
 	inv, err := clusterOf(client).ListInventory(ctx, InventoryOptions{PageSize: 2, LabelSelector: suite})
 	require.NoError(t, err)
-	// 3 GPU nodes + 1 CPU node in pages of 2: 2 node pages; the kept pods
-	// (3 of this test's 6: 5 are bound, 3 non-terminated) in pages of 2.
-	require.Equal(t, 2+podPages, requests.Load(), "LIST requests for 4 nodes and %d pods in pages of 2", len(held.Items))
+	// One paginated LIST each of the selected nodes (3 GPU nodes + 1 CPU
+	// node), of the pods the field selector keeps (this test's 3 and any
+	// another test left running) and of the DRA driver's ResourceSlices
+	// (other tests'), in pages of 2 as the server cuts them (a selector
+	// can leave a page short); no ResourceClaims: no selected node
+	// publishes DRA devices.
+	require.Equal(t, map[string]int64{
+		"nodes": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
+			o.LabelSelector = suite
+			l, err := admin.CoreV1().Nodes().List(ctx, o)
+			return l.Continue, err
+		}),
+		"pods": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
+			o.FieldSelector = nonTerminatedBoundPods
+			l, err := admin.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
+			return l.Continue, err
+		}),
+		"resourceslices": listPagesOf(t, func(o metav1.ListOptions) (string, error) {
+			o.FieldSelector = "spec.driver=" + nvdra.DriverName
+			l, err := admin.ResourceV1().ResourceSlices().List(ctx, o)
+			return l.Continue, err
+		}),
+	}, requests.byResource(), "LIST requests in pages of 2")
 
 	byName := map[string]GPUNode{}
 	for _, n := range inv.Nodes {
@@ -77,7 +93,8 @@ func TestListInventoryOnRealAPIServer(t *testing.T) {
 	require.Equal(t, int64(0), byName["inv-h100-0"].Free)
 	require.Equal(t, "8.0", byName["inv-h100-0"].ComputeCapability)
 	require.True(t, byName["inv-h100-0"].Ready)
-	require.Equal(t, Totals{Nodes: 3, GPUs: 24, Allocatable: 24, Allocated: 13, Free: 11}, inv.Totals())
+	require.Equal(t, Totals{Nodes: 3, GPUs: 24, Allocatable: 24, Allocated: 13, Free: 11, DevicePluginNodes: 3}, inv.Totals())
+	require.True(t, inv.DRAServed)
 
 	selected, err := clusterOf(client).ListInventory(ctx, InventoryOptions{LabelSelector: suite + ",pool=h100"})
 	require.NoError(t, err)

@@ -22,6 +22,7 @@ type GPURequest struct {
 	Products     []string // acceptable nvidia.com/gpu.product values; empty accepts any
 	MinMemoryMiB int64    // per GPU; zero accepts any
 	MinCompute   *ComputeCapability
+	MinCUDA      *CUDAVersion
 	NodeSelector map[string]string
 	Tolerations  []corev1.Toleration // every toleration of the pod
 }
@@ -62,6 +63,7 @@ type NodeFacts struct {
 	Product           string
 	MemoryMiB         int64
 	ComputeCapability string // "major.minor", "" when GFD has not labeled the node
+	CUDAVersion       string // CUDA version the driver supports, "major.minor"; "" when GFD has not labeled the node
 	Allocatable       int64  // of the requested resource
 	Free              int64  // allocatable minus what bound, running pods request
 
@@ -97,6 +99,7 @@ const (
 	reasonProduct
 	reasonMemory
 	reasonCompute
+	reasonCUDA
 	reasonTaint
 	reasonPluginStarting
 	reasonAllocatable
@@ -274,9 +277,21 @@ func checkNode(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 	if n.Allocatable < req.Count {
 		return reasonAllocatable, allocatableDetail(n, req.Resource), false
 	}
-	// node.kubernetes.io/ taints (not-ready, unreachable, memory-pressure,
-	// unschedulable, ...) are the node lifecycle controller's: they come
-	// and go with the node's health and cordon.
+	if reason, detail, ok := nodeHealth(n, req); !ok {
+		return reason, detail, false
+	}
+	if n.Free < req.Count {
+		return reasonBusy, fmt.Sprintf("%d free", n.Free), false
+	}
+	return 0, "", true
+}
+
+// nodeHealth finds what keeps n from taking pods for now: a
+// node.kubernetes.io/ taint (not-ready, unreachable, memory-pressure,
+// unschedulable, ...: the node lifecycle controller's, which come and go
+// with the node's health and cordon), not Ready, or cordoned. ok when
+// none does.
+func nodeHealth(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 	if t := untoleratedTaint(n.Taints, req.Tolerations, true); t != nil {
 		if t.Key == corev1.TaintNodeUnschedulable {
 			return reasonCordoned, "", false
@@ -290,9 +305,6 @@ func checkNode(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 	// the unschedulable taint onto a cordoned node.
 	if !n.Schedulable && !tolerates(req.Tolerations, &corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
 		return reasonCordoned, "", false
-	}
-	if n.Free < req.Count {
-		return reasonBusy, fmt.Sprintf("%d free", n.Free), false
 	}
 	return 0, "", true
 }
@@ -315,6 +327,12 @@ func labelMismatch(n *NodeFacts, req GPURequest) (reason nodeReason, detail stri
 		cc, err := ParseComputeCapability(n.ComputeCapability)
 		if err != nil || !cc.AtLeast(*req.MinCompute) {
 			return reasonCompute, orUnlabeled(n.ComputeCapability), n.ComputeCapability == ""
+		}
+	}
+	if req.MinCUDA != nil {
+		v, err := ParseCUDAVersion(n.CUDAVersion)
+		if err != nil || !v.AtLeast(*req.MinCUDA) {
+			return reasonCUDA, orUnlabeled(n.CUDAVersion), n.CUDAVersion == ""
 		}
 	}
 	return reasonCount, "", false
@@ -414,6 +432,8 @@ func reasonPhrase(r nodeReason, req GPURequest, one bool) string {
 		return verb("has", "have") + " less than gpu.min_memory_gib " + formatGiB(req.MinMemoryMiB) + " GiB per GPU"
 	case reasonCompute:
 		return verb("has", "have") + " a compute capability below gpu.min_compute_capability " + req.MinCompute.String()
+	case reasonCUDA:
+		return verb("has a driver", "have drivers") + " below gpu.min_cuda_version " + req.MinCUDA.String()
 	case reasonTaint:
 		return verb("has", "have") + " a taint the workload does not tolerate (add it to tolerations)"
 	case reasonPluginStarting:

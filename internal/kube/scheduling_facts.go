@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )
 
 // ListNodeFacts reads every node of the cluster, with or without GPUs, how
@@ -81,6 +83,9 @@ func nodeFactsFrom(node *corev1.Node, resource corev1.ResourceName) NodeFacts {
 	f.Free = f.Allocatable
 	f.Advertised = advertisedNVIDIAResources(node)
 	f.GPUHardware = gpuHardware(node)
+	if major, minor := node.Labels[gpulabels.RuntimeVersionMajor], node.Labels[gpulabels.RuntimeVersionMinor]; major != "" && minor != "" {
+		f.CUDAVersion = major + "." + minor
+	}
 	f.HasGPU = f.GPUHardware != "" || len(f.Advertised) > 0
 	if g, ok := gpuNodeFrom(node); ok {
 		f.HasGPU = true

@@ -32,8 +32,32 @@ func (e *ExistsError) Error() string {
 // made; with created true (a create whose answer was lost, and the object
 // turned out to be there, or could not be looked for), the caller must
 // keep the resource in its state so that nothing is orphaned.
+//
+// A DRA workload's ResourceClaimTemplate is created first, and deleted
+// again when the workload's create made nothing (workload_dra_apply.go).
 func (c *Cluster) CreateWorkload(ctx context.Context, spec WorkloadSpec, owner Ownership) (created bool, err error) {
 	spec.Owner = owner.ID
+	if !spec.Pod.GPU.DRA() {
+		return c.createWorkloadObject(ctx, spec)
+	}
+	template, err := c.createClaimTemplate(ctx, spec)
+	if err == nil {
+		created, err = c.createWorkloadObject(ctx, spec)
+		if created {
+			return true, err
+		}
+	}
+	if template != nil {
+		if rbErr := template.rollBack(context.WithoutCancel(ctx), owner); rbErr != nil {
+			return true, fmt.Errorf("%w; deleting the ResourceClaimTemplate it made failed too (it is kept in the state): %w", err, rbErr)
+		}
+	}
+	return false, err
+}
+
+// createWorkloadObject creates the Job or Deployment of spec; see
+// CreateWorkload.
+func (c *Cluster) createWorkloadObject(ctx context.Context, spec WorkloadSpec) (created bool, err error) {
 	kind := spec.objectKind()
 	done := logCall(ctx, "creating "+kind, spec.ID())
 	switch spec.Kind {

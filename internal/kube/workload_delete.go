@@ -19,7 +19,7 @@ import (
 // error is a *NotOwnedError. The delete (deleteObject) is conditional on
 // the UID read, so a replacement made in between is never deleted either.
 // ctx bounds the wait; on its expiry the error says what holds the
-// workload.
+// workload. A DRA workload's ResourceClaimTemplate is deleted after it.
 func (c *Cluster) DeleteWorkload(ctx context.Context, ref WorkloadRef, owner Ownership) error {
 	err := c.runWait(ctx, "workload_deletion", ref.ID(), func(ctx context.Context) error {
 		ns, name := ref.Namespace, ref.Name
@@ -41,6 +41,9 @@ func (c *Cluster) DeleteWorkload(ctx context.Context, ref WorkloadRef, owner Own
 		}
 		return fmt.Errorf("unknown workload kind %q", ref.Kind)
 	})
+	if (err == nil || apierrors.IsNotFound(err)) && ref.DRA {
+		err = c.deleteClaimTemplate(ctx, ref.Namespace, ref.Name, owner)
+	}
 	switch {
 	case err == nil || apierrors.IsNotFound(err):
 		return nil

@@ -85,6 +85,20 @@ func (c *Cluster) describeWaitingPods(ctx context.Context, spec WorkloadSpec, po
 	if msg := c.schedulerMessage(ctx, pending); msg != "" {
 		fmt.Fprintf(&b, " The scheduler says about %s: %s", pending.Name, msg)
 	}
+	if spec.Pod.GPU.DRA() {
+		d, err := c.diagnoseDRA(ctx, spec)
+		if err != nil {
+			fmt.Fprintf(&b, " The devices could not be read: %v.", err)
+			return b.String()
+		}
+		fmt.Fprintf(&b, " %s.", capitalize(d.String()))
+		if !d.CouldEverFit() {
+			b.WriteString(" " + d.Remedy())
+		} else if waits := d.WaitingFor(); waits != "" {
+			b.WriteString(" It can run once " + waits + ", or raise the timeout.")
+		}
+		return b.String()
+	}
 	nodes, err := c.nodeFacts(ctx, spec.GPURequest().Resource)
 	if err != nil {
 		fmt.Fprintf(&b, " The nodes could not be read: %v.", err)

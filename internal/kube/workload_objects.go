@@ -88,6 +88,9 @@ func (s WorkloadSpec) podTemplate(restartPolicy corev1.RestartPolicy) corev1.Pod
 		Tolerations:        append(slices.Clone(p.Tolerations), GPUToleration),
 		Containers:         []corev1.Container{p.container()},
 	}
+	if p.GPU.DRA() {
+		spec.ResourceClaims = []corev1.PodResourceClaim{{Name: DRAClaimName, ResourceClaimTemplateName: ptr.To(s.ClaimTemplateName())}}
+	}
 	for _, name := range p.ImagePullSecrets {
 		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
 	}
@@ -121,9 +124,11 @@ func (p WorkloadPod) container() corev1.Container {
 		Command:    slices.Clone(c.Command),
 		Args:       slices.Clone(c.Args),
 		WorkingDir: c.WorkingDir,
-		Resources: corev1.ResourceRequirements{
-			Limits: corev1.ResourceList{p.GPU.GPUResource(): *resource.NewQuantity(p.GPU.Count, resource.DecimalSI)},
-		},
+	}
+	if p.GPU.DRA() {
+		out.Resources.Claims = []corev1.ResourceClaim{{Name: DRAClaimName}}
+	} else {
+		out.Resources.Limits = corev1.ResourceList{p.GPU.GPUResource(): *resource.NewQuantity(p.GPU.Count, resource.DecimalSI)}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
 		out.Env = append(out.Env, corev1.EnvVar{Name: name, Value: c.Env[name]})
@@ -156,11 +161,15 @@ func (p WorkloadPod) container() corev1.Container {
 }
 
 // nodeAffinity turns the GPU criteria into required node affinity on GFD
-// labels, or nil when only a count is asked for. Node selector terms are
-// ORed and the expressions in a term ANDed, so a minimum compute
-// capability M.m with m > 0 becomes two terms, (major > M) OR (major = M
+// labels, or nil when only a count is asked for (or the GPUs come through
+// DRA, whose claim selects the devices). Node selector terms are ORed and
+// the expressions in a term ANDed, so a least version M.m with m > 0
+// (compute capability, CUDA) becomes two terms, (major > M) OR (major = M
 // AND minor > m-1), each carrying the other criteria.
 func (g WorkloadGPU) nodeAffinity() *corev1.Affinity {
+	if g.DRA() {
+		return nil
+	}
 	var common []corev1.NodeSelectorRequirement
 	if len(g.Products) > 0 {
 		values := slices.Clone(g.Products)
@@ -174,25 +183,44 @@ func (g WorkloadGPU) nodeAffinity() *corev1.Affinity {
 	if g.MinMemoryGiB > 0 {
 		common = append(common, gtRequirement(gpulabels.Memory, g.MinMemoryGiB*1024-1))
 	}
-	terms := []corev1.NodeSelectorTerm{{MatchExpressions: common}}
+	terms := [][]corev1.NodeSelectorRequirement{common}
 	if cc := g.MinCompute; cc != nil {
-		if cc.Minor == 0 {
-			terms = []corev1.NodeSelectorTerm{{MatchExpressions: withRequirements(common, gtRequirement(gpulabels.ComputeMajor, int64(cc.Major-1)))}}
-		} else {
-			terms = []corev1.NodeSelectorTerm{
-				{MatchExpressions: withRequirements(common, gtRequirement(gpulabels.ComputeMajor, int64(cc.Major)))},
-				{MatchExpressions: withRequirements(common,
-					corev1.NodeSelectorRequirement{Key: gpulabels.ComputeMajor, Operator: corev1.NodeSelectorOpIn, Values: []string{strconv.Itoa(cc.Major)}},
-					gtRequirement(gpulabels.ComputeMinor, int64(cc.Minor-1)))},
-			}
-		}
+		terms = andTerms(terms, atLeastTerms(gpulabels.ComputeMajor, gpulabels.ComputeMinor, cc.Major, cc.Minor))
 	}
-	if len(terms[0].MatchExpressions) == 0 {
+	if v := g.MinCUDA; v != nil {
+		terms = andTerms(terms, atLeastTerms(gpulabels.RuntimeVersionMajor, gpulabels.RuntimeVersionMinor, v.Major, v.Minor))
+	}
+	if len(terms[0]) == 0 {
 		return nil
 	}
-	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
-	}}
+	selector := &corev1.NodeSelector{}
+	for _, t := range terms {
+		selector.NodeSelectorTerms = append(selector.NodeSelectorTerms, corev1.NodeSelectorTerm{MatchExpressions: t})
+	}
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: selector}}
+}
+
+// atLeastTerms are the ORed terms that hold when the version in the labels
+// majorKey and minorKey is major.minor or newer.
+func atLeastTerms(majorKey, minorKey string, major, minor int) [][]corev1.NodeSelectorRequirement {
+	if minor == 0 {
+		return [][]corev1.NodeSelectorRequirement{{gtRequirement(majorKey, int64(major-1))}}
+	}
+	return [][]corev1.NodeSelectorRequirement{
+		{gtRequirement(majorKey, int64(major))},
+		{{Key: majorKey, Operator: corev1.NodeSelectorOpIn, Values: []string{strconv.Itoa(major)}}, gtRequirement(minorKey, int64(minor-1))},
+	}
+}
+
+// andTerms is (a1 OR a2 ...) AND (b1 OR b2 ...) as ORed terms.
+func andTerms(a, b [][]corev1.NodeSelectorRequirement) [][]corev1.NodeSelectorRequirement {
+	var out [][]corev1.NodeSelectorRequirement
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, withRequirements(x, y...))
+		}
+	}
+	return out
 }
 
 func gtRequirement(key string, value int64) corev1.NodeSelectorRequirement {

@@ -82,6 +82,10 @@ func workloadSpecFrom(kind WorkloadKind, meta metav1.ObjectMeta, tpl *corev1.Pod
 	c := &spec.Containers[i]
 	p.Container = containerSpecFrom(c)
 	p.GPU = gpuSpecFrom(c, spec.Affinity)
+	if claimTemplateOf(spec) != "" && slices.ContainsFunc(c.Resources.Claims, func(rc corev1.ResourceClaim) bool { return rc.Name == DRAClaimName }) {
+		// The criteria are in the claim template: ReadWorkload fills them.
+		p.GPU = WorkloadGPU{Allocation: AllocateDRA}
+	}
 	p.Volumes = claimVolumesFrom(spec.Volumes, c.VolumeMounts)
 	return s
 }
@@ -163,33 +167,55 @@ func gpuSpecFrom(c *corev1.Container, affinity *corev1.Affinity) WorkloadGPU {
 	if affinity != nil && affinity.NodeAffinity != nil && affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		terms = affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	}
-	// One term: major > M-1 (capability M.0). Two: major > M, or major in
-	// [M] and minor > m-1 (capability M.m).
-	major, minor := -1, 0
-	for i, term := range terms {
+	for _, term := range terms {
 		for _, r := range term.MatchExpressions {
 			v, ok := singleInt(r.Values)
 			switch {
-			case i == 0 && r.Key == gpulabels.Product && r.Operator == corev1.NodeSelectorOpIn:
+			case r.Key == gpulabels.Product && r.Operator == corev1.NodeSelectorOpIn:
 				g.Products = slices.DeleteFunc(slices.Clone(r.Values), func(p string) bool {
 					return g.Shared && strings.HasSuffix(p, gpulabels.SharedProductSuffix)
 				})
-			case !ok:
-			case i == 0 && r.Key == gpulabels.Memory && r.Operator == corev1.NodeSelectorOpGt:
+			case ok && r.Key == gpulabels.Memory && r.Operator == corev1.NodeSelectorOpGt:
 				g.MinMemoryGiB = (v + 1 + 1023) / 1024
-			case i == 0 && len(terms) == 1 && r.Key == gpulabels.ComputeMajor && r.Operator == corev1.NodeSelectorOpGt:
-				major = int(v) + 1
-			case i == 1 && r.Key == gpulabels.ComputeMajor && r.Operator == corev1.NodeSelectorOpIn:
-				major = int(v)
-			case i == 1 && r.Key == gpulabels.ComputeMinor && r.Operator == corev1.NodeSelectorOpGt:
-				minor = int(v) + 1
 			}
 		}
 	}
-	if major >= 0 {
+	if major, minor, ok := leastVersionFrom(terms, gpulabels.ComputeMajor, gpulabels.ComputeMinor); ok {
 		g.MinCompute = &ComputeCapability{Major: major, Minor: minor}
 	}
+	if major, minor, ok := leastVersionFrom(terms, gpulabels.RuntimeVersionMajor, gpulabels.RuntimeVersionMinor); ok {
+		g.MinCUDA = &CUDAVersion{Major: major, Minor: minor}
+	}
 	return g
+}
+
+// leastVersionFrom reads back the least version atLeastTerms wrote on the
+// labels majorKey and minorKey: a term with major In [M] and minor > m-1
+// is M.m; otherwise major > M-1 is M.0.
+func leastVersionFrom(terms []corev1.NodeSelectorTerm, majorKey, minorKey string) (major, minor int, ok bool) {
+	gtMajor := -1
+	for _, term := range terms {
+		inMajor, gtMinor := -1, -1
+		for _, r := range term.MatchExpressions {
+			v, isInt := singleInt(r.Values)
+			switch {
+			case !isInt:
+			case r.Key == majorKey && r.Operator == corev1.NodeSelectorOpIn:
+				inMajor = int(v)
+			case r.Key == minorKey && r.Operator == corev1.NodeSelectorOpGt:
+				gtMinor = int(v)
+			case r.Key == majorKey && r.Operator == corev1.NodeSelectorOpGt && gtMajor < 0:
+				gtMajor = int(v)
+			}
+		}
+		if inMajor >= 0 && gtMinor >= 0 {
+			return inMajor, gtMinor + 1, true
+		}
+	}
+	if gtMajor >= 0 {
+		return gtMajor + 1, 0, true
+	}
+	return 0, 0, false
 }
 
 func claimVolumesFrom(volumes []corev1.Volume, mounts []corev1.VolumeMount) []ClaimVolume {

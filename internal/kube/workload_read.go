@@ -20,6 +20,8 @@ type WorkloadRef struct {
 	// Container is the container to read back when the pod has several
 	// (someone added one out of band); the first when none has this name.
 	Container string
+	// DRA says the workload owns a ResourceClaimTemplate of its name.
+	DRA bool
 }
 
 // ID is namespace/name, the resource's Terraform ID.
@@ -36,6 +38,9 @@ type WorkloadLive struct {
 func (c *Cluster) ReadWorkload(ctx context.Context, ref WorkloadRef) (WorkloadLive, bool, error) {
 	done := logCall(ctx, "reading workload", ref.ID())
 	p, err := c.readWorkload(ctx, ref)
+	if err == nil {
+		err = c.withClaimTemplate(ctx, p)
+	}
 	done(err)
 	return found(p, err)
 }

@@ -84,6 +84,14 @@ type WorkloadGPU struct {
 	MinCompute   *ComputeCapability
 	Shared       bool   // a share of a time-sliced GPU: nvidia.com/gpu.shared
 	MIGProfile   string // MIG instances of this profile instead of whole GPUs
+	// MinCUDA is the least CUDA version the node's driver must support;
+	// nil: any.
+	MinCUDA *CUDAVersion
+	// Allocation is how the GPUs are asked for; "" is AllocateDevicePlugin.
+	Allocation GPUAllocation
+	// Alternatives are later choices, tried in order when the criteria
+	// above cannot be met (DRA only: firstAvailable).
+	Alternatives []GPUChoice
 }
 
 // ClaimVolume is a PersistentVolumeClaim mounted into the container.
@@ -143,6 +151,7 @@ func (s WorkloadSpec) GPURequest() GPURequest {
 		Products:     p.GPU.Products,
 		MinMemoryMiB: p.GPU.MinMemoryGiB * 1024,
 		MinCompute:   p.GPU.MinCompute,
+		MinCUDA:      p.GPU.MinCUDA,
 		NodeSelector: p.NodeSelector,
 		Tolerations:  append(append([]corev1.Toleration(nil), p.Tolerations...), GPUToleration),
 	}
@@ -150,5 +159,5 @@ func (s WorkloadSpec) GPURequest() GPURequest {
 
 // Ref names the spec's workload on the cluster.
 func (s WorkloadSpec) Ref() WorkloadRef {
-	return WorkloadRef{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, Container: s.Pod.Container.Name}
+	return WorkloadRef{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, Container: s.Pod.Container.Name, DRA: s.Pod.GPU.DRA()}
 }

@@ -231,6 +231,13 @@ func (c *Cluster) watchingScheduling(ctx context.Context, spec WorkloadSpec, pod
 // that could not be read keep the wait going: its own diagnosis reports
 // what it can).
 func (c *Cluster) unschedulableForGood(ctx context.Context, spec WorkloadSpec, req GPURequest, pod *corev1.Pod) *UnschedulableError {
+	if spec.Pod.GPU.DRA() {
+		d, err := c.diagnoseDRA(ctx, spec)
+		if err != nil || d.CouldEverFit() {
+			return nil //nolint:nilerr // as below
+		}
+		return &UnschedulableError{Message: c.describeUnschedulable(ctx, pod, d)}
+	}
 	nodes, err := c.nodeFacts(ctx, req.Resource)
 	if err != nil {
 		return nil //nolint:nilerr // see above

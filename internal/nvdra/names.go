@@ -45,3 +45,32 @@ const (
 	CapacityMemory          = "memory"          // bytes, whole GPUs and MIG devices
 	CapacityMultiprocessors = "multiprocessors" // MIG devices only
 )
+
+// AttrPCIeRoot is the standard attribute the gpu-kubelet-plugin adds when it
+// can resolve the GPU's PCIe root complex from sysfs (deviceinfo.go: the
+// pcieRootAttr from k8s.io/dynamic-resource-allocation/deviceattribute,
+// StandardDeviceAttributePCIeRoot): "pci0000:50". Being outside the
+// driver's domain, CEL reads it as device.attributes['resource.kubernetes.io'].pcieRoot.
+const AttrPCIeRoot = "resource.kubernetes.io/pcieRoot"
+
+// More capacity names of MIG devices (deviceinfo.go, MigDeviceInfo.GetDevice):
+// the engine counts of the device's GPU instance profile, and one
+// memorySlice<N> capacity of 1 for each memory slice N its placement
+// occupies.
+const (
+	CapacityCopyEngines       = "copyEngines"
+	CapacityDecoders          = "decoders"
+	CapacityEncoders          = "encoders"
+	CapacityJPEGEngines       = "jpegEngines"
+	CapacityOFAEngines        = "ofaEngines"
+	CapacityMemorySlicePrefix = "memorySlice" // + the slice's index: "memorySlice0"
+)
+
+// The Helm chart's kubelet-plugin DaemonSet (templates/kubeletplugin.yaml,
+// values.yaml): the image every container runs, and the name of the
+// container that runs gpu-kubelet-plugin (the one that publishes GPUs; its
+// sibling "compute-domains" runs compute-domain-kubelet-plugin).
+const (
+	ImageRepository            = "nvcr.io/nvidia/k8s-dra-driver-gpu"
+	KubeletPluginGPUsContainer = "gpus"
+)

@@ -54,8 +54,9 @@ type devicePluginRuntimeClassModel struct {
 }
 
 type devicePluginGFDModel struct {
-	Enabled types.Bool   `tfsdk:"enabled"`
-	Image   types.String `tfsdk:"image"`
+	Enabled   types.Bool   `tfsdk:"enabled"`
+	Image     types.String `tfsdk:"image"`
+	DeployNFD types.Bool   `tfsdk:"deploy_node_feature_discovery"`
 }
 
 type devicePluginDCGMModel struct {
@@ -111,7 +112,7 @@ func (m *devicePluginModel) toSpec(ctx context.Context) (kube.DevicePluginSpec, 
 	diags.Append(d...)
 	s.Config = config
 	if m.GFD != nil && m.GFD.Enabled.ValueBool() {
-		s.GFD = &kube.GFDSpec{Image: m.GFD.Image.ValueString()}
+		s.GFD = &kube.GFDSpec{Image: m.GFD.Image.ValueString(), DeployNFD: m.GFD.DeployNFD.ValueBool()}
 	}
 	if m.DCGM != nil && m.DCGM.Enabled.ValueBool() {
 		s.DCGM = &kube.DCGMSpec{Image: m.DCGM.Image.ValueString(), Port: int32(m.DCGM.Port.ValueInt64()), ServiceMonitor: m.DCGM.ServiceMonitor.ValueBool()}
@@ -197,7 +198,7 @@ func (m *devicePluginModel) setFromLive(live kube.DevicePluginLive) {
 		if s.GFD.Image == "" || (s.GFD.Image == s.Image && !priorNamedIt) {
 			image = types.StringNull()
 		}
-		m.GFD = &devicePluginGFDModel{Enabled: types.BoolValue(true), Image: image}
+		m.GFD = &devicePluginGFDModel{Enabled: types.BoolValue(true), Image: image, DeployNFD: types.BoolValue(s.GFD.DeployNFD)}
 	case m.GFD != nil && !m.GFD.Enabled.ValueBool():
 		// disabled in the configuration, and not deployed: as it should be
 	default:

@@ -30,8 +30,22 @@ const devicePluginAddress = "gpu_device_plugin.test"
 // devicePluginTestNodes registers nodes of their own for one test, labeled
 // gpu-test=<label> and without GPU capacity, as before a device plugin
 // runs, and deletes them when the test ends: the rest of the fleet, which
-// the inventory tests count, never runs the plugin.
+// the inventory tests count, never runs the plugin. They carry the labels
+// GFD and NFD write (k8s.NodeSpec.GFDLabeled), as in a cluster whose GPU
+// Operator runs both: the tests that use them are about the plugin.
 func devicePluginTestNodes(t *testing.T, label string, nodes map[string]string) {
+	t.Helper()
+	addDevicePluginTestNodes(t, label, nodes, true)
+}
+
+// bareDevicePluginTestNodes are devicePluginTestNodes as EKS registers
+// them: no GPU label at all, only their instance type.
+func bareDevicePluginTestNodes(t *testing.T, label string, nodes map[string]string) {
+	t.Helper()
+	addDevicePluginTestNodes(t, label, nodes, false)
+}
+
+func addDevicePluginTestNodes(t *testing.T, label string, nodes map[string]string, gfdLabeled bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -40,7 +54,7 @@ func devicePluginTestNodes(t *testing.T, label string, nodes map[string]string) 
 		profile, ok := ec2catalog.Lookup(instanceType)
 		require.True(t, ok, instanceType)
 		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{
-			Name: name, InstanceType: profile, WithoutGPUCapacity: true,
+			Name: name, InstanceType: profile, WithoutGPUCapacity: true, GFDLabeled: gfdLabeled,
 			ExtraLabels: map[string]string{"gpu-test": label},
 		}))
 		names = append(names, name)

@@ -151,7 +151,8 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			Computed: true,
 			Default:  booldefault.StaticBool(true),
 			MarkdownDescription: "Wait, within `timeouts`, until every node that runs a plugin pod advertises allocatable GPUs " +
-				"(`resource_name` > 0). Defaults to `true`.",
+				"(`resource_name` > 0) and, with `gpu_feature_discovery`, every node GFD runs on carries its labels (`nvidia.com/gpu.count`, ...): " +
+				"a failed wait names the nodes and says whether Node Feature Discovery runs. Defaults to `true`.",
 		},
 		"resource_name": schema.StringAttribute{
 			Computed: true,
@@ -236,7 +237,9 @@ func devicePluginRuntimeClassBlock() schema.SingleNestedBlock {
 func devicePluginGFDBlock() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
 		MarkdownDescription: "Deploy GPU Feature Discovery, which labels nodes with their GPUs' product, memory, count and sharing " +
-			"(`nvidia.com/gpu.product`, ...), the labels `gpu_workload` selects on. It writes them through Node Feature Discovery, which must run in the cluster.",
+			"(`nvidia.com/gpu.product`, ...), the labels `gpu_workload`'s `products`, `min_memory_gib` and `min_compute_capability` select on. " +
+			"GFD writes them into Node Feature Discovery's `features.d` directory on each node; NFD's worker and master turn them into node labels. " +
+			"As NVIDIA's Helm chart does with `gfd.enabled`, NFD is deployed with it unless `deploy_node_feature_discovery = false`.",
 		Attributes: map[string]schema.Attribute{
 			"enabled": schema.BoolAttribute{
 				Optional:            true,
@@ -248,6 +251,18 @@ func devicePluginGFDBlock() schema.SingleNestedBlock {
 				Optional:            true,
 				MarkdownDescription: "Image; the plugin's `image` when unset (the k8s-device-plugin image ships GFD).",
 				Validators:          []validator.String{imageReferenceValidator{}},
+			},
+			"deploy_node_feature_discovery": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+				MarkdownDescription: "Deploy Node Feature Discovery (`" + kube.DefaultNFDImage + "`, the version NVIDIA's chart v0.20.0 pins) beside GFD: " +
+					"its CRDs (`NodeFeature`, `NodeFeatureGroup`, `NodeFeatureRule`), a worker DaemonSet on the plugin's nodes (which also labels " +
+					"`feature.node.kubernetes.io/pci-10de.present=true`, the label `gpu_node_affinity` selects fresh GPU nodes by), and a master Deployment " +
+					"allowed to write `nvidia.com` labels, with their ServiceAccounts and RBAC. Set `false` only where the cluster already runs NFD " +
+					"(e.g. the GPU Operator's) with a worker that reads `/etc/kubernetes/node-feature-discovery/features.d` and a master that allows " +
+					"`nvidia.com` labels (`-extra-label-ns=nvidia.com`): without NFD, GFD's labels never reach a node and a workload that selects " +
+					"by `products` never schedules. Only one NFD may run in a cluster. Defaults to `true`.",
 			},
 		},
 	}

@@ -26,7 +26,15 @@ func (r *DevicePluginResource) waitAndCount(ctx context.Context, cluster *kube.C
 		diags.AddError(summary, fmt.Sprintf("waiting for %s: %v", what, err))
 	}
 	ok := true
-	if m.WaitForRollout.ValueBool() {
+	if spec.DeploysNFD() && (m.WaitForRollout.ValueBool() || m.WaitForAllocatable.ValueBool()) {
+		// The plugin's GPU node affinity admits fresh nodes only once NFD
+		// has labeled them: its rollout means nothing before.
+		if err := cluster.WaitForNodeFeatureDiscovery(ctx, spec); err != nil {
+			waitErr("Node Feature Discovery to label the nodes", err)
+			ok = false
+		}
+	}
+	if ok && m.WaitForRollout.ValueBool() {
 		for _, name := range spec.DaemonSetNames() {
 			if err := cluster.WaitForDaemonSetRollout(ctx, spec.Namespace, name); err != nil {
 				waitErr("DaemonSet "+spec.Namespace+"/"+name+" to roll out", err)
@@ -38,6 +46,15 @@ func (r *DevicePluginResource) waitAndCount(ctx context.Context, cluster *kube.C
 	if ok && m.WaitForAllocatable.ValueBool() {
 		if err := cluster.WaitForNodesAllocatable(ctx, spec); err != nil {
 			waitErr("allocatable "+spec.Config.AdvertisedGPUResource()+" on every node running the plugin", err)
+			ok = false
+		}
+	}
+	if ok && m.WaitForAllocatable.ValueBool() {
+		if err := cluster.WaitForGFDLabels(ctx, spec); err != nil {
+			if kube.IsNotReady(err) && !spec.DeploysNFD() {
+				err = fmt.Errorf("%w To deploy it with GFD, set gpu_feature_discovery.deploy_node_feature_discovery = true.", err)
+			}
+			waitErr("GPU Feature Discovery's labels on every node it runs on", err)
 		}
 	}
 

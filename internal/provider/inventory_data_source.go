@@ -47,6 +47,8 @@ type inventoryModel struct {
 	Nodes         types.Map    `tfsdk:"nodes"`
 	Totals        types.Object `tfsdk:"totals"`
 	ByProduct     types.Map    `tfsdk:"by_product"`
+	DRAServed     types.Bool   `tfsdk:"dra_served"`
+	DRAReason     types.String `tfsdk:"dra_unavailable_reason"`
 	// SortBy and InstanceTypes are source "ec2"'s (inventory_data_source_ec2.go).
 	SortBy        types.String `tfsdk:"sort_by"`
 	InstanceTypes types.List   `tfsdk:"instance_types"`
@@ -78,9 +80,13 @@ func (d *InventoryDataSource) Metadata(_ context.Context, req datasource.Metadat
 func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Lists the NVIDIA GPUs that exist and how many are free. With `source = \"kubernetes\"` it reads the " +
-			"cluster's nodes (capacity and allocatable `nvidia.com/gpu`, and the labels GPU Feature Discovery sets) and the " +
-			"GPU requests of the pods running on them, in one paginated list of nodes and one of pods whatever the cluster's size, into `nodes` " +
-			"(keyed by node name), `totals` and `by_product`. The lists are consistent reads (a GPU a pod took is never shown free). " +
+			"cluster's nodes (capacity and allocatable `nvidia.com/gpu`, and the labels GPU Feature Discovery sets), the " +
+			"GPU requests of the pods running on them, the devices NVIDIA's DRA driver publishes (ResourceSlices of driver `gpu.nvidia.com`) " +
+			"and the devices ResourceClaims hold, in one paginated list of each whatever the cluster's size, into `nodes` " +
+			"(keyed by node name), `totals` and `by_product`. The lists are consistent reads (a GPU a pod or claim took is never shown free). " +
+			"Each node says which path offers its GPUs (`gpu_path`: device plugin, DRA or both) and its GPUs are counted once, " +
+			"through that path; DRA devices are also counted as devices (`dra_devices`) and MIG devices by profile (`mig_devices`). " +
+			"On a cluster that does not serve `resource.k8s.io/v1` the read still succeeds, with `dra_served = false`. " +
 			"Node labels are opt-in (`include_labels`) and `include_nodes = false` leaves out the per-node map: at thousands of nodes " +
 			"what Terraform decodes, diffs and renders is most of a plan's time, so carry only what the configuration uses.\n\n" +
 			"With `source = \"ec2\"` it lists the region's EC2 instance types with NVIDIA GPUs (DescribeInstanceTypes) with the Availability Zones " +
@@ -147,10 +153,22 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 				MarkdownDescription: "Source `kubernetes`: sums over the GPU nodes that pass the filter (also with `include_nodes = false`). Null for the other sources.",
 				Attributes:          inventoryTotalsAttributes(),
 			},
+			"dra_served": schema.BoolAttribute{
+				Computed: true,
+				MarkdownDescription: "Source `kubernetes`: whether the cluster serves Dynamic Resource Allocation (`resource.k8s.io/v1`, " +
+					"Kubernetes 1.34 and later). When false, no node offers GPUs through DRA and `dra_unavailable_reason` says why. " +
+					"Null for the other sources.",
+			},
+			"dra_unavailable_reason": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Source `kubernetes`: why DRA devices are not counted (empty when `dra_served`). Null for the other sources.",
+			},
 			"by_product": schema.MapNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "Source `kubernetes`: the same sums as `totals` per GPU product, keyed by the product GPU Feature " +
-					"Discovery names (`nvidia.com/gpu.product`, e.g. `NVIDIA-H100-80GB-HBM3`); nodes without that label are counted " +
+					"Discovery names (`nvidia.com/gpu.product`, e.g. `NVIDIA-H100-80GB-HBM3`); a DRA node without that label is keyed " +
+					"by its devices' `productName` spelled as GPU Feature Discovery spells it (`NVIDIA H100 80GB HBM3` becomes " +
+					"`NVIDIA-H100-80GB-HBM3`), so one product is one key whichever path offers it; nodes with neither are counted " +
 					"under `" + kube.UnknownProduct + "`. Null for the other sources.",
 				NestedObject: schema.NestedAttributeObject{Attributes: inventoryTotalsAttributes()},
 			},
@@ -312,6 +330,8 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 	}
 	model.Totals = totals
 	model.ByProduct = byProduct
+	model.DRAServed = types.BoolValue(inv.DRAServed)
+	model.DRAReason = types.StringValue(inv.DRANotServed)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
 	tflog.Debug(ctx, "gpu_inventory read", map[string]any{"nodes": len(inv.Nodes), "duration": time.Since(started).String()})
 }

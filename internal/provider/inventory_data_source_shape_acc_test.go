@@ -93,7 +93,7 @@ func TestAccInventoryDataSource_nodeJoiningOrLeavingChangesOneKey(t *testing.T) 
 	ctx := context.Background()
 	label := map[string]string{"gpu-test": "inventory-churn"}
 	addNode := func(name string) {
-		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: name, InstanceType: instanceType(t, "g5.xlarge"), ExtraLabels: label}))
+		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: name, InstanceType: instanceType(t, "g5.xlarge"), GFDLabeled: true, ExtraLabels: label}))
 		t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), name)) })
 		require.NoError(t, cluster.WaitForNodesReady(ctx, name))
 	}

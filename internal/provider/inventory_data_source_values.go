@@ -18,14 +18,22 @@ func inventoryNodeAttributes() map[string]schema.Attribute {
 	str := func(d string) schema.Attribute { return schema.StringAttribute{Computed: true, MarkdownDescription: d} }
 	num := func(d string) schema.Attribute { return schema.Int64Attribute{Computed: true, MarkdownDescription: d} }
 	return map[string]schema.Attribute{
-		"name":               str("Node name (also the key of this entry in `nodes`)."),
-		"instance_type":      str("Value of the `node.kubernetes.io/instance-type` label, e.g. `p5.48xlarge`; empty when unset."),
-		"product":            str("GPU product as GPU Feature Discovery names it (`nvidia.com/gpu.product`), e.g. `NVIDIA-H100-80GB-HBM3`."),
-		"family":             str("GPU architecture family (`nvidia.com/gpu.family`), e.g. `hopper`."),
-		"gpu_count":          num("Capacity of `nvidia.com/gpu` on the node: 0 until a device plugin registers the GPUs."),
-		"allocatable":        num("Allocatable `nvidia.com/gpu`."),
-		"allocated":          num("`nvidia.com/gpu` requested by the node's pods that are neither Succeeded nor Failed."),
+		"name":          str("Node name (also the key of this entry in `nodes`)."),
+		"instance_type": str("Value of the `node.kubernetes.io/instance-type` label, e.g. `p5.48xlarge`; empty when unset."),
+		"product":       str("GPU product as GPU Feature Discovery names it (`nvidia.com/gpu.product`), e.g. `NVIDIA-H100-80GB-HBM3`."),
+		"family":        str("GPU architecture family (`nvidia.com/gpu.family`), e.g. `hopper`."),
+		"gpu_path": str("How the node offers its GPUs: `" + kube.GPUPathDevicePlugin + "` (`nvidia.com/gpu` capacity), `" + kube.GPUPathDRA +
+			"` (devices of NVIDIA's DRA driver `gpu.nvidia.com`), `" + kube.GPUPathBoth + "` (both at once: the same GPUs offered twice, " +
+			"counted once), or `" + kube.GPUPathNone + "` (GPU labels, but neither has registered a GPU yet). `gpu_count`, `allocatable`, " +
+			"`allocated` and `free` are that path's, so a GPU is counted once whichever path offers it."),
+		"gpu_count": num("Whole GPUs on the node: the capacity of `nvidia.com/gpu` (device plugin; 0 until it registers the GPUs), " +
+			"or the whole-GPU devices the node publishes through DRA (`dra` and `both`; MIG devices are in `mig_devices`)."),
+		"allocatable": num("Allocatable `nvidia.com/gpu`, or `gpu_count` through DRA."),
+		"allocated": num("Device plugin: `nvidia.com/gpu` requested by the node's pods that are neither Succeeded nor Failed. " +
+			"DRA: whole GPUs some ResourceClaim's allocation holds. `both`: the two added up."),
 		"free":               num("`allocatable` minus `allocated`, never below zero."),
+		"dra_devices":        draDevicesAttribute("Every device NVIDIA's DRA driver publishes for the node, whole GPUs and MIG devices; zeros on a device-plugin node."),
+		"mig_devices":        migDevicesAttribute("The node's DRA MIG devices by profile (e.g. `1g.10gb`); empty when it has none."),
 		"memory_mib":         num("Memory per GPU in MiB as the driver reports it (`nvidia.com/gpu.memory`)."),
 		"compute_capability": str("CUDA compute capability, e.g. `9.0`."),
 		"driver_version":     str("NVIDIA driver version (`nvidia.com/cuda.driver-version.full`), e.g. `550.54.15`."),
@@ -45,17 +53,54 @@ func inventoryNodeAttributes() map[string]schema.Attribute {
 func inventoryTotalsAttributes() map[string]schema.Attribute {
 	num := func(d string) schema.Attribute { return schema.Int64Attribute{Computed: true, MarkdownDescription: d} }
 	return map[string]schema.Attribute{
-		"nodes":       num("Number of GPU nodes counted."),
-		"gpus":        num("Sum of their `gpu_count`."),
-		"allocatable": num("Sum of their `allocatable`."),
-		"allocated":   num("Sum of their `allocated`."),
-		"free":        num("Sum of their `free`."),
+		"nodes":               num("Number of GPU nodes counted."),
+		"gpus":                num("Sum of their `gpu_count`."),
+		"allocatable":         num("Sum of their `allocatable`."),
+		"allocated":           num("Sum of their `allocated`."),
+		"free":                num("Sum of their `free`."),
+		"device_plugin_nodes": num("Nodes whose `gpu_path` is `" + kube.GPUPathDevicePlugin + "`."),
+		"dra_nodes":           num("Nodes whose `gpu_path` is `" + kube.GPUPathDRA + "`."),
+		"both_paths_nodes":    num("Nodes whose `gpu_path` is `" + kube.GPUPathBoth + "`."),
+		"dra_devices":         draDevicesAttribute("Sum of their `dra_devices`."),
+		"mig_devices":         migDevicesAttribute("Sum of their `mig_devices`, by profile."),
 	}
 }
 
+// draDeviceCountsAttributes are the counts of DRA devices, with the rule
+// that makes them the scheduler's.
+func draDeviceCountsAttributes() map[string]schema.Attribute {
+	num := func(d string) schema.Attribute { return schema.Int64Attribute{Computed: true, MarkdownDescription: d} }
+	return map[string]schema.Attribute{
+		"published": num("Devices in the ResourceSlices of driver `gpu.nvidia.com`, in each pool's newest generation only " +
+			"(as the scheduler counts them while the driver rewrites its pool)."),
+		"allocated": num("Those of them named in some ResourceClaim's `status.allocation.devices.results` (driver, pool, device); " +
+			"admin access takes no device and is not counted."),
+		"free": num("`published` minus `allocated`."),
+	}
+}
+
+func draDevicesAttribute(d string) schema.Attribute {
+	return schema.SingleNestedAttribute{Computed: true, MarkdownDescription: d, Attributes: draDeviceCountsAttributes()}
+}
+
+func migDevicesAttribute(d string) schema.Attribute {
+	return schema.MapNestedAttribute{Computed: true, MarkdownDescription: d, NestedObject: schema.NestedAttributeObject{Attributes: draDeviceCountsAttributes()}}
+}
+
+var draDeviceCountsAttrTypes = map[string]attr.Type{
+	"published": types.Int64Type, "allocated": types.Int64Type, "free": types.Int64Type,
+}
+
+var (
+	draDeviceCountsType = types.ObjectType{AttrTypes: draDeviceCountsAttrTypes}
+	migDevicesType      = types.MapType{ElemType: draDeviceCountsType}
+)
+
 var inventoryNodeAttrTypes = map[string]attr.Type{
 	"name": types.StringType, "instance_type": types.StringType, "product": types.StringType, "family": types.StringType,
+	"gpu_path":  types.StringType,
 	"gpu_count": types.Int64Type, "allocatable": types.Int64Type, "allocated": types.Int64Type, "free": types.Int64Type,
+	"dra_devices": draDeviceCountsType, "mig_devices": migDevicesType,
 	"memory_mib": types.Int64Type, "compute_capability": types.StringType, "driver_version": types.StringType,
 	"cuda_version": types.StringType, "mig_strategy": types.StringType, "ready": types.BoolType, "schedulable": types.BoolType,
 	"labels": types.MapType{ElemType: types.StringType},
@@ -63,6 +108,8 @@ var inventoryNodeAttrTypes = map[string]attr.Type{
 
 var inventoryTotalsAttrTypes = map[string]attr.Type{
 	"nodes": types.Int64Type, "gpus": types.Int64Type, "allocatable": types.Int64Type, "allocated": types.Int64Type, "free": types.Int64Type,
+	"device_plugin_nodes": types.Int64Type, "dra_nodes": types.Int64Type, "both_paths_nodes": types.Int64Type,
+	"dra_devices": draDeviceCountsType, "mig_devices": migDevicesType,
 }
 
 func inventoryNodeObjectType() types.ObjectType {
@@ -89,8 +136,15 @@ func inventoryNodesValue(nodes []kube.GPUNode, withLabels bool) (types.Map, diag
 			labels, d = types.MapValue(types.StringType, lv)
 			diags.Append(d...)
 		}
+		dra, d := draDeviceCountsValue(n.DRA)
+		diags.Append(d...)
+		mig, d := migDevicesValue(n.MIG)
+		diags.Append(d...)
 		obj, d := types.ObjectValue(inventoryNodeAttrTypes, map[string]attr.Value{
 			"name":               types.StringValue(n.Name),
+			"gpu_path":           types.StringValue(n.GPUPath),
+			"dra_devices":        dra,
+			"mig_devices":        mig,
 			"instance_type":      types.StringValue(n.InstanceType),
 			"product":            types.StringValue(n.Product),
 			"family":             types.StringValue(n.Family),
@@ -119,13 +173,48 @@ func inventoryNodesValue(nodes []kube.GPUNode, withLabels bool) (types.Map, diag
 }
 
 func inventoryTotalsValue(t kube.Totals) (types.Object, diag.Diagnostics) {
-	return types.ObjectValue(inventoryTotalsAttrTypes, map[string]attr.Value{
-		"nodes":       types.Int64Value(t.Nodes),
-		"gpus":        types.Int64Value(t.GPUs),
-		"allocatable": types.Int64Value(t.Allocatable),
-		"allocated":   types.Int64Value(t.Allocated),
-		"free":        types.Int64Value(t.Free),
+	var diags diag.Diagnostics
+	dra, d := draDeviceCountsValue(t.DRA)
+	diags.Append(d...)
+	mig, d := migDevicesValue(t.MIG)
+	diags.Append(d...)
+	v, d := types.ObjectValue(inventoryTotalsAttrTypes, map[string]attr.Value{
+		"nodes":               types.Int64Value(t.Nodes),
+		"gpus":                types.Int64Value(t.GPUs),
+		"allocatable":         types.Int64Value(t.Allocatable),
+		"allocated":           types.Int64Value(t.Allocated),
+		"free":                types.Int64Value(t.Free),
+		"device_plugin_nodes": types.Int64Value(t.DevicePluginNodes),
+		"dra_nodes":           types.Int64Value(t.DRANodes),
+		"both_paths_nodes":    types.Int64Value(t.BothPathsNodes),
+		"dra_devices":         dra,
+		"mig_devices":         mig,
 	})
+	diags.Append(d...)
+	return v, diags
+}
+
+func draDeviceCountsValue(c kube.DeviceCounts) (types.Object, diag.Diagnostics) {
+	return types.ObjectValue(draDeviceCountsAttrTypes, map[string]attr.Value{
+		"published": types.Int64Value(c.Published),
+		"allocated": types.Int64Value(c.Allocated),
+		"free":      types.Int64Value(c.Free),
+	})
+}
+
+// migDevicesValue is an empty map, not null, when there are no MIG devices,
+// so that a configuration can iterate it on any node.
+func migDevicesValue(byProfile map[string]kube.DeviceCounts) (types.Map, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := make(map[string]attr.Value, len(byProfile))
+	for profile, c := range byProfile {
+		v, d := draDeviceCountsValue(c)
+		diags.Append(d...)
+		elems[profile] = v
+	}
+	m, d := types.MapValue(draDeviceCountsType, elems)
+	diags.Append(d...)
+	return m, diags
 }
 
 // inventoryByProductValue is `by_product`: totals per GPU product.

@@ -18,6 +18,8 @@ func TestInventoryNodesValueIsKeyedByName(t *testing.T) {
 		{Name: "gpu-p5-0", Product: "NVIDIA-H100-80GB-HBM3", Count: 8, Allocatable: 8, Allocated: 3, Free: 5, Ready: true,
 			Labels: map[string]string{"pool": "training"}},
 		{Name: "gpu-g5-0", Product: "NVIDIA-A10G", Count: 1, Allocatable: 1, Free: 1},
+		{Name: "gpu-dra-0", GPUPath: kube.GPUPathDRA, Count: 1, Allocatable: 1, Allocated: 1,
+			DRA: kube.DeviceCounts{Published: 3, Allocated: 2, Free: 1}, MIG: map[string]kube.DeviceCounts{"3g.40gb": {Published: 2, Allocated: 1, Free: 1}}},
 	}
 	withLabels, diags := inventoryNodesValue(nodes, true)
 	require.False(t, diags.HasError(), errorDetails(diags))
@@ -28,6 +30,9 @@ func TestInventoryNodesValueIsKeyedByName(t *testing.T) {
 	require.Equal(t, "gpu-g5-0", decoded["gpu-g5-0"].Name)
 	require.NotNil(t, decoded["gpu-g5-0"].Labels, "with include_labels set, a node without kept labels has an empty map, not null")
 	require.Empty(t, decoded["gpu-g5-0"].Labels)
+	require.Equal(t, kube.GPUPathDRA, decoded["gpu-dra-0"].GPUPath)
+	require.Equal(t, deviceCountsModel{Published: 3, Allocated: 2, Free: 1}, decoded["gpu-dra-0"].DRADevices)
+	require.Equal(t, map[string]deviceCountsModel{"3g.40gb": {Published: 2, Allocated: 1, Free: 1}}, decoded["gpu-dra-0"].MIGDevices)
 
 	withoutLabels, diags := inventoryNodesValue(nodes, false)
 	require.False(t, diags.HasError(), errorDetails(diags))
@@ -44,17 +49,28 @@ func TestInventoryNodesValueIsKeyedByName(t *testing.T) {
 
 func TestInventoryByProductValue(t *testing.T) {
 	v, diags := inventoryByProductValue(map[string]kube.Totals{
-		"NVIDIA-H100-80GB-HBM3": {Nodes: 2, GPUs: 16, Allocatable: 16, Allocated: 3, Free: 13},
-		kube.UnknownProduct:     {Nodes: 1, GPUs: 4},
+		"NVIDIA-H100-80GB-HBM3": {Nodes: 2, GPUs: 16, Allocatable: 16, Allocated: 3, Free: 13, DevicePluginNodes: 1, DRANodes: 1,
+			DRA: kube.DeviceCounts{Published: 10, Allocated: 2, Free: 8}, MIG: map[string]kube.DeviceCounts{"1g.10gb": {Published: 2, Allocated: 1, Free: 1}}},
+		kube.UnknownProduct: {Nodes: 1, GPUs: 4},
 	})
 	require.False(t, diags.HasError(), errorDetails(diags))
 	h100Object, ok := v.Elements()["NVIDIA-H100-80GB-HBM3"].(types.Object)
 	require.True(t, ok)
 	h100 := h100Object.Attributes()
+	counts := func(published, allocated, free int64) attr.Value {
+		return types.ObjectValueMust(draDeviceCountsAttrTypes, map[string]attr.Value{
+			"published": types.Int64Value(published), "allocated": types.Int64Value(allocated), "free": types.Int64Value(free),
+		})
+	}
 	require.Equal(t, map[string]attr.Value{
 		"nodes": types.Int64Value(2), "gpus": types.Int64Value(16), "allocatable": types.Int64Value(16),
 		"allocated": types.Int64Value(3), "free": types.Int64Value(13),
+		"device_plugin_nodes": types.Int64Value(1), "dra_nodes": types.Int64Value(1), "both_paths_nodes": types.Int64Value(0),
+		"dra_devices": counts(10, 2, 8),
+		"mig_devices": types.MapValueMust(draDeviceCountsType, map[string]attr.Value{"1g.10gb": counts(2, 1, 1)}),
 	}, h100)
+	unknown := v.Elements()[kube.UnknownProduct].(types.Object).Attributes()
+	require.False(t, unknown["mig_devices"].IsNull(), "no MIG devices is an empty map, not null")
 	require.Contains(t, v.Elements(), kube.UnknownProduct)
 }
 
@@ -93,21 +109,30 @@ func BenchmarkInventoryNodesValue(b *testing.B) {
 }
 
 // inventoryNodeTestModel decodes one element of `nodes`.
+type deviceCountsModel struct {
+	Published int64 `tfsdk:"published"`
+	Allocated int64 `tfsdk:"allocated"`
+	Free      int64 `tfsdk:"free"`
+}
+
 type inventoryNodeTestModel struct {
-	Name              string            `tfsdk:"name"`
-	InstanceType      string            `tfsdk:"instance_type"`
-	Product           string            `tfsdk:"product"`
-	Family            string            `tfsdk:"family"`
-	GPUCount          int64             `tfsdk:"gpu_count"`
-	Allocatable       int64             `tfsdk:"allocatable"`
-	Allocated         int64             `tfsdk:"allocated"`
-	Free              int64             `tfsdk:"free"`
-	MemoryMiB         int64             `tfsdk:"memory_mib"`
-	ComputeCapability string            `tfsdk:"compute_capability"`
-	DriverVersion     string            `tfsdk:"driver_version"`
-	CUDAVersion       string            `tfsdk:"cuda_version"`
-	MIGStrategy       string            `tfsdk:"mig_strategy"`
-	Ready             bool              `tfsdk:"ready"`
-	Schedulable       bool              `tfsdk:"schedulable"`
-	Labels            map[string]string `tfsdk:"labels"`
+	Name              string                       `tfsdk:"name"`
+	GPUPath           string                       `tfsdk:"gpu_path"`
+	DRADevices        deviceCountsModel            `tfsdk:"dra_devices"`
+	MIGDevices        map[string]deviceCountsModel `tfsdk:"mig_devices"`
+	InstanceType      string                       `tfsdk:"instance_type"`
+	Product           string                       `tfsdk:"product"`
+	Family            string                       `tfsdk:"family"`
+	GPUCount          int64                        `tfsdk:"gpu_count"`
+	Allocatable       int64                        `tfsdk:"allocatable"`
+	Allocated         int64                        `tfsdk:"allocated"`
+	Free              int64                        `tfsdk:"free"`
+	MemoryMiB         int64                        `tfsdk:"memory_mib"`
+	ComputeCapability string                       `tfsdk:"compute_capability"`
+	DriverVersion     string                       `tfsdk:"driver_version"`
+	CUDAVersion       string                       `tfsdk:"cuda_version"`
+	MIGStrategy       string                       `tfsdk:"mig_strategy"`
+	Ready             bool                         `tfsdk:"ready"`
+	Schedulable       bool                         `tfsdk:"schedulable"`
+	Labels            map[string]string            `tfsdk:"labels"`
 }

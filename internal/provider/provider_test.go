@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "no testbed profile for %s\n", n.instanceType)
 			os.Exit(1)
 		}
-		nodes = append(nodes, k8s.NodeSpec{Name: n.name, InstanceType: profile})
+		nodes = append(nodes, k8s.NodeSpec{Name: n.name, InstanceType: profile, GFDLabeled: true})
 	}
 	// The AWS emulator starts first: kube-apiserver is configured with its
 	// EKS token webhook.

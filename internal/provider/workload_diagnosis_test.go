@@ -200,10 +200,10 @@ func TestAccWorkload_gpuNodesWithoutDevicePluginAreNamed(t *testing.T) {
 	// Three GPU nodes no device plugin serves, known by GFD's labels, by
 	// NFD's PCI label, and by the instance type alone.
 	diagnosisTestNodes(t,
-		k8s.NodeSpec{Name: "wl-noplugin-gfd", InstanceType: instanceType(t, "g5.xlarge"), WithoutGPUCapacity: true, ExtraLabels: label},
-		k8s.NodeSpec{Name: "wl-noplugin-nfd", InstanceType: instanceType(t, "g5.xlarge"), WithoutGPUCapacity: true, WithoutGPULabels: true,
+		k8s.NodeSpec{Name: "wl-noplugin-gfd", InstanceType: instanceType(t, "g5.xlarge"), WithoutGPUCapacity: true, GFDLabeled: true, ExtraLabels: label},
+		k8s.NodeSpec{Name: "wl-noplugin-nfd", InstanceType: instanceType(t, "g5.xlarge"), WithoutGPUCapacity: true,
 			ExtraLabels: withLabels(map[string]string{gpulabels.NFDPCIPresent: "true"})},
-		k8s.NodeSpec{Name: "wl-noplugin-type", InstanceType: instanceType(t, "g4dn.xlarge"), WithoutGPUCapacity: true, WithoutGPULabels: true, ExtraLabels: label},
+		k8s.NodeSpec{Name: "wl-noplugin-type", InstanceType: instanceType(t, "g4dn.xlarge"), WithoutGPUCapacity: true, ExtraLabels: label},
 	)
 	job := func(extra string) string {
 		return diagnosisWorkload(ns, "job", "    count = 1", `
@@ -257,10 +257,10 @@ func TestAccWorkload_sharedAndMIGReplicasBeyondCapacity(t *testing.T) {
 	// labeled -SHARED) and an A100 node split into 56 MIG 1g.5gb instances
 	// (mixed strategy: no nvidia.com/gpu).
 	diagnosisTestNodes(t,
-		k8s.NodeSpec{Name: "wl-sharing-t4", InstanceType: instanceType(t, "g4dn.xlarge"), WithoutGPUCapacity: true,
+		k8s.NodeSpec{Name: "wl-sharing-t4", InstanceType: instanceType(t, "g4dn.xlarge"), WithoutGPUCapacity: true, GFDLabeled: true,
 			ExtraLabels: map[string]string{"gpu-test": "sharing", gpulabels.Product: "Tesla-T4-SHARED", gpulabels.Replicas: "4"},
 			Resources:   corev1.ResourceList{gpulabels.SharedResourceName: k8sresource.MustParse("4")}},
-		k8s.NodeSpec{Name: "wl-sharing-a100", InstanceType: instanceType(t, "p4d.24xlarge"), WithoutGPUCapacity: true,
+		k8s.NodeSpec{Name: "wl-sharing-a100", InstanceType: instanceType(t, "p4d.24xlarge"), WithoutGPUCapacity: true, GFDLabeled: true,
 			ExtraLabels: map[string]string{"gpu-test": "sharing", gpulabels.MIGStrategy: "mixed"},
 			Resources:   corev1.ResourceList{"nvidia.com/mig-1g.5gb": k8sresource.MustParse("56")}},
 	)
@@ -293,7 +293,7 @@ func TestAccWorkload_tooManyGPUsListsTheLargestNodesFirst(t *testing.T) {
 	// 8-GPU nodes must still be named, first.
 	var specs []k8s.NodeSpec
 	for i := range 3 {
-		specs = append(specs, k8s.NodeSpec{Name: fmt.Sprintf("gpu-a-%d", i), InstanceType: instanceType(t, "g5.xlarge")})
+		specs = append(specs, k8s.NodeSpec{Name: fmt.Sprintf("gpu-a-%d", i), InstanceType: instanceType(t, "g5.xlarge"), GFDLabeled: true})
 	}
 	diagnosisTestNodes(t, specs...)
 	testAccCreateFails(t, ns, diagnosisWorkload(ns, "job", "    count = 16", longCreateTimeout),
@@ -307,8 +307,8 @@ func TestAccWorkload_cordonedNodeCountsOnlyOnceUncordoned(t *testing.T) {
 	// Two A10G nodes of the test's own, one of them cordoned.
 	label := map[string]string{"gpu-test": "cordon"}
 	diagnosisTestNodes(t,
-		k8s.NodeSpec{Name: "wl-cordon-g5-0", InstanceType: instanceType(t, "g5.xlarge"), ExtraLabels: label},
-		k8s.NodeSpec{Name: "wl-cordon-g5-1", InstanceType: instanceType(t, "g5.xlarge"), ExtraLabels: label},
+		k8s.NodeSpec{Name: "wl-cordon-g5-0", InstanceType: instanceType(t, "g5.xlarge"), GFDLabeled: true, ExtraLabels: label},
+		k8s.NodeSpec{Name: "wl-cordon-g5-1", InstanceType: instanceType(t, "g5.xlarge"), GFDLabeled: true, ExtraLabels: label},
 	)
 	_, err := cluster.Client().CoreV1().Nodes().Patch(context.Background(), "wl-cordon-g5-1", types.StrategicMergePatchType,
 		[]byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{})

@@ -36,6 +36,7 @@ type workloadModel struct {
 	ShmSize           types.String      `tfsdk:"shm_size"`
 	WaitForCompletion types.Bool        `tfsdk:"wait_for_completion"`
 	WaitForRollout    types.Bool        `tfsdk:"wait_for_rollout"`
+	ClaimTemplate     types.String      `tfsdk:"resource_claim_template"`
 
 	workloadStatusModel
 }
@@ -71,11 +72,23 @@ type workloadContainerModel struct {
 }
 
 type workloadGPUModel struct {
+	Count                types.Int64      `tfsdk:"count"`
+	Products             []string         `tfsdk:"products"`
+	MinMemoryGiB         types.Int64      `tfsdk:"min_memory_gib"`
+	MinComputeCapability types.String     `tfsdk:"min_compute_capability"`
+	Shared               types.Bool       `tfsdk:"shared"`
+	MIGProfile           types.String     `tfsdk:"mig_profile"`
+	Allocation           types.String     `tfsdk:"allocation"`
+	MinCUDAVersion       types.String     `tfsdk:"min_cuda_version"`
+	Alternatives         []gpuChoiceModel `tfsdk:"alternative"`
+}
+
+// gpuChoiceModel is one alternative block of gpu.
+type gpuChoiceModel struct {
 	Count                types.Int64  `tfsdk:"count"`
 	Products             []string     `tfsdk:"products"`
 	MinMemoryGiB         types.Int64  `tfsdk:"min_memory_gib"`
 	MinComputeCapability types.String `tfsdk:"min_compute_capability"`
-	Shared               types.Bool   `tfsdk:"shared"`
 	MIGProfile           types.String `tfsdk:"mig_profile"`
 }
 
@@ -150,5 +163,6 @@ func (m *workloadModel) ref() kube.WorkloadRef {
 	if m.Container != nil {
 		ref.Container = m.Container.Name.ValueString()
 	}
+	ref.DRA = m.GPU != nil && m.GPU.Allocation.ValueString() == string(kube.AllocateDRA)
 	return ref
 }

@@ -23,9 +23,11 @@ import (
 // apply replaces the Job.
 func (r *WorkloadResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.warnAboutGPUOffer(ctx, req, resp)
+	r.checkGPUPlacement(ctx, req, resp)
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
+	// replaceDRAClaimOnChange(ctx, req, resp)
 	var kind types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("kind"), &kind)...)
 	if resp.Diagnostics.HasError() || kind.ValueString() != workloadKindJob {
@@ -52,6 +54,23 @@ func (r *WorkloadResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root(name))
 		}
 	}
+}
+
+// replaceDRAClaimOnChange replaces a DRA workload whose gpu block
+// changed: the criteria live in its ResourceClaimTemplate, whose spec
+// Kubernetes never changes, and which every pod of the workload names.
+func replaceDRAClaimOnChange(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var planned, prior types.Object
+	var plannedAllocation, priorAllocation types.String
+	if req.Plan.GetAttribute(ctx, gpuBlockPath, &planned).HasError() || req.State.GetAttribute(ctx, gpuBlockPath, &prior).HasError() ||
+		req.Plan.GetAttribute(ctx, gpuAllocationPath, &plannedAllocation).HasError() || req.State.GetAttribute(ctx, gpuAllocationPath, &priorAllocation).HasError() {
+		return
+	}
+	dra := string(kube.AllocateDRA)
+	if planned.Equal(prior) || (plannedAllocation.ValueString() != dra && priorAllocation.ValueString() != dra) {
+		return
+	}
+	resp.RequiresReplace = append(resp.RequiresReplace, gpuBlockPath)
 }
 
 // needsReplacement reports whether setting attribute name of the prior

@@ -96,11 +96,11 @@ func TestAccWorkload_planWarnsAboutMIGProfilesNoNodeOffers(t *testing.T) {
 	defer cancel()
 	p4d, _ := ec2catalog.Lookup("p4d.24xlarge")
 	nodes := []k8s.NodeSpec{
-		{Name: "offer-mig-mixed", InstanceType: p4d,
+		{Name: "offer-mig-mixed", InstanceType: p4d, GFDLabeled: true,
 			Resources: corev1.ResourceList{gpulabels.MIGResourcePrefix + "1g.5gb": k8sresource.MustParse("56")},
 			ExtraLabels: map[string]string{gpulabels.MIGStrategy: "mixed",
 				"nvidia.com/mig-1g.5gb.count": "56", "nvidia.com/mig-1g.5gb.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}},
-		{Name: "offer-mig-single", InstanceType: p4d,
+		{Name: "offer-mig-single", InstanceType: p4d, GFDLabeled: true,
 			ExtraLabels: map[string]string{gpulabels.MIGStrategy: "single", gpulabels.Product: "NVIDIA-A100-SXM4-40GB-MIG-3g.20gb"}},
 	}
 	for _, n := range nodes {

@@ -46,6 +46,8 @@ var jobChanges = map[string]struct {
 	"gpu.min_compute_capability":       {func(m *workloadModel) { m.GPU.MinComputeCapability = types.StringValue("9.0") }, true},
 	"gpu.shared":                       {func(m *workloadModel) { m.GPU.Shared = types.BoolValue(true) }, true},
 	"gpu.mig_profile":                  {func(m *workloadModel) { m.GPU.MIGProfile = types.StringValue("3g.40gb") }, true},
+	"gpu.allocation":                   {nil, true}, // its own RequiresReplace plan modifier, for every kind
+	"gpu.min_cuda_version":             {func(m *workloadModel) { m.GPU.MinCUDAVersion = types.StringValue("12.4") }, true},
 	"job.backoff_limit":                {func(m *workloadModel) { m.Job.BackoffLimit = types.Int64Value(0) }, false},
 	"job.completions":                  {func(m *workloadModel) { m.Job.Completions = types.Int64Value(8) }, true},
 	"job.parallelism":                  {func(m *workloadModel) { m.Job.Parallelism = types.Int64Value(4) }, false},
@@ -121,6 +123,25 @@ func TestWorkloadDeploymentModifyPlanReplacesNothing(t *testing.T) {
 	resp := &resource.ModifyPlanResponse{Plan: req.Plan}
 	(&WorkloadResource{}).ModifyPlan(ctx, req, resp)
 	require.Empty(t, resp.RequiresReplace, "a Deployment is updated in place")
+}
+
+func TestWorkloadDRAModifyPlanReplacesOnAnyGPUChange(t *testing.T) {
+	ctx := context.Background()
+	s := workloadSchema(ctx)
+	for _, kind := range workloadKinds {
+		t.Run(kind, func(t *testing.T) {
+			prior := fullWorkload(kind)
+			prior.GPU.Allocation = types.StringValue("dra")
+			planned := fullWorkload(kind)
+			planned.GPU.Allocation = types.StringValue("dra")
+			planned.GPU.Alternatives = []gpuChoiceModel{{Count: types.Int64Value(2), Products: []string{"NVIDIA-A100-SXM4-80GB"}}}
+			req := resource.ModifyPlanRequest{State: stateOf(t, s, prior), Plan: planOf(t, s, planned)}
+			resp := &resource.ModifyPlanResponse{Plan: req.Plan}
+			(&WorkloadResource{}).ModifyPlan(ctx, req, resp)
+			require.Contains(t, resp.RequiresReplace, gpuBlockPath,
+				"the criteria are in the ResourceClaimTemplate, whose spec never changes, so the pods and their template are made again")
+		})
+	}
 }
 
 func TestWorkloadJobChangesCoverTheSchema(t *testing.T) {

@@ -27,6 +27,7 @@ func (m *workloadModel) setFromSpec(s kube.WorkloadSpec) {
 	m.Metadata.Labels = keepEmptyMap(s.Labels, m.Metadata.Labels)
 	m.Metadata.Annotations = keepEmptyMap(s.Annotations, m.Metadata.Annotations)
 	m.setPodFromSpec(s.Pod)
+	m.ClaimTemplate = stringOrNull(s.ClaimTemplateID())
 
 	switch s.Kind {
 	case kube.WorkloadJob:
@@ -104,6 +105,23 @@ func (m *workloadModel) setPodFromSpec(p kube.WorkloadPod) {
 	}
 	m.GPU.Shared = types.BoolValue(g.Shared)
 	m.GPU.MIGProfile = stringOrNull(g.MIGProfile)
+	m.GPU.Allocation = types.StringValue(string(kube.AllocateDevicePlugin))
+	if g.DRA() {
+		m.GPU.Allocation = types.StringValue(string(kube.AllocateDRA))
+	}
+	m.GPU.MinCUDAVersion = types.StringNull()
+	if g.MinCUDA != nil {
+		m.GPU.MinCUDAVersion = types.StringValue(g.MinCUDA.String())
+	}
+	alternatives := []gpuChoiceModel{}
+	for i, a := range g.Alternatives {
+		var prior gpuChoiceModel
+		if i < len(m.GPU.Alternatives) {
+			prior = m.GPU.Alternatives[i]
+		}
+		alternatives = append(alternatives, gpuChoiceModelFrom(a, prior))
+	}
+	m.GPU.Alternatives = alternatives
 
 	volumes := []workloadVolumeModel{}
 	for _, v := range p.Volumes {
@@ -115,6 +133,25 @@ func (m *workloadModel) setPodFromSpec(p kube.WorkloadPod) {
 		})
 	}
 	m.Volumes = volumes
+}
+
+// gpuChoiceModelFrom is an alternative block as read back; prior keeps an
+// empty products list empty rather than null.
+func gpuChoiceModelFrom(c kube.GPUChoice, prior gpuChoiceModel) gpuChoiceModel {
+	out := gpuChoiceModel{
+		Count:                types.Int64Value(c.Count),
+		Products:             keepEmptySlice(c.Products, prior.Products),
+		MinMemoryGiB:         types.Int64Null(),
+		MinComputeCapability: types.StringNull(),
+		MIGProfile:           stringOrNull(c.MIGProfile),
+	}
+	if c.MinMemoryGiB > 0 {
+		out.MinMemoryGiB = types.Int64Value(c.MinMemoryGiB)
+	}
+	if c.MinCompute != nil {
+		out.MinComputeCapability = types.StringValue(c.MinCompute.String())
+	}
+	return out
 }
 
 // setStatus fills the computed status attributes; nil (the status could

@@ -117,6 +117,16 @@ func TestWorkloadRefreshReadsBackWhatWasBuilt(t *testing.T) {
 			}(),
 			refresh: throughTheCluster,
 		},
+		{
+			description: "A least CUDA version reads back beside a least compute capability from the four node selector terms they make.",
+			model: func() *workloadModel {
+				m := testWorkload(1)
+				m.GPU.MinComputeCapability = types.StringValue("8.6")
+				m.GPU.MinCUDAVersion = types.StringValue("12.4")
+				return m
+			}(),
+			refresh: throughTheCluster,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {

@@ -86,6 +86,7 @@ func (r *WorkloadResource) Create(ctx context.Context, req resource.CreateReques
 	// apply or destroy cleans it up.
 	plan.OwnerID = types.StringValue(owner.ID)
 	plan.ID = types.StringValue(spec.ID())
+	plan.ClaimTemplate = stringOrNull(spec.ClaimTemplateID())
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		plan.setStatus(nil)
@@ -195,6 +196,7 @@ func (r *WorkloadResource) Update(ctx context.Context, req resource.UpdateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	plan.ID = types.StringValue(spec.ID())
+	plan.ClaimTemplate = stringOrNull(spec.ClaimTemplateID())
 
 	if spec.Kind == kube.WorkloadJob && kube.SameWorkload(spec, priorSpec) {
 		plan.workloadStatusModel = prior.workloadStatusModel

@@ -294,6 +294,10 @@ resource "gpu_workload" "bad" {
 		{config(name, image, one+"\n    shared = true\n    mig_profile = \"1g.10gb\"", ""), `(?s)gpu.mig_profile conflicts with gpu.shared`},
 		{config(name, image+"\n    cpu_request = \"8\"\n    cpu_limit = \"4\"", one, ""), `(?s)container.cpu_request exceeds container.cpu_limit`},
 		{config(name, image, one, `  wait_for_rollout = false`), `(?s)wait_for_rollout with kind = "job"`},
+		{config(name, image, one+"\n    alternative {\n      count = 2\n    }", ""), `(?s)gpu.alternative without gpu.allocation = "dra"`},
+		{config(name, image, one+"\n    allocation = \"dra\"\n    shared = true", ""), `(?s)gpu.shared with gpu.allocation = "dra"`},
+		{config(name, image, one+"\n    allocation = \"mps\"", ""), `(?s)gpu.allocation.*value must be one of`},
+		{config(name, image, one+"\n    min_cuda_version = \"12\"", ""), `(?s)gpu.min_cuda_version.*must be major.minor`},
 	}
 	var testSteps []resource.TestStep
 	for _, s := range steps {

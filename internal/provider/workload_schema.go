@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
 // The values the schema offers, each listed once for its validator and its description.
@@ -26,7 +28,14 @@ var (
 	jobRestartPolicies     = []string{"Never", "OnFailure"}
 	deploymentStrategies   = []string{"RollingUpdate", "Recreate"}
 	computeCapabilityRegex = regexp.MustCompile(`^[0-9]{1,2}\.[0-9]$`)
-	migProfileRegex        = regexp.MustCompile(`^[1-8]g\.[0-9]+gb$`)
+	cudaVersionRegex       = regexp.MustCompile(`^[0-9]{1,2}\.[0-9]{1,2}$`)
+	// jobInPlaceSettings are the job block's settings that Kubernetes
+	// changes on a running Job (ModifyPlan finds them by building the Job;
+	// TestWorkloadJobInPlaceSettingsAreWhatThePlanDoes holds this list,
+	// the plan and the page's text together).
+	jobInPlaceSettings = []string{"parallelism", "backoff_limit", "active_deadline_seconds", "ttl_seconds_after_finished", "suspend"}
+	gpuAllocations     = []string{string(kube.AllocateDevicePlugin), string(kube.AllocateDRA)}
+	migProfileRegex    = regexp.MustCompile(`^[1-8]g\.[0-9]+gb$`)
 )
 
 // Defaults that apply whether or not the block that holds them is written.
@@ -52,7 +61,7 @@ func workloadSchema(ctx context.Context) schema.Schema {
 			"`0 of 6 nodes can run it: 1 has no NVIDIA GPU (cpu-0), 3 are not in gpu.products [NVIDIA-H100-80GB-HBM3] (...), 2 lack nvidia.com/gpu ≥ 2 free (...)`; " +
 			"when no node could ever take the pod it fails at once instead of waiting for the timeout.\n\n" +
 			"A Job's pod template cannot change, so for `kind = \"job\"` a change to the workload replaces it, except the `job` settings " +
-			"Kubernetes changes in place (`parallelism`, `backoff_limit`, `active_deadline_seconds`, `ttl_seconds_after_finished`, `suspend`) " +
+			"Kubernetes changes in place (" + backtickList(jobInPlaceSettings) + ") " +
 			"and the wait settings; a deployment is updated in place with server-side apply (field manager `terraform-provider-gpu`).\n\n" +
 			ownershipDescription,
 		Attributes: map[string]schema.Attribute{
@@ -141,6 +150,12 @@ func workloadSchema(ctx context.Context) schema.Schema {
 			"failed": schema.Int64Attribute{
 				Computed:            true,
 				MarkdownDescription: "Pods of the Job that failed; null for a deployment.",
+			},
+			"resource_claim_template": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "With `gpu.allocation = \"dra\"`: `namespace/name` of the ResourceClaimTemplate the pods' GPU claims are made from " +
+					"(created before the workload and deleted after it); null otherwise.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 		},
 		Blocks: map[string]schema.Block{
@@ -253,51 +268,89 @@ var (
 )
 
 func workloadGPUBlock() schema.SingleNestedBlock {
+	attrs := gpuChoiceAttributes()
+	attrs["shared"] = schema.BoolAttribute{
+		Optional: true,
+		Computed: true,
+		Default:  booldefault.StaticBool(false),
+		MarkdownDescription: "Ask for a share of a time-sliced or MPS GPU: the `nvidia.com/gpu.shared` resource the device plugin " +
+			"advertises when sharing renames its resources. Conflicts with `mig_profile`; not available with `allocation = \"dra\"`. Defaults to `false`.",
+	}
+	attrs["allocation"] = schema.StringAttribute{
+		Optional: true,
+		Computed: true,
+		Default:  stringdefault.StaticString(string(kube.AllocateDevicePlugin)),
+		MarkdownDescription: "How the pods get their GPUs. Valid values are: " + backtickList(gpuAllocations) + ". `device_plugin`: the " +
+			"`nvidia.com/gpu` resource NVIDIA's device plugin advertises, on nodes selected by GPU Feature Discovery's labels. `dra`: " +
+			"Dynamic Resource Allocation (`resource.k8s.io/v1`, Kubernetes 1.34 or newer): a ResourceClaimTemplate whose CEL selectors " +
+			"use the attributes NVIDIA's DRA driver publishes, allocated by the scheduler from the driver's ResourceSlices; " +
+			"`alternative` blocks are tried in order. Defaults to `device_plugin`. Changing it replaces the workload.",
+		Validators:    []validator.String{stringvalidator.OneOf(gpuAllocations...)},
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
+	attrs["min_cuda_version"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "Least CUDA version the node's NVIDIA driver must support, `major.minor`, e.g. `12.4`: the CUDA version " +
+			"your image's CUDA toolkit was built with, unless it relies on minor version compatibility (see the section on CUDA). " +
+			"Compared with GPU Feature Discovery's `nvidia.com/cuda.runtime-version.major` / `minor` labels, or with DRA the device " +
+			"attribute `cudaDriverVersion`; a version no node's driver supports is refused at plan.",
+		Validators: []validator.String{stringvalidator.RegexMatches(cudaVersionRegex, "must be major.minor, e.g. \"12.4\"")},
+	}
 	return schema.SingleNestedBlock{
-		MarkdownDescription: "The GPUs each pod needs. Required. Every set criterion must hold; they become required node affinity on " +
-			"the labels of GPU Feature Discovery (`nvidia.com/gpu.product`, `nvidia.com/gpu.memory`, `nvidia.com/gpu.compute.major` / `minor`), " +
-			"so nodes without GFD labels only match when no criterion but `count` is set.",
+		MarkdownDescription: "The GPUs each pod needs. Required. Every set criterion must hold. With the device plugin they become " +
+			"required node affinity on the labels of GPU Feature Discovery (`nvidia.com/gpu.product`, `nvidia.com/gpu.memory`, " +
+			"`nvidia.com/gpu.compute.major` / `minor`, `nvidia.com/cuda.runtime-version.major` / `minor`), so nodes without GFD labels " +
+			"only match when no criterion but `count` is set; with `allocation = \"dra\"` they become CEL selectors of a ResourceClaimTemplate.",
 		Validators: []validator.Object{objectvalidator.IsRequired()},
-		Attributes: map[string]schema.Attribute{
-			"count": schema.Int64Attribute{
-				CustomType:          wholeNumberType{},
-				Required:            true,
-				MarkdownDescription: "GPUs per pod (the resource limit). At least 1; all on one node.",
-				Validators:          []validator.Int64{int64validator.AtLeast(1)},
+		Attributes: attrs,
+		Blocks: map[string]schema.Block{
+			"alternative": schema.ListNestedBlock{
+				MarkdownDescription: "With `allocation = \"dra\"`: what else each pod can run on when the criteria above cannot be met, " +
+					"in order of preference, e.g. one H100, else two A100 80GB. Each becomes a subrequest of the claim's `firstAvailable` " +
+					"list; `min_cuda_version` holds for each. Repeatable.",
+				NestedObject: schema.NestedBlockObject{Attributes: gpuChoiceAttributes()},
 			},
-			"products": schema.ListAttribute{
-				Optional:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "Acceptable GPU models, as GFD spells them in `nvidia.com/gpu.product`, e.g. `NVIDIA-H100-80GB-HBM3`, " +
-					"`NVIDIA-A100-SXM4-80GB`, `NVIDIA-A10G`, `Tesla-T4`. Any when unset. With `shared`, GFD's `-SHARED` variants match too.",
-				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
-			},
-			"min_memory_gib": schema.Int64Attribute{
-				CustomType: wholeNumberType{},
-				Optional:   true,
-				MarkdownDescription: "Least memory per GPU, in GiB, compared with `nvidia.com/gpu.memory` (MiB, as the driver reports it). " +
-					"The driver reports less than the marketing size: an 80 GB H100 has 81559 MiB (79.6 GiB), so ask for `79` to include it.",
-				Validators: []validator.Int64{int64validator.AtLeast(1)},
-			},
-			"min_compute_capability": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Least CUDA compute capability, `major.minor`, e.g. `8.0` (A100), `8.6` (A10G), `8.9` (L4, L40S), `9.0` (H100). " +
-					"Compared as a version: `8.6` accepts 8.6, 8.9 and 9.0 but not 8.0.",
-				Validators: []validator.String{stringvalidator.RegexMatches(computeCapabilityRegex, "must be major.minor, e.g. \"8.0\"")},
-			},
-			"shared": schema.BoolAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  booldefault.StaticBool(false),
-				MarkdownDescription: "Ask for a share of a time-sliced or MPS GPU: the `nvidia.com/gpu.shared` resource the device plugin " +
-					"advertises when sharing renames its resources. Conflicts with `mig_profile`. Defaults to `false`.",
-			},
-			"mig_profile": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Ask for MIG instances of this profile instead of whole GPUs, e.g. `1g.10gb` requests " +
-					"`nvidia.com/mig-1g.10gb` (the device plugin's `mixed` MIG strategy). Conflicts with `shared`.",
-				Validators: []validator.String{stringvalidator.RegexMatches(migProfileRegex, "must be a MIG profile such as \"1g.10gb\" or \"3g.40gb\"")},
-			},
+		},
+	}
+}
+
+// gpuChoiceAttributes are what one choice of GPUs asks for: the gpu
+// block's own criteria, and each alternative's.
+func gpuChoiceAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"count": schema.Int64Attribute{
+			CustomType:          wholeNumberType{},
+			Required:            true,
+			MarkdownDescription: "GPUs per pod (the resource limit, or the claim's device count). At least 1; all on one node.",
+			Validators:          []validator.Int64{int64validator.AtLeast(1)},
+		},
+		"products": schema.ListAttribute{
+			Optional:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "Acceptable GPU models, as GFD spells them in `nvidia.com/gpu.product`, e.g. `NVIDIA-H100-80GB-HBM3`, " +
+				"`NVIDIA-A100-SXM4-80GB`, `NVIDIA-A10G`, `Tesla-T4`. Any when unset. With `shared`, GFD's `-SHARED` variants match too. " +
+				"With DRA the driver's `productName` (`NVIDIA H100 80GB HBM3`) is compared with its spaces turned into dashes, so the same names work.",
+			Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+		},
+		"min_memory_gib": schema.Int64Attribute{
+			CustomType: wholeNumberType{},
+			Optional:   true,
+			MarkdownDescription: "Least memory per GPU, in GiB, compared with `nvidia.com/gpu.memory` (MiB, as the driver reports it) or " +
+				"the DRA device's `memory` capacity. The driver reports less than the marketing size: an 80 GB H100 has 81559 MiB (79.6 GiB), so ask for `79` to include it.",
+			Validators: []validator.Int64{int64validator.AtLeast(1)},
+		},
+		"min_compute_capability": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Least CUDA compute capability, `major.minor`, e.g. `8.0` (A100), `8.6` (A10G), `8.9` (L4, L40S), `9.0` (H100). " +
+				"Compared as a version: `8.6` accepts 8.6, 8.9 and 9.0 but not 8.0.",
+			Validators: []validator.String{stringvalidator.RegexMatches(computeCapabilityRegex, "must be major.minor, e.g. \"8.0\"")},
+		},
+		"mig_profile": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Ask for MIG instances of this profile instead of whole GPUs, e.g. `1g.10gb` requests " +
+				"`nvidia.com/mig-1g.10gb` (the device plugin's `mixed` MIG strategy), or with DRA devices of class `mig.nvidia.com` " +
+				"whose `profile` is `1g.10gb`. Conflicts with `shared`.",
+			Validators: []validator.String{stringvalidator.RegexMatches(migProfileRegex, "must be a MIG profile such as \"1g.10gb\" or \"3g.40gb\"")},
 		},
 	}
 }

@@ -105,14 +105,35 @@ func (c *workloadContainerModel) toSpec() (kube.WorkloadContainer, error) {
 }
 
 func (g *workloadGPUModel) toSpec() kube.WorkloadGPU {
+	first := gpuChoiceModel{Count: g.Count, Products: g.Products, MinMemoryGiB: g.MinMemoryGiB, MinComputeCapability: g.MinComputeCapability, MIGProfile: g.MIGProfile}.toSpec()
 	out := kube.WorkloadGPU{
-		Count:        g.Count.ValueInt64(),
-		Products:     g.Products,
-		MinMemoryGiB: g.MinMemoryGiB.ValueInt64(),
+		Count:        first.Count,
+		Products:     first.Products,
+		MinMemoryGiB: first.MinMemoryGiB,
+		MinCompute:   first.MinCompute,
 		Shared:       g.Shared.ValueBool(),
-		MIGProfile:   g.MIGProfile.ValueString(),
+		MIGProfile:   first.MIGProfile,
 	}
-	if cc, err := kube.ParseComputeCapability(g.MinComputeCapability.ValueString()); err == nil {
+	if g.Allocation.ValueString() == string(kube.AllocateDRA) {
+		out.Allocation = kube.AllocateDRA
+	}
+	if v, err := kube.ParseCUDAVersion(g.MinCUDAVersion.ValueString()); err == nil {
+		out.MinCUDA = &v
+	}
+	for _, a := range g.Alternatives {
+		out.Alternatives = append(out.Alternatives, a.toSpec())
+	}
+	return out
+}
+
+func (c gpuChoiceModel) toSpec() kube.GPUChoice {
+	out := kube.GPUChoice{
+		Count:        c.Count.ValueInt64(),
+		Products:     c.Products,
+		MinMemoryGiB: c.MinMemoryGiB.ValueInt64(),
+		MIGProfile:   c.MIGProfile.ValueString(),
+	}
+	if cc, err := kube.ParseComputeCapability(c.MinComputeCapability.ValueString()); err == nil {
 		out.MinCompute = &cc
 	}
 	return out

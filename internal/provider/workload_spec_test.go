@@ -32,8 +32,10 @@ func testWorkload(count int64) *workloadModel {
 			Image: types.StringValue("nvcr.io/nvidia/pytorch:24.05-py3"),
 		},
 		GPU: &workloadGPUModel{
-			Count:  types.Int64Value(count),
-			Shared: types.BoolValue(false),
+			Count:        types.Int64Value(count),
+			Shared:       types.BoolValue(false),
+			Allocation:   types.StringValue("device_plugin"),
+			Alternatives: []gpuChoiceModel{},
 		},
 		Volumes:           []workloadVolumeModel{},
 		WaitForCompletion: types.BoolValue(true),

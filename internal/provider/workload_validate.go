@@ -73,6 +73,7 @@ func validateWorkloadGPU(ctx context.Context, config tfsdk.Config, diags *diag.D
 	if diags.HasError() {
 		return
 	}
+	validateGPUAllocation(ctx, config, shared, diags)
 	if shared.ValueBool() && !mig.IsNull() && !mig.IsUnknown() {
 		diags.AddAttributeError(gpuMIGProfilePath, "gpu.mig_profile conflicts with gpu.shared",
 			"A pod asks either for a share of a time-sliced GPU (shared = true, resource nvidia.com/gpu.shared) or for MIG instances "+
@@ -91,6 +92,29 @@ func validateWorkloadGPU(ctx context.Context, config tfsdk.Config, diags *diag.D
 	}
 	if w := productsContradiction(names, minGiB, minCC); w != "" {
 		diags.AddAttributeWarning(gpuProductsPath, "No GPU in gpu.products meets the other gpu criteria", w)
+	}
+}
+
+// validateGPUAllocation checks what only one way of allocating offers:
+// alternatives are DRA's (firstAvailable), sharing the device plugin's.
+func validateGPUAllocation(ctx context.Context, config tfsdk.Config, shared types.Bool, diags *diag.Diagnostics) {
+	var allocation types.String
+	var alternatives types.List
+	diags.Append(config.GetAttribute(ctx, gpuAllocationPath, &allocation)...)
+	diags.Append(config.GetAttribute(ctx, gpuAlternativePath, &alternatives)...)
+	if diags.HasError() || allocation.IsUnknown() {
+		return
+	}
+	dra := allocation.ValueString() == string(kube.AllocateDRA)
+	if !dra && len(alternatives.Elements()) > 0 {
+		diags.AddAttributeError(gpuAlternativePath, "gpu.alternative without gpu.allocation = \"dra\"",
+			"Alternatives become a DRA claim's firstAvailable list; the device plugin's nvidia.com/gpu limit has no alternatives. "+
+				"Set gpu.allocation = \"dra\" (a cluster with NVIDIA's DRA driver), or remove the alternative blocks.")
+	}
+	if dra && shared.ValueBool() {
+		diags.AddAttributeError(gpuBlockPath.AtName("shared"), "gpu.shared with gpu.allocation = \"dra\"",
+			"A share of a time-sliced GPU is the device plugin's nvidia.com/gpu.shared resource; this provider does not yet write "+
+				"the DRA driver's sharing configuration. Remove shared, or set gpu.allocation = \"device_plugin\".")
 	}
 }
 

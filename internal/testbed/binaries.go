@@ -32,36 +32,47 @@ func (e *MissingBinariesError) Error() string {
 
 // Binaries resolves the path of every binary: the etcd, Kubernetes, kwok
 // and Terraform builds in the cache (see CacheRoot), or the etcd that
-// $GPU_TESTBED_ETCD names. The error, a *MissingBinariesError, names every
-// one that is missing.
+// $GPU_TESTBED_ETCD names. The Kubernetes release is the one
+// $GPU_TESTBED_KUBERNETES chooses (see ChosenKubernetesVersion). The error,
+// a *MissingBinariesError, names every one that is missing.
 func Binaries() (BinaryPaths, error) {
-	paths, err := locateBinaries()
+	version, err := ChosenKubernetesVersion()
+	if err != nil {
+		return BinaryPaths{}, err
+	}
+	paths, err := locateBinaries(version)
 	if err != nil {
 		return BinaryPaths{}, err
 	}
 	return paths, paths.check(true)
 }
 
-// KubernetesBinaries is Binaries without requiring the Terraform and
-// OpenTofu CLIs: what the Kubernetes backend runs.
-func KubernetesBinaries() (BinaryPaths, error) {
-	paths, err := locateBinaries()
+// KubernetesBinaries is Binaries for the Kubernetes release version (one of
+// KubernetesVersion and OldestKubernetesVersion), without requiring the
+// Terraform and OpenTofu CLIs: what the Kubernetes backend runs.
+func KubernetesBinaries(version string) (BinaryPaths, error) {
+	if KubernetesChoice(version) == "" {
+		return BinaryPaths{}, fmt.Errorf("finding the binaries of Kubernetes %s: the testbed builds only %s and %s",
+			version, KubernetesVersion, OldestKubernetesVersion)
+	}
+	paths, err := locateBinaries(version)
 	if err != nil {
 		return BinaryPaths{}, err
 	}
 	return paths, paths.check(false)
 }
 
-func locateBinaries() (BinaryPaths, error) {
+func locateBinaries(kubernetesVersion string) (BinaryPaths, error) {
 	root, err := CacheRoot()
 	if err != nil {
 		return BinaryPaths{}, err
 	}
+	kubeDir := kubeBinDir(root, kubernetesVersion)
 	return BinaryPaths{
-		Etcd:                  locateEtcd(root),
-		KubeAPIServer:         filepath.Join(kubeBinDir(root), "kube-apiserver"),
-		KubeControllerManager: filepath.Join(kubeBinDir(root), "kube-controller-manager"),
-		KubeScheduler:         filepath.Join(kubeBinDir(root), "kube-scheduler"),
+		Etcd:                  locateEtcd(kubeDir),
+		KubeAPIServer:         filepath.Join(kubeDir, "kube-apiserver"),
+		KubeControllerManager: filepath.Join(kubeDir, "kube-controller-manager"),
+		KubeScheduler:         filepath.Join(kubeDir, "kube-scheduler"),
 		Kwok:                  filepath.Join(kwokBinDir(root), "kwok"),
 		Terraform:             filepath.Join(terraformBinDir(root), "terraform"),
 		Tofu:                  filepath.Join(tofuBinDir(root), "tofu"),
@@ -88,7 +99,7 @@ func PackerPath() (string, error) {
 // neither OpenTofu nor the control plane: what `make demo` needs, which does
 // not build OpenTofu. The error, a *MissingBinariesError, says how to build it.
 func TerraformPath() (string, error) {
-	paths, err := locateBinaries()
+	paths, err := locateBinaries(KubernetesVersion)
 	if err != nil {
 		return "", err
 	}
@@ -99,12 +110,13 @@ func TerraformPath() (string, error) {
 }
 
 // locateEtcd is $GPU_TESTBED_ETCD when set, else the etcd built beside
-// the Kubernetes control plane (the version that Kubernetes release pins).
-func locateEtcd(root string) string {
+// the Kubernetes control plane in kubeDir (the version that Kubernetes
+// release pins).
+func locateEtcd(kubeDir string) string {
 	if path := os.Getenv("GPU_TESTBED_ETCD"); path != "" {
 		return path
 	}
-	return filepath.Join(kubeBinDir(root), "etcd")
+	return filepath.Join(kubeDir, "etcd")
 }
 
 // check returns a *MissingBinariesError naming every required binary that

@@ -26,9 +26,11 @@ func CacheRoot() (string, error) {
 	return filepath.Join(home, ".cache", cacheDirName), nil
 }
 
-// binDirs are the version-keyed directories under <root>/bin.
-func kubeBinDir(root string) string { return filepath.Join(root, "bin", "kube-"+KubernetesVersion) }
-func kwokBinDir(root string) string { return filepath.Join(root, "bin", "kwok-"+KwokVersion) }
+// binDirs are the version-keyed directories under <root>/bin. kubeBinDir
+// holds one Kubernetes release's control plane and etcd (the testbed builds
+// two: KubernetesVersion and OldestKubernetesVersion).
+func kubeBinDir(root, version string) string { return filepath.Join(root, "bin", "kube-"+version) }
+func kwokBinDir(root string) string          { return filepath.Join(root, "bin", "kwok-"+KwokVersion) }
 func terraformBinDir(root string) string {
 	return filepath.Join(root, "bin", "terraform-"+TerraformVersion)
 }

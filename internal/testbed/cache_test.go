@@ -47,6 +47,8 @@ func TestBinariesAreKeyedByVersionUnderTheCache(t *testing.T) {
 	t.Setenv("GPU_TESTBED_CACHE", root)
 	t.Setenv("GPU_TESTBED_ETCD", "")
 
+	t.Setenv(KubernetesChoiceEnv, "")
+
 	_, err := Binaries()
 	var missing *MissingBinariesError
 	require.ErrorAs(t, err, &missing)
@@ -54,13 +56,13 @@ func TestBinariesAreKeyedByVersionUnderTheCache(t *testing.T) {
 	require.Contains(t, err.Error(), "make testbed")
 
 	paths := map[string]string{
-		"etcd":                    filepath.Join(root, "bin", "kube-v1.31.4", "etcd"),
-		"kube-apiserver":          filepath.Join(root, "bin", "kube-v1.31.4", "kube-apiserver"),
-		"kube-controller-manager": filepath.Join(root, "bin", "kube-v1.31.4", "kube-controller-manager"),
-		"kube-scheduler":          filepath.Join(root, "bin", "kube-v1.31.4", "kube-scheduler"),
-		"kwok":                    filepath.Join(root, "bin", "kwok-v0.6.1", "kwok"),
-		"terraform":               filepath.Join(root, "bin", "terraform-v1.5.7", "terraform"),
-		"tofu":                    filepath.Join(root, "bin", "tofu-v1.11.0", "tofu"),
+		"etcd":                    filepath.Join(root, "bin", "kube-"+KubernetesVersion, "etcd"),
+		"kube-apiserver":          filepath.Join(root, "bin", "kube-"+KubernetesVersion, "kube-apiserver"),
+		"kube-controller-manager": filepath.Join(root, "bin", "kube-"+KubernetesVersion, "kube-controller-manager"),
+		"kube-scheduler":          filepath.Join(root, "bin", "kube-"+KubernetesVersion, "kube-scheduler"),
+		"kwok":                    filepath.Join(root, "bin", "kwok-"+KwokVersion, "kwok"),
+		"terraform":               filepath.Join(root, "bin", "terraform-"+TerraformVersion, "terraform"),
+		"tofu":                    filepath.Join(root, "bin", "tofu-"+TofuVersion, "tofu"),
 	}
 	for _, path := range paths {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
@@ -88,11 +90,11 @@ func TestGPUTestbedEtcdPointsAtAnotherEtcd(t *testing.T) {
 	t.Setenv("GPU_TESTBED_CACHE", root)
 	other := filepath.Join(t.TempDir(), "etcd")
 	t.Setenv("GPU_TESTBED_ETCD", other)
-	_, err := KubernetesBinaries()
+	_, err := KubernetesBinaries(KubernetesVersion)
 	require.ErrorContains(t, err, "etcd ("+other+")", "the etcd named is the one looked for")
 
 	require.NoError(t, os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755))
-	got, err := locateBinaries()
+	got, err := locateBinaries(OldestKubernetesVersion)
 	require.NoError(t, err)
 	require.Equal(t, other, got.Etcd)
 }
@@ -101,7 +103,7 @@ func TestTheClusterDoesNotNeedTerraform(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("GPU_TESTBED_CACHE", root)
 	t.Setenv("GPU_TESTBED_ETCD", "/nonexistent/etcd")
-	_, err := KubernetesBinaries()
+	_, err := KubernetesBinaries(KubernetesVersion)
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "terraform")
 }

@@ -20,7 +20,8 @@ type InstallOptions struct {
 	// its go.mod).
 	ToolsDir string
 	// Only names sets ("demo", "test") or builds ("kube", "kwok",
-	// "terraform", "tofu", "packer"); none means the test set: everything.
+	// "terraform", "tofu", "packer", "kube-oldest"); none means the test
+	// set: everything.
 	Only []string
 	// Jobs is how many go commands run at once; 0 means DefaultJobs().
 	Jobs int
@@ -174,14 +175,13 @@ func tickEverySecond(shown *progress) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
-// kubeVersionLDFlags stamps the version the way Kubernetes' own build does,
-// so /version and `kubectl version` report KubernetesVersion rather than
-// v0.0.0-master.
-func kubeVersionLDFlags() string {
-	major, minor, _ := strings.Cut(strings.TrimPrefix(KubernetesVersion, "v"), ".")
+// kubeVersionLDFlags stamps version the way Kubernetes' own build does,
+// so /version and `kubectl version` report it rather than v0.0.0-master.
+func kubeVersionLDFlags(version string) string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
 	minor, _, _ = strings.Cut(minor, ".")
 	values := map[string]string{
-		"gitVersion":   KubernetesVersion,
+		"gitVersion":   version,
 		"gitMajor":     major,
 		"gitMinor":     minor,
 		"gitTreeState": "clean",

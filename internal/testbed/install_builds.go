@@ -31,7 +31,7 @@ const noDebugInfo = "-s -w"
 // command compiles the packages they share once, where three would compile
 // them three times.
 type buildStep struct {
-	name     string   // what --only takes: kube, kwok, terraform, tofu, packer
+	name     string   // what --only takes: kube, kwok, terraform, tofu, packer, kube-oldest
 	title    string   // what the progress line says
 	sets     []Set    // the sets it belongs to
 	dir      string   // the cache directory the binaries end up in
@@ -45,30 +45,23 @@ type buildStep struct {
 // buildSteps is the testbed's table of builds under the cache root: the
 // Kubernetes control plane from the module in <toolsDir>/kube (it pins
 // k8s.io/kubernetes), OpenTofu from <toolsDir>/tofu, Packer from
-// <toolsDir>/packer, kwok and Terraform from the Go module proxy. The
-// longest build comes first, so that a pool starts it first.
+// <toolsDir>/packer, kwok and Terraform from the Go module proxy, and the
+// oldest supported Kubernetes from <toolsDir>/kube-oldest. The two
+// Kubernetes builds, the longest, come first, so that a pool starts them
+// first.
 func buildSteps(root, toolsDir string) []buildStep {
-	kubeModule := filepath.Join(toolsDir, "kube")
 	tofuModule := filepath.Join(toolsDir, "tofu")
 	packerModule := filepath.Join(toolsDir, "packer")
 	return []buildStep{
-		{
-			name:     "kube",
-			title:    "Kubernetes " + KubernetesVersion + " and etcd",
-			sets:     []Set{SetDemo, SetTest},
-			dir:      kubeBinDir(root),
-			binaries: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"},
-			goArgs: []string{"-C", kubeModule, "install", "-ldflags", kubeVersionLDFlags() + " " + noDebugInfo,
-				"k8s.io/kubernetes/cmd/kube-apiserver",
-				"k8s.io/kubernetes/cmd/kube-controller-manager",
-				"k8s.io/kubernetes/cmd/kube-scheduler",
-				// etcd's server at the version this Kubernetes pins: most of
-				// what it compiles (gRPC, the etcd client) is shared with
-				// kube-apiserver, so one go command builds it for little.
-				"github.com/gpuinfra/terraform-provider-gpu/tools/kube/etcd",
-			},
-			firstBuild: 7 * time.Minute,
-		},
+		kubeStep("kube", KubernetesVersion, toolsDir, []Set{SetDemo, SetTest}, root, 7*time.Minute),
+		// The oldest supported Kubernetes, which make test runs the
+		// Kubernetes tests against too; make demo runs only the newest.
+		// Second, so that a pool of two starts both long builds first and
+		// the short ones fill in after: a Kubernetes build keeps 1.35 of 2
+		// cores busy on average (v1.37.2: 13:39 of CPU in 10:08, measured
+		// here), so the other core has room, and a long build started last
+		// would run alone at the end.
+		kubeStep("kube-oldest", OldestKubernetesVersion, toolsDir, []Set{SetTest}, root, 8*time.Minute),
 		{
 			name:       "terraform",
 			title:      "Terraform " + TerraformVersion,
@@ -114,6 +107,38 @@ func buildSteps(root, toolsDir string) []buildStep {
 		},
 	}
 }
+
+// kubeStep builds one Kubernetes release's kube-apiserver,
+// kube-controller-manager and kube-scheduler, and etcd's server at the
+// version that release pins, from the tools module <toolsDir>/<name> (it
+// pins k8s.io/kubernetes at version) into kube-<version> under the cache.
+// etcd is one of its packages: most of what it compiles (gRPC, the etcd
+// client) is shared with kube-apiserver, so one go command builds it for
+// little.
+func kubeStep(name, version, toolsDir string, sets []Set, root string, firstBuild time.Duration) buildStep {
+	module := filepath.Join(toolsDir, name)
+	title := "Kubernetes " + version + " and etcd"
+	if version == OldestKubernetesVersion {
+		title = "Kubernetes " + version + " (the oldest supported) and etcd"
+	}
+	return buildStep{
+		name:     name,
+		title:    title,
+		sets:     sets,
+		dir:      kubeBinDir(root, version),
+		binaries: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"},
+		goArgs: []string{"-C", module, "install", "-ldflags", kubeVersionLDFlags(version) + " " + noDebugInfo,
+			"k8s.io/kubernetes/cmd/kube-apiserver",
+			"k8s.io/kubernetes/cmd/kube-controller-manager",
+			"k8s.io/kubernetes/cmd/kube-scheduler",
+			toolsModulePath + "/" + name + "/etcd",
+		},
+		firstBuild: firstBuild,
+	}
+}
+
+// toolsModulePath is the import path the tools modules' paths start with.
+const toolsModulePath = "github.com/gpuinfra/terraform-provider-gpu/tools"
 
 // selectSteps keeps the steps that only names: each a set ("demo",
 // "test") or a step's name ("kube", "tofu"); none means the test set, which

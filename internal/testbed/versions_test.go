@@ -9,31 +9,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The kube tools module builds the control plane: its k8s.io/kubernetes
-// requirement must be the version the testbed claims to run, and every
-// staging module it replaces must be that release's v0 twin.
-func TestToolsModulePinsKubernetesVersion(t *testing.T) {
-	data, err := os.ReadFile("../../tools/kube/go.mod")
-	require.NoError(t, err)
-	goMod := string(data)
+// The kube tools modules build the two control planes: each one's
+// k8s.io/kubernetes requirement must be the version the testbed claims to
+// run, and every staging module it replaces must be that release's v0 twin.
+func TestToolsModulesPinKubernetesVersions(t *testing.T) {
+	for module, version := range map[string]string{"kube": KubernetesVersion, "kube-oldest": OldestKubernetesVersion} {
+		t.Run(module, func(t *testing.T) {
+			data, err := os.ReadFile("../../tools/" + module + "/go.mod")
+			require.NoError(t, err)
+			goMod := string(data)
 
-	pinned := regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)`).FindStringSubmatch(goMod)
-	if pinned == nil {
-		t.Fatal("tools/kube/go.mod does not require k8s.io/kubernetes")
-	}
-	if pinned[1] != KubernetesVersion {
-		t.Fatalf("tools/kube/go.mod requires k8s.io/kubernetes %s, the testbed runs %s", pinned[1], KubernetesVersion)
-	}
+			pinned := regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\S+)`).FindStringSubmatch(goMod)
+			require.NotNil(t, pinned, "tools/%s/go.mod does not require k8s.io/kubernetes", module)
+			require.Equal(t, version, pinned[1], "tools/%s/go.mod's k8s.io/kubernetes", module)
 
-	stagingVersion := "v0." + strings.SplitN(strings.TrimPrefix(KubernetesVersion, "v"), ".", 2)[1]
-	replaces := regexp.MustCompile(`(?m)^\s*(?:replace\s+)?(k8s\.io/\S+)\s+=>\s+\S+\s+(v\S+)`).FindAllStringSubmatch(goMod, -1)
-	if len(replaces) == 0 {
-		t.Fatal("tools/kube/go.mod replaces no staging module")
-	}
-	for _, replace := range replaces {
-		if replace[2] != stagingVersion {
-			t.Errorf("tools/kube/go.mod replaces %s with %s, want %s", replace[1], replace[2], stagingVersion)
-		}
+			stagingVersion := "v0." + strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[1]
+			replaces := regexp.MustCompile(`(?m)^\s*(?:replace\s+)?(k8s\.io/\S+)\s+=>\s+\S+\s+(v\S+)`).FindAllStringSubmatch(goMod, -1)
+			require.NotEmpty(t, replaces, "tools/%s/go.mod replaces no staging module", module)
+			for _, replace := range replaces {
+				if replace[2] != stagingVersion {
+					t.Errorf("tools/%s/go.mod replaces %s with %s, want %s", module, replace[1], replace[2], stagingVersion)
+				}
+			}
+		})
 	}
 }
 

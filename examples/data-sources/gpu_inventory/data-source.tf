@@ -32,3 +32,20 @@ output "free_h100s" {
   description = "Free H100 GPUs in the whole cluster."
   value       = try(data.gpu_inventory.fleet.by_product["NVIDIA-H100-80GB-HBM3"].free, 0)
 }
+
+# GPUs handed out through Dynamic Resource Allocation (NVIDIA's DRA driver) are
+# counted beside the device plugin's: each node says which path it uses, and
+# its GPUs are counted once.
+output "gpu_paths" {
+  description = "Nodes per way of offering GPUs (device plugin, DRA, both)."
+  value = {
+    device_plugin = data.gpu_inventory.fleet.totals.device_plugin_nodes
+    dra           = data.gpu_inventory.fleet.totals.dra_nodes
+    both          = data.gpu_inventory.fleet.totals.both_paths_nodes
+  }
+}
+
+output "free_mig_devices" {
+  description = "Free DRA MIG devices per profile, e.g. { \"1g.10gb\" = 12 }; empty when DRA is not served."
+  value       = { for profile, c in data.gpu_inventory.fleet.totals.mig_devices : profile => c.free }
+}

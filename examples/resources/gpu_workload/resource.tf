@@ -77,3 +77,33 @@ resource "gpu_workload" "serve" {
     strategy = "Recreate" # no spare GPUs needed to roll out a new version
   }
 }
+
+# Through Dynamic Resource Allocation (Kubernetes 1.34+, NVIDIA's DRA
+# driver): one H100, else two 80 GB A100s on one node, on a driver that
+# supports CUDA 12.4. The provider writes a ResourceClaimTemplate whose
+# firstAvailable list holds the two choices as CEL selectors.
+resource "gpu_workload" "finetune" {
+  kind = "job"
+
+  metadata {
+    name = "finetune"
+  }
+
+  container {
+    image   = "nvcr.io/nvidia/pytorch:24.05-py3"
+    command = ["python", "finetune.py"]
+  }
+
+  gpu {
+    allocation       = "dra"
+    count            = 1
+    products         = ["NVIDIA-H100-80GB-HBM3"]
+    min_cuda_version = "12.4"
+
+    alternative {
+      count          = 2
+      products       = ["NVIDIA-A100-SXM4-80GB"]
+      min_memory_gib = 79
+    }
+  }
+}

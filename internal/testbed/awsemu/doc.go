@@ -43,7 +43,7 @@
 //
 // EKS (API reference, CreateNodegroup, UpdateNodegroupConfig,
 // UpdateNodegroupVersion, DescribeUpdate, TagResource): one cluster,
-// Options.ClusterName, ACTIVE, Kubernetes ClusterVersion, whose endpoint is
+// Options.ClusterName, ACTIVE, Kubernetes ClusterVersion(), whose endpoint is
 // the testbed's kube-apiserver and whose certificateAuthority.data is the
 // base64 of the testbed CA; DescribeCluster, ListClusters,
 // CreateNodegroup, DescribeNodegroup, ListNodegroups (maxResults,

@@ -134,7 +134,7 @@ func (e *Emulator) describeCluster(name string) (any, *apiError) {
 		"name":                 e.opts.ClusterName,
 		"arn":                  e.clusterARN(),
 		"createdAt":            epochSeconds(created),
-		"version":              ClusterVersion,
+		"version":              ClusterVersion(),
 		"endpoint":             endpoint,
 		"roleArn":              "arn:aws:iam::" + AccountID + ":role/gpu-testbed-cluster",
 		"status":               status,
@@ -260,8 +260,8 @@ func (e *Emulator) updateNodegroupConfig(cluster, name string, req *updateNodegr
 }
 
 func (e *Emulator) updateNodegroupVersion(cluster, name string, req *updateNodegroupVersionRequest) (any, *apiError) {
-	if req.Version != "" && req.Version != ClusterVersion {
-		return nil, invalidParameter("Requested Nodegroup version %s is invalid: a node group's version must match its cluster's (%s).", req.Version, ClusterVersion)
+	if req.Version != "" && req.Version != ClusterVersion() {
+		return nil, invalidParameter("Requested Nodegroup version %s is invalid: a node group's version must match its cluster's (%s).", req.Version, ClusterVersion())
 	}
 	if req.LaunchTemplate != nil {
 		if err := validateLaunchTemplate(req.LaunchTemplate); err != nil {
@@ -270,7 +270,7 @@ func (e *Emulator) updateNodegroupVersion(cluster, name string, req *updateNodeg
 	}
 	version := req.Version
 	if version == "" {
-		version = ClusterVersion
+		version = ClusterVersion()
 	}
 	params := []updateParam{{Type: "Version", Value: version}}
 	if req.ReleaseVersion != "" {

@@ -150,7 +150,7 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 			NodegroupName:  req.NodegroupName,
 			NodegroupArn:   s.nodegroupARN(cluster, req.NodegroupName, id),
 			ClusterName:    cluster,
-			Version:        ClusterVersion,
+			Version:        ClusterVersion(),
 			ReleaseVersion: releaseVersionFor(req),
 			CreatedAt:      epochSeconds(now),
 			ModifiedAt:     epochSeconds(now),
@@ -190,7 +190,7 @@ func releaseVersionFor(req *createNodegroupRequest) string {
 	case strings.HasPrefix(req.AmiType, "BOTTLEROCKET_"):
 		return "1.26.2-360b7a38"
 	}
-	return ClusterVersion + ".4-20241121"
+	return ClusterVersion() + ".4-20241121"
 }
 
 // view is a copy of the group's document for a response, encoded after

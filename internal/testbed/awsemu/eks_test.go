@@ -44,8 +44,8 @@ func TestDescribeClusterIsTheTestbedAPIServer(t *testing.T) {
 	if string(caPEM) != string(cluster.RESTConfig().CAData) {
 		t.Errorf("certificateAuthority.data is not the testbed CA")
 	}
-	if cl.Status != ekstypes.ClusterStatusActive || aws.ToString(cl.Version) != ClusterVersion {
-		t.Errorf("status %s version %s, want ACTIVE %s", cl.Status, aws.ToString(cl.Version), ClusterVersion)
+	if cl.Status != ekstypes.ClusterStatusActive || aws.ToString(cl.Version) != ClusterVersion() {
+		t.Errorf("status %s version %s, want ACTIVE %s", cl.Status, aws.ToString(cl.Version), ClusterVersion())
 	}
 	list, err := c.eks.ListClusters(ctx, &eks.ListClustersInput{})
 	if err != nil {

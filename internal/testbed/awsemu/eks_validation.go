@@ -137,8 +137,8 @@ func validateCreate(req *createNodegroupRequest) *apiError {
 			return err
 		}
 	}
-	if req.Version != "" && req.Version != ClusterVersion {
-		return invalidParameter("Requested Nodegroup version %s is invalid: a node group's version must match its cluster's (%s).", req.Version, ClusterVersion)
+	if req.Version != "" && req.Version != ClusterVersion() {
+		return invalidParameter("Requested Nodegroup version %s is invalid: a node group's version must match its cluster's (%s).", req.Version, ClusterVersion())
 	}
 	return nil
 }

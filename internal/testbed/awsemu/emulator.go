@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,9 +32,19 @@ const (
 	DefaultClusterName = "gpu-testbed"
 )
 
-// ClusterVersion is the Kubernetes version DescribeCluster reports, the
-// minor version of the testbed's kube-apiserver.
-const ClusterVersion = "1.31"
+// ClusterVersion is the Kubernetes version DescribeCluster reports: the
+// minor version of the release the testbed's kube-apiserver runs, the one
+// GPU_TESTBED_KUBERNETES chooses (testbed.ChosenKubernetesVersion; a bad
+// choice is reported by the cluster's start, and reads as the newest here).
+func ClusterVersion() string {
+	version, err := testbed.ChosenKubernetesVersion()
+	if err != nil {
+		version = testbed.KubernetesVersion
+	}
+	major, rest, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	return major + "." + minor
+}
 
 // Options configure an Emulator.
 type Options struct {

@@ -182,7 +182,6 @@ func (ng *nodegroup) nodeSpec(node groupNode) k8s.NodeSpec {
 		Name:               node.nodeName,
 		InstanceType:       it,
 		ExtraLabels:        labels,
-		WithoutGPULabels:   true,
 		WithoutGPUCapacity: !bottlerocketNVIDIA(ng.doc.AmiType),
 		Taints:             kubernetesTaints(ng.doc.Taints),
 		OverrideTaints:     true,

@@ -19,7 +19,7 @@ type Options struct {
 	Nodes []NodeSpec
 	// SimulatorCommand runs the device-plugin simulator as a process of its
 	// own: Start appends `--kubeconfig <path>` and the program must call
-	// RunDevicePluginSimulator (gpu-testbed passes itself and `simulate`).
+	// RunSimulators (gpu-testbed passes itself and `simulate`).
 	// Without it the simulator runs in-process, or not at all in a detached
 	// testbed.
 	SimulatorCommand []string
@@ -29,6 +29,22 @@ type Options struct {
 	// --authentication-token-webhook-config-file. It must be serving
 	// before the cluster starts.
 	TokenWebhook interface{ TokenWebhookKubeconfig() string }
+	// KubernetesVersion is the release the control plane runs: one of
+	// testbed.KubernetesVersion and testbed.OldestKubernetesVersion, the
+	// two the testbed builds. Empty means the one $GPU_TESTBED_KUBERNETES
+	// chooses (testbed.ChosenKubernetesVersion), or, with WithoutDRA, the
+	// oldest.
+	KubernetesVersion string
+	// WithoutDRA runs a cluster that does not serve Dynamic Resource
+	// Allocation, as a 1.33 cluster with its defaults or a 1.34 one whose
+	// administrator turned it off: kube-apiserver serves no
+	// resource.k8s.io/v1 (--runtime-config; 1.34 serves no other
+	// resource.k8s.io version by default) and the DynamicResourceAllocation
+	// feature gate, GA and on by default since 1.34, is off in the API
+	// server, controller manager and scheduler. Kubernetes 1.35 locks the
+	// gate on, so it needs the oldest release: Start refuses it with the
+	// newest.
+	WithoutDRA bool
 }
 
 // Cluster is the Kubernetes backend: etcd, kube-apiserver,
@@ -37,6 +53,7 @@ type Options struct {
 // for a started cluster.
 type Cluster struct {
 	opts       Options
+	version    string // the Kubernetes release it runs
 	layout     *layout
 	restConfig *rest.Config
 	client     kubernetes.Interface
@@ -63,11 +80,16 @@ const simulatorIdentity = "device-plugin-simulator"
 // manager has created the default service account, and every node is
 // Ready and schedulable.
 func (c *Cluster) Start(ctx context.Context, host *testbed.Host) error {
-	bins, err := testbed.KubernetesBinaries()
+	version, err := c.opts.kubernetesVersion()
 	if err != nil {
 		return err
 	}
-	l := &layout{dir: host.Dir()}
+	c.version = version
+	bins, err := testbed.KubernetesBinaries(version)
+	if err != nil {
+		return err
+	}
+	l := &layout{dir: host.Dir(), withoutDRA: c.opts.WithoutDRA}
 	c.layout = l
 	if l.ports, err = allocatePorts(host); err != nil {
 		return err
@@ -133,6 +155,31 @@ func (c *Cluster) Start(ctx context.Context, host *testbed.Host) error {
 	return c.WaitForNodesReady(ctx, names...)
 }
 
+// kubernetesVersion is the release the options ask for (see
+// Options.KubernetesVersion), or an error naming why it cannot run them.
+func (o Options) kubernetesVersion() (string, error) {
+	version := o.KubernetesVersion
+	if version == "" && o.WithoutDRA {
+		version = testbed.OldestKubernetesVersion
+	}
+	if version == "" {
+		return testbed.ChosenKubernetesVersion()
+	}
+	if testbed.KubernetesChoice(version) == "" {
+		return "", fmt.Errorf("choosing the Kubernetes release: the testbed builds %s and %s, not %s",
+			testbed.KubernetesVersion, testbed.OldestKubernetesVersion, version)
+	}
+	if o.WithoutDRA && version != testbed.OldestKubernetesVersion {
+		return "", fmt.Errorf("starting Kubernetes %s without DRA: its DynamicResourceAllocation gate is locked on (since 1.35); only %s can turn it off",
+			version, testbed.OldestKubernetesVersion)
+	}
+	return version, nil
+}
+
+// KubernetesVersion is the release the cluster runs (its API server's
+// /version); "" before Start.
+func (c *Cluster) KubernetesVersion() string { return c.version }
+
 // startSimulator runs the device-plugin simulator: as SimulatorCommand,
 // or in-process unless the testbed is detached.
 func (c *Cluster) startSimulator(host *testbed.Host) error {
@@ -149,13 +196,19 @@ func (c *Cluster) startSimulator(host *testbed.Host) error {
 		return fmt.Errorf("creating the device-plugin simulator's client: %w", err)
 	}
 	return host.Go(simulatorIdentity, func(ctx context.Context, log io.Writer) error {
-		return RunDevicePluginSimulator(ctx, client, log)
+		return RunSimulators(ctx, client, log)
 	})
 }
 
-// Env points kubectl, terraform and client-go at the cluster.
+// Env points kubectl, terraform and client-go at the cluster, and says
+// which of the testbed's Kubernetes releases it runs in the variable that
+// chooses it (testbed.KubernetesChoiceEnv), so that a shell that evaluates
+// `gpu-testbed env` starts the same release next.
 func (c *Cluster) Env() map[string]string {
-	return map[string]string{"KUBECONFIG": c.KubeconfigPath()}
+	return map[string]string{
+		"KUBECONFIG":                c.KubeconfigPath(),
+		testbed.KubernetesChoiceEnv: testbed.KubernetesChoice(c.version),
+	}
 }
 
 // KubeconfigPath is a kubeconfig for a cluster admin (system:masters) that

@@ -69,7 +69,10 @@ func TestAPIServerReportsItsRelease(t *testing.T) {
 	testbed.SkipIfUnavailable(t)
 	version, err := cluster.Client().Discovery().ServerVersion()
 	require.NoError(t, err)
-	require.Equal(t, testbed.KubernetesVersion, version.GitVersion, "Install stamps the version into the binaries")
+	chosen, err := testbed.ChosenKubernetesVersion()
+	require.NoError(t, err)
+	require.Equal(t, chosen, cluster.KubernetesVersion(), "the cluster runs the release GPU_TESTBED_KUBERNETES chose")
+	require.Equal(t, chosen, version.GitVersion, "Install stamps the version into the binaries")
 }
 
 func TestGPUJobRunsOnAGPUNodeAndCompletes(t *testing.T) {
@@ -153,7 +156,9 @@ func TestPodsWithoutTheGPUTolerationStayOffGPUNodes(t *testing.T) {
 		return false, nil
 	})
 	require.NoError(t, err, "waiting for the scheduler to reject the GPU pod")
-	require.Contains(t, message, "untolerated taint {nvidia.com/gpu: true}")
+	// Since 1.34 the scheduler no longer names the taint; the two nodes
+	// it counts are the GPU nodes, whose only taint is nvidia.com/gpu.
+	require.Contains(t, message, "2 node(s) had untolerated taint(s)")
 }
 
 func TestAddedNodesBecomeReady(t *testing.T) {
@@ -177,7 +182,8 @@ func TestAddedNodesBecomeReady(t *testing.T) {
 	node, err := cluster.Client().CoreV1().Nodes().Get(ctx, names[0], metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "added", node.Labels["pool"])
-	require.Equal(t, "NVIDIA-A10G", node.Labels[gpulabels.Product])
+	require.Equal(t, "g5.xlarge", node.Labels[corev1.LabelInstanceTypeStable])
+	require.NotContains(t, node.Labels, gpulabels.Product, "GFD's labels without GFD")
 }
 
 func TestEveryCatalogInstanceTypeRegistersAndBecomesReady(t *testing.T) {
@@ -189,7 +195,7 @@ func TestEveryCatalogInstanceTypeRegistersAndBecomesReady(t *testing.T) {
 	names := make([]string, len(types))
 	for i, p := range types {
 		names[i] = "catalog-" + strings.ReplaceAll(p.Name, ".", "-")
-		specs[i] = NodeSpec{Name: names[i], InstanceType: p, ExtraLabels: map[string]string{"pool": "catalog"}}
+		specs[i] = NodeSpec{Name: names[i], InstanceType: p, GFDLabeled: true, ExtraLabels: map[string]string{"pool": "catalog"}}
 	}
 	require.NoError(t, cluster.AddNodes(ctx, specs))
 	t.Cleanup(func() {

@@ -13,6 +13,8 @@ type layout struct {
 	dir   string
 	ports ports
 	creds *credentials
+	// withoutDRA turns Dynamic Resource Allocation off (Options.WithoutDRA).
+	withoutDRA bool
 }
 
 // ports are the cluster's loopback ports.
@@ -107,6 +109,10 @@ func (l *layout) apiServerArgs(tokenWebhookConfig string) []string {
 		"--profiling=false",
 		"--v=1",
 	}
+	if l.withoutDRA {
+		args = append(args, "--runtime-config=resource.k8s.io/v1=false")
+	}
+	args = append(args, l.featureGateArgs()...)
 	if tokenWebhookConfig != "" {
 		args = append(args,
 			"--authentication-token-webhook-config-file="+tokenWebhookConfig,
@@ -119,7 +125,7 @@ func (l *layout) apiServerArgs(tokenWebhookConfig string) []string {
 // controllerManagerArgs: every default controller, with its own identity
 // (see clientIdentities) rather than per-controller service accounts.
 func (l *layout) controllerManagerArgs() []string {
-	return append(l.componentArgs("kube-controller-manager", l.ports.controllerManager, "controller-manager-certs"),
+	args := append(l.componentArgs("kube-controller-manager", l.ports.controllerManager, "controller-manager-certs"),
 		"--controllers=*",
 		"--use-service-account-credentials=false",
 		"--service-account-private-key-file="+l.creds.serviceAccountKeyFile,
@@ -129,10 +135,21 @@ func (l *layout) controllerManagerArgs() []string {
 		// for a missed renewal on a busy machine before a node goes NotReady.
 		fmt.Sprintf("--node-monitor-grace-period=%ds", 2*nodeLeaseDurationSeconds),
 	)
+	return append(args, l.featureGateArgs()...)
 }
 
 func (l *layout) schedulerArgs() []string {
-	return l.componentArgs("kube-scheduler", l.ports.scheduler, "scheduler-certs")
+	return append(l.componentArgs("kube-scheduler", l.ports.scheduler, "scheduler-certs"), l.featureGateArgs()...)
+}
+
+// featureGateArgs are the --feature-gates every control-plane component
+// gets: none (each release's defaults) unless DRA is off. No alpha gate is
+// ever turned on here.
+func (l *layout) featureGateArgs() []string {
+	if l.withoutDRA {
+		return []string{"--feature-gates=DynamicResourceAllocation=false"}
+	}
+	return nil
 }
 
 // componentArgs are what kube-controller-manager and kube-scheduler share:

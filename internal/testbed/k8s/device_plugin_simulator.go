@@ -55,7 +55,8 @@ type devicePluginSimulator struct {
 	mu          sync.Mutex
 	adverts     map[types.UID]advertisement             // per plugin pod, read once when it runs
 	advertised  map[string]map[corev1.ResourceName]bool // per node, every resource ever advertised
-	pluginNodes map[types.UID]string                    // plugin pod -> node, to requeue on delete
+	pluginNodes map[types.UID]string                    // plugin, GFD and NFD worker pod -> node, to requeue on delete
+	masters     map[types.UID]bool                      // running nfd-master pods: allow nvidia.com labels
 }
 
 const podsByNodeIndex = "spec.nodeName"
@@ -78,6 +79,7 @@ func RunDevicePluginSimulator(ctx context.Context, client kubernetes.Interface, 
 		adverts:     map[types.UID]advertisement{},
 		advertised:  map[string]map[corev1.ResourceName]bool{},
 		pluginNodes: map[types.UID]string{},
+		masters:     map[types.UID]bool{},
 	}
 	defer s.queue.ShutDown()
 
@@ -121,7 +123,23 @@ func (s *devicePluginSimulator) podChanged(obj any) {
 	if !ok || pod.Spec.NodeName == "" {
 		return
 	}
-	if _, ok := pluginContainer(pod); !ok {
+	role, c := nodeFeatureRoleOf(pod)
+	if role == roleNFDMaster {
+		s.mu.Lock()
+		_, was := s.masters[pod.UID]
+		if podRunning(pod) {
+			s.masters[pod.UID] = masterAllowsNVIDIALabels(c)
+		} else {
+			delete(s.masters, pod.UID)
+		}
+		_, is := s.masters[pod.UID]
+		s.mu.Unlock()
+		if was != is {
+			s.requeueAllNodes()
+		}
+		return
+	}
+	if _, ok := pluginContainer(pod); !ok && role == roleNone {
 		return
 	}
 	s.mu.Lock()
@@ -142,8 +160,21 @@ func (s *devicePluginSimulator) podDeleted(obj any) {
 	node, known := s.pluginNodes[pod.UID]
 	delete(s.pluginNodes, pod.UID)
 	delete(s.adverts, pod.UID)
+	_, master := s.masters[pod.UID]
+	delete(s.masters, pod.UID)
 	s.mu.Unlock()
 	if known {
+		s.queue.Add(node)
+	}
+	if master {
+		s.requeueAllNodes()
+	}
+}
+
+// requeueAllNodes queues every node that has a pod: an nfd-master came or
+// went, which changes what each node's NodeFeature turns into.
+func (s *devicePluginSimulator) requeueAllNodes() {
+	for _, node := range s.pods.ListIndexFuncValues(podsByNodeIndex) {
 		s.queue.Add(node)
 	}
 }
@@ -163,18 +194,24 @@ func (s *devicePluginSimulator) processNext(ctx context.Context) bool {
 	return true
 }
 
-// reconcile makes node advertise what its running plugin pods register.
+// reconcile labels node as GFD and NFD would (see node_feature_simulator.go),
+// then makes it advertise what its running plugin pods register.
 func (s *devicePluginSimulator) reconcile(ctx context.Context, nodeName string) error {
 	objs, err := s.pods.ByIndex(podsByNodeIndex, nodeName)
 	if err != nil {
 		return err
 	}
-	running := map[corev1.ResourceName]int64{} // resource -> replicas per GPU
+	var pods []*corev1.Pod
 	for _, obj := range objs {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			continue
+		if pod, ok := obj.(*corev1.Pod); ok {
+			pods = append(pods, pod)
 		}
+	}
+	if err := s.reconcileNodeFeatures(ctx, nodeName, pods); err != nil {
+		return err
+	}
+	running := map[corev1.ResourceName]int64{} // resource -> replicas per GPU
+	for _, pod := range pods {
 		c, ok := pluginContainer(pod)
 		if !ok || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 			continue

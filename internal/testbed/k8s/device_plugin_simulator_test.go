@@ -170,7 +170,7 @@ func TestDevicePluginFindsGPUsOfANodeWithoutGFDLabels(t *testing.T) {
 	// An EKS node group's node: the instance type label, no GFD labels.
 	const node = "dp-sim-nogfd-p4d-0"
 	require.NoError(t, cluster.AddNode(ctx, NodeSpec{
-		Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), WithoutGPUCapacity: true, WithoutGPULabels: true,
+		Name: node, InstanceType: mustInstanceType("p4d.24xlarge"), WithoutGPUCapacity: true,
 	}))
 	t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), node)) })
 	require.NoError(t, cluster.WaitForNodesReady(ctx, node))

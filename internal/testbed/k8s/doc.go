@@ -7,15 +7,33 @@
 // authenticates with a client certificate from the testbed's CA and
 // verifies TLS.
 //
-// GPU nodes can also start without nvidia.com/gpu capacity
-// (NodeSpec.WithoutGPUCapacity), as real ones do before NVIDIA's device
-// plugin runs, without GPU Feature Discovery's labels
-// (NodeSpec.WithoutGPULabels: only the instance type then tells), or with
-// other GPU resources such as MIG profiles (NodeSpec.Resources). The device-plugin simulator (RunDevicePluginSimulator, part
+// GPU nodes register without GPU Feature Discovery's labels, as real ones
+// do (only the instance type tells), unless NodeSpec.GFDLabeled says GFD
+// and NFD ran on them before; they can also start without nvidia.com/gpu
+// capacity (NodeSpec.WithoutGPUCapacity), as real ones do before NVIDIA's
+// device plugin runs, or with other GPU resources such as MIG profiles
+// (NodeSpec.Resources). The device-plugin simulator (RunDevicePluginSimulator, part
 // of every cluster) then plays the kubelet's part: when a device-plugin pod
 // runs on a node, the node advertises its GPUs (times the time-slicing
 // replicas of the config the pod mounts); when the pod goes, allocatable
-// drops to 0.
+// drops to 0. It also plays GPU Feature Discovery and Node Feature
+// Discovery: GFD's labels appear on a node only while GFD, an NFD worker
+// and an NFD master run as the real ones need (node_feature_simulator.go).
+//
+// # GPUs through DRA
+//
+// A GPU node can instead be a DRA node (NodeSpec.DRA, optionally with its
+// GPUs in MIG mode: NodeSpec.MIGDevices): it registers without
+// nvidia.com/gpu, and the DRA driver simulator (RunDRADriverSimulator, also
+// part of every cluster, see RunSimulators) plays NVIDIA's
+// gpu-kubelet-plugin: while the plugin's pod runs on the node, it
+// publishes the node's GPUs or MIG devices as the plugin's ResourceSlices,
+// and the real kube-scheduler allocates ResourceClaims from them
+// (Cluster.StartDRADriver deploys the chart's DeviceClasses and plugin
+// DaemonSet for tests that need no more of the driver). Device-plugin and
+// DRA nodes can share one cluster. It reproduces no
+// NodePrepareResources, CDI injection or device health; the comment above
+// draDriverSimulator lists what else it leaves out.
 //
 // # Failing pods
 //

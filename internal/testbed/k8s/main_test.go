@@ -14,7 +14,7 @@ var cluster *Cluster
 
 // testFleet has a node of each kind the cluster tests look at.
 var testFleet = []NodeSpec{
-	{Name: "gpu-p5-0", InstanceType: mustInstanceType("p5.48xlarge")},
+	{Name: "gpu-p5-0", InstanceType: mustInstanceType("p5.48xlarge"), GFDLabeled: true},
 	{Name: "gpu-g4dn-0", InstanceType: mustInstanceType("g4dn.xlarge")},
 	{Name: "cpu-m5-0", InstanceType: mustInstanceType("m5.xlarge")},
 }

@@ -37,13 +37,16 @@ type NodeSpec struct {
 	// plugin runs on it. Its labels and taint are those of a GPU node.
 	WithoutGPUCapacity bool
 
-	// WithoutGPULabels registers a GPU node without the labels GPU Feature
-	// Discovery and the GPU Operator's node feature rules write
-	// (nvidia.com/gpu.*, nvidia.com/gpu.present): only its instance type
-	// says it has GPUs, as on a fresh EKS node before any NVIDIA software
-	// runs. ExtraLabels may add some back (e.g. NFD's
-	// feature.node.kubernetes.io/pci-10de.present).
-	WithoutGPULabels bool
+	// GFDLabeled registers a GPU node with the labels GPU Feature Discovery
+	// and Node Feature Discovery wrote on it already (nvidia.com/gpu.* for
+	// its instance type's GPUs, NFD's
+	// feature.node.kubernetes.io/pci-10de.present and the GPU Operator's
+	// nvidia.com/gpu.present): a node of a cluster where GFD and NFD run
+	// outside the test, for tests whose subject is what comes after the
+	// labels. Without it a GPU node has what a kubelet registers (an EKS
+	// node: its instance type, no GPU label), and GFD's labels come only
+	// from GFD and NFD running on it (see node_feature_simulator.go).
+	GFDLabeled bool
 
 	// Resources are added to the node's capacity and allocatable last, so
 	// they may override the instance type's: e.g. nvidia.com/mig-1g.10gb
@@ -55,11 +58,26 @@ type NodeSpec struct {
 	// and no other (none at all when Taints is empty).
 	Taints         []corev1.Taint
 	OverrideTaints bool
+
+	// DRA makes a GPU node one whose GPUs NVIDIA's DRA driver hands out
+	// instead of the device plugin: it registers without nvidia.com/gpu
+	// capacity (as WithoutGPUCapacity) and with DRANodeLabel, for the
+	// driver's DaemonSet to select. While the driver's kubelet-plugin pod
+	// runs on it, the DRA simulator publishes its GPUs as ResourceSlices.
+	DRA bool
+
+	// MIGDevices puts every GPU of a DRA node in MIG mode with these MIG
+	// devices on it (profile names, e.g. seven "1g.10gb" on an H100 or
+	// "3g.20gb" twice on an A100 40GB), as mig-parted would have created
+	// them: the DRA simulator then publishes the MIG devices and not the
+	// GPUs. Recorded on the node as MIGDevicesAnnotation.
+	MIGDevices []string
 }
 
-// nodeObject is the Node the cluster creates for spec: the labels GPU
-// Feature Discovery would write, the nvidia.com/gpu taint and capacity,
-// and the status a kubelet would register with. kwok then marks it Ready.
+// nodeObject is the Node the cluster creates for spec: the labels a
+// kubelet registers (and GFD's when GFDLabeled), the nvidia.com/gpu taint
+// and capacity, and the status a kubelet would register with. kwok then
+// marks it Ready.
 func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	if spec.Name == "" {
 		return nil, fmt.Errorf("node spec has no name")
@@ -71,6 +89,9 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	arch, err := kubernetesArch(p.Architecture)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: instance type %s: %w", spec.Name, p.Name, err)
+	}
+	if err := checkDRASpec(spec); err != nil {
+		return nil, err
 	}
 	labels := map[string]string{
 		corev1.LabelArchStable: arch,
@@ -91,9 +112,10 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
 	if p.HasGPU() {
-		if !spec.WithoutGPULabels {
+		if spec.GFDLabeled {
 			maps.Copy(labels, gpuFeatureDiscoveryLabels(p))
 			labels[gpulabels.Present] = "true"
+			labels[gpulabels.NFDPCIPresent] = "true"
 		}
 		taints = append(taints, corev1.Taint{Key: gpulabels.TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule})
 		if !spec.WithoutGPUCapacity {
@@ -103,6 +125,14 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 	if spec.OverrideTaints {
 		taints = slices.Clone(spec.Taints)
 	}
+	annotations := map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue}
+	if spec.DRA {
+		labels[DRANodeLabel] = "true"
+		delete(capacity, gpulabels.ResourceName) // the DRA driver, not a device plugin, hands out its GPUs
+	}
+	if len(spec.MIGDevices) > 0 {
+		annotations[MIGDevicesAnnotation] = strings.Join(spec.MIGDevices, ",")
+	}
 	maps.Copy(labels, spec.ExtraLabels)
 	maps.Copy(capacity, spec.Resources)
 
@@ -110,7 +140,7 @@ func nodeObject(spec NodeSpec) (*corev1.Node, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        spec.Name,
 			Labels:      labels,
-			Annotations: map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue},
+			Annotations: annotations,
 		},
 		Spec: corev1.NodeSpec{Taints: taints},
 		Status: corev1.NodeStatus{

@@ -14,43 +14,44 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
-func TestGPUNodeObjectCarriesWhatGFDAndTheDevicePluginWrite(t *testing.T) {
-	node, err := nodeObject(NodeSpec{Name: "gpu-g5-0", InstanceType: mustInstanceType("g5.xlarge")})
+func TestGFDLabeledGPUNodeObjectCarriesWhatGFDNFDAndTheDevicePluginWrite(t *testing.T) {
+	node, err := nodeObject(NodeSpec{Name: "gpu-g5-0", InstanceType: mustInstanceType("g5.xlarge"), GFDLabeled: true})
 	require.NoError(t, err)
 
 	require.Equal(t, map[string]string{
-		"kubernetes.io/arch":                      "amd64",
-		"kubernetes.io/os":                        "linux",
-		"beta.kubernetes.io/arch":                 "amd64",
-		"beta.kubernetes.io/os":                   "linux",
-		"kubernetes.io/hostname":                  "gpu-g5-0",
-		"node.kubernetes.io/instance-type":        "g5.xlarge",
-		"type":                                    "kwok",
-		"nvidia.com/gpu.present":                  "true",
-		"nvidia.com/gpu.product":                  "NVIDIA-A10G",
-		"nvidia.com/gpu.count":                    "1",
-		"nvidia.com/gpu.memory":                   "23028",
-		"nvidia.com/gpu.family":                   "ampere",
-		"nvidia.com/gpu.compute.major":            "8",
-		"nvidia.com/gpu.compute.minor":            "6",
-		"nvidia.com/gpu.replicas":                 "1",
-		"nvidia.com/gpu.sharing-strategy":         "none",
-		"nvidia.com/gpu.machine":                  "g5.xlarge",
-		"nvidia.com/gpu.mode":                     "compute",
-		"nvidia.com/mig.capable":                  "false",
-		"nvidia.com/mps.capable":                  "false",
-		"nvidia.com/cuda.driver-version.full":     "550.54.15",
-		"nvidia.com/cuda.driver-version.major":    "550",
-		"nvidia.com/cuda.driver-version.minor":    "54",
-		"nvidia.com/cuda.driver-version.revision": "15",
-		"nvidia.com/cuda.runtime-version.full":    "12.4",
-		"nvidia.com/cuda.runtime-version.major":   "12",
-		"nvidia.com/cuda.runtime-version.minor":   "4",
-		"nvidia.com/cuda.driver.major":            "550",
-		"nvidia.com/cuda.driver.minor":            "54",
-		"nvidia.com/cuda.driver.rev":              "15",
-		"nvidia.com/cuda.runtime.major":           "12",
-		"nvidia.com/cuda.runtime.minor":           "4",
+		"kubernetes.io/arch":                          "amd64",
+		"kubernetes.io/os":                            "linux",
+		"beta.kubernetes.io/arch":                     "amd64",
+		"beta.kubernetes.io/os":                       "linux",
+		"kubernetes.io/hostname":                      "gpu-g5-0",
+		"node.kubernetes.io/instance-type":            "g5.xlarge",
+		"type":                                        "kwok",
+		"feature.node.kubernetes.io/pci-10de.present": "true",
+		"nvidia.com/gpu.present":                      "true",
+		"nvidia.com/gpu.product":                      "NVIDIA-A10G",
+		"nvidia.com/gpu.count":                        "1",
+		"nvidia.com/gpu.memory":                       "23028",
+		"nvidia.com/gpu.family":                       "ampere",
+		"nvidia.com/gpu.compute.major":                "8",
+		"nvidia.com/gpu.compute.minor":                "6",
+		"nvidia.com/gpu.replicas":                     "1",
+		"nvidia.com/gpu.sharing-strategy":             "none",
+		"nvidia.com/gpu.machine":                      "g5.xlarge",
+		"nvidia.com/gpu.mode":                         "compute",
+		"nvidia.com/mig.capable":                      "false",
+		"nvidia.com/mps.capable":                      "false",
+		"nvidia.com/cuda.driver-version.full":         "550.54.15",
+		"nvidia.com/cuda.driver-version.major":        "550",
+		"nvidia.com/cuda.driver-version.minor":        "54",
+		"nvidia.com/cuda.driver-version.revision":     "15",
+		"nvidia.com/cuda.runtime-version.full":        "12.4",
+		"nvidia.com/cuda.runtime-version.major":       "12",
+		"nvidia.com/cuda.runtime-version.minor":       "4",
+		"nvidia.com/cuda.driver.major":                "550",
+		"nvidia.com/cuda.driver.minor":                "54",
+		"nvidia.com/cuda.driver.rev":                  "15",
+		"nvidia.com/cuda.runtime.major":               "12",
+		"nvidia.com/cuda.runtime.minor":               "4",
 	}, node.Labels)
 	require.Equal(t, map[string]string{"kwok.x-k8s.io/node": "fake"}, node.Annotations)
 	require.Equal(t, []corev1.Taint{{Key: "nvidia.com/gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}}, node.Spec.Taints)
@@ -74,7 +75,7 @@ func TestEveryNVIDIAInstanceTypeRegistersAsAGPUNode(t *testing.T) {
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) {
-			node, err := nodeObject(NodeSpec{Name: "gpu-0", InstanceType: p})
+			node, err := nodeObject(NodeSpec{Name: "gpu-0", InstanceType: p, GFDLabeled: true})
 			require.NoError(t, err)
 			wantArch := map[string]string{"x86_64": "amd64", "arm64": "arm64"}[p.Architecture]
 			require.Equal(t, wantArch, node.Labels[corev1.LabelArchStable])
@@ -125,15 +126,15 @@ func TestCPUNodeObjectHasNoGPUTraits(t *testing.T) {
 
 func TestNodeObjectOptions(t *testing.T) {
 	t.Run("WithoutGPUCapacity keeps the labels and taint but not the resource", func(t *testing.T) {
-		node, err := nodeObject(NodeSpec{Name: "gpu-p5-0", InstanceType: mustInstanceType("p5.48xlarge"), WithoutGPUCapacity: true})
+		node, err := nodeObject(NodeSpec{Name: "gpu-p5-0", InstanceType: mustInstanceType("p5.48xlarge"), WithoutGPUCapacity: true, GFDLabeled: true})
 		require.NoError(t, err)
 		require.Equal(t, "8", node.Labels[gpulabels.Count])
 		require.Len(t, node.Spec.Taints, 1)
 		require.NotContains(t, node.Status.Capacity, corev1.ResourceName(gpulabels.ResourceName))
 		require.NotContains(t, node.Status.Allocatable, corev1.ResourceName(gpulabels.ResourceName))
 	})
-	t.Run("WithoutGPULabels leaves only the instance type to say it has GPUs", func(t *testing.T) {
-		node, err := nodeObject(NodeSpec{Name: "gpu-g5-0", InstanceType: mustInstanceType("g5.xlarge"), WithoutGPULabels: true, WithoutGPUCapacity: true,
+	t.Run("without GFDLabeled only the instance type says it has GPUs, as on a fresh EKS node", func(t *testing.T) {
+		node, err := nodeObject(NodeSpec{Name: "gpu-g5-0", InstanceType: mustInstanceType("g5.xlarge"), WithoutGPUCapacity: true,
 			ExtraLabels: map[string]string{gpulabels.NFDPCIPresent: "true"}})
 		require.NoError(t, err)
 		for key := range node.Labels {

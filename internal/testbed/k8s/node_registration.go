@@ -22,11 +22,15 @@ import (
 const nodeCreateWorkers = 32
 
 // AddNode registers a node that kwok takes over and marks Ready shortly
-// after; it does not wait for that (see WaitForNodesReady).
+// after; it does not wait for that (see WaitForNodesReady). Its kubelet
+// reports the cluster's release (an attached cluster's nodes: the newest).
 func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) error {
 	node, err := nodeObject(spec)
 	if err != nil {
 		return fmt.Errorf("building node %s: %w", spec.Name, err)
+	}
+	if c.version != "" {
+		node.Status.NodeInfo.KubeletVersion = c.version
 	}
 	if _, err := c.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating node %s: %w", spec.Name, err)
