@@ -12,20 +12,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
-// draTestNodes registers kwok GPU nodes labeled dra-test=label, deleted
-// when the test ends.
+// draTestNodes registers kwok nodes labeled dra-test=label and as NFD
+// labels a node with an NVIDIA PCI device, deleted when the test ends.
+// Their instance type has no GPU, so the testbed's DRA simulator
+// publishes nothing for them (as the real plugin publishes nothing where
+// it sees no GPU): what they publish is what the test publishes.
 func draTestNodes(t *testing.T, label string, names ...string) {
 	t.Helper()
 	ctx := context.Background()
-	g5, ok := ec2catalog.Lookup("g5.xlarge")
+	m5, ok := ec2catalog.Lookup("m5.xlarge")
 	require.True(t, ok)
 	for _, name := range names {
-		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: name, InstanceType: g5, WithoutGPUCapacity: true,
-			ExtraLabels: map[string]string{"dra-test": label}}))
+		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: name, InstanceType: m5,
+			ExtraLabels: map[string]string{"dra-test": label, gpulabels.NFDPCIPresent: "true"}}))
 		t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), name)) })
 	}
 	require.NoError(t, cluster.WaitForNodesReady(ctx, names...))
