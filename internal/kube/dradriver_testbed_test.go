@@ -14,6 +14,7 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
@@ -115,18 +116,36 @@ func TestDRADriverLifecycle(t *testing.T) {
 	require.Equal(t, want, live.Spec, "read back as deployed")
 	require.Equal(t, DRADriverStatus{DesiredNodes: 2, ReadyNodes: 2, PublishedNodes: 2, Devices: 9}, live.Status)
 
-	// Update: the MIG class dropped, the extended resource mapped.
+	// Update: the MIG class dropped, the extended resource mapped. Where
+	// the DRAExtendedResource gate is off (Kubernetes 1.34 and 1.35: the
+	// oldest testbed), the API server drops the field, and the update
+	// says so.
 	spec.DeviceClasses = []string{nvdra.DeviceClassGPU}
 	spec.ExtendedResourceName = "nvidia.com/gpu"
 	warnings, err = c.UpdateDRADriver(ctx, spec, owner)
-	require.NoError(t, err)
 	require.Empty(t, warnings)
+	version, verr := testbed.ChosenKubernetesVersion()
+	require.NoError(t, verr)
+	extendedOn := version != testbed.OldestKubernetesVersion // v1.37 vs v1.34
+	if extendedOn {
+		require.NoError(t, err)
+	} else {
+		require.ErrorIs(t, err, ErrExtendedResourceDropped)
+		require.ErrorContains(t, err, "the cluster runs Kubernetes "+version)
+		spec.ExtendedResourceName = ""
+		_, err = c.UpdateDRADriver(ctx, spec, owner)
+		require.NoError(t, err, "without the extended resource the update goes through")
+	}
 	_, err = cluster.Client().ResourceV1().DeviceClasses().Get(ctx, nvdra.DeviceClassMIG, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the MIG class is gone: %v", err)
 	live, _, err = c.ReadDRADriver(ctx, spec.Namespace, spec.Name, owner)
 	require.NoError(t, err)
-	require.Equal(t, []string{nvdra.DeviceClassGPU}, live.Spec.DeviceClasses)
-	require.Equal(t, "nvidia.com/gpu", live.Spec.ExtendedResourceName)
+	if extendedOn {
+		require.Equal(t, []string{nvdra.DeviceClassGPU}, live.Spec.DeviceClasses)
+		require.Equal(t, "nvidia.com/gpu", live.Spec.ExtendedResourceName)
+	} else {
+		require.Empty(t, live.Spec.ExtendedResourceName)
+	}
 
 	// Another create of the same cluster-wide classes stops at them.
 	other := spec

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
@@ -352,6 +354,42 @@ resource "gpu_dra_driver" "test" {
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
+	// With nvidia.com/gpu mapped to the GPU DeviceClass, the same pod
+	// lands on the DRA node, its GPU claimed through DRA; where the
+	// cluster's DRAExtendedResource gate is off (Kubernetes 1.34 and 1.35,
+	// the oldest the testbed runs), the API server drops the field and the
+	// apply says so.
+	mappedStep := resource.TestStep{
+		Config: config(`extended_resource_name = "nvidia.com/gpu"`),
+		ExpectError: wrapped("mapping extended resource nvidia.com/gpu to DeviceClass gpu.nvidia.com",
+			"dropped the DeviceClass's extendedResourceName", "DRAExtendedResource"),
+	}
+	if extendedResourcesOn(t) {
+		mappedStep = resource.TestStep{
+			Config: config(`extended_resource_name = "nvidia.com/gpu"`),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(draDriverAddress, plancheck.ResourceActionUpdate),
+			}},
+			Check: func(*terraform.State) error {
+				runPod("on-dra", "dra-mixed-dra-0")
+				node, message := podPlacement(t, namespace, "on-dra")
+				require.Equal(t, "dra-mixed-dra-0", node, "scheduler: %s", message)
+				pod, err := pods.Get(context.Background(), "on-dra", metav1.GetOptions{})
+				require.NoError(t, err)
+				require.NotNil(t, pod.Status.ExtendedResourceClaimStatus, "the scheduler made a claim for nvidia.com/gpu")
+				claim, err := cluster.Client().ResourceV1().ResourceClaims(namespace).Get(context.Background(),
+					pod.Status.ExtendedResourceClaimStatus.ResourceClaimName, metav1.GetOptions{})
+				require.NoError(t, err)
+				require.NotNil(t, claim.Status.Allocation)
+				require.Equal(t, "dra-mixed-dra-0", claim.Status.Allocation.Devices.Results[0].Pool)
+				// The DRA node's one GPU is taken: a second pod waits.
+				runPod("on-dra-2", "dra-mixed-dra-0")
+				node, _ = podPlacement(t, namespace, "on-dra-2")
+				require.Empty(t, node)
+				return nil
+			},
+		}
+	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(s *terraform.State) error {
@@ -383,32 +421,7 @@ resource "gpu_dra_driver" "test" {
 					return nil
 				},
 			},
-			// With nvidia.com/gpu mapped to the GPU DeviceClass, the same
-			// pod lands on the DRA node, its GPU claimed through DRA.
-			{
-				Config: config(`extended_resource_name = "nvidia.com/gpu"`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(draDriverAddress, plancheck.ResourceActionUpdate),
-				}},
-				Check: func(*terraform.State) error {
-					runPod("on-dra", "dra-mixed-dra-0")
-					node, message := podPlacement(t, namespace, "on-dra")
-					require.Equal(t, "dra-mixed-dra-0", node, "scheduler: %s", message)
-					pod, err := pods.Get(context.Background(), "on-dra", metav1.GetOptions{})
-					require.NoError(t, err)
-					require.NotNil(t, pod.Status.ExtendedResourceClaimStatus, "the scheduler made a claim for nvidia.com/gpu")
-					claim, err := cluster.Client().ResourceV1().ResourceClaims(namespace).Get(context.Background(),
-						pod.Status.ExtendedResourceClaimStatus.ResourceClaimName, metav1.GetOptions{})
-					require.NoError(t, err)
-					require.NotNil(t, claim.Status.Allocation)
-					require.Equal(t, "dra-mixed-dra-0", claim.Status.Allocation.Devices.Results[0].Pool)
-					// The DRA node's one GPU is taken: a second pod waits.
-					runPod("on-dra-2", "dra-mixed-dra-0")
-					node, _ = podPlacement(t, namespace, "on-dra-2")
-					require.Empty(t, node)
-					return nil
-				},
-			},
+			mappedStep,
 		},
 	})
 }
@@ -481,4 +494,16 @@ func TestAccDRADriver_alphaGateWarns(t *testing.T) {
 	require.Contains(t, alpha[0].Detail, `feature_gates["MPSSupport"]`)
 	require.Contains(t, alpha[0].Snippet.Code, "MPSSupport")
 	require.Empty(t, warnings(diags, "NVIDIA DRA driver cannot run"), "the testbed serves DRA")
+}
+
+// extendedResourcesOn says whether the testbed's Kubernetes has the
+// DRAExtendedResource feature gate on by default: from 1.36 (beta), GA in
+// 1.37; alpha and off in 1.34 and 1.35.
+func extendedResourcesOn(t *testing.T) bool {
+	t.Helper()
+	version, err := testbed.ChosenKubernetesVersion()
+	require.NoError(t, err)
+	minor, err := strconv.Atoi(strings.Split(strings.TrimPrefix(version, "v1."), ".")[0])
+	require.NoError(t, err, version)
+	return minor >= 36
 }
