@@ -149,8 +149,11 @@ func podTargetNode(pod *corev1.Pod) string {
 			}
 		}
 	}
-	return "(no node)"
+	return noTargetNode
 }
+
+// noTargetNode is podTargetNode's answer for a pod bound and pinned nowhere.
+const noTargetNode = "(no node)"
 
 // eventSummary quotes the pod's latest events that said already does not:
 // "; recent events: Warning FailedMount: ...".

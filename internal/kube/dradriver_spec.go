@@ -20,7 +20,7 @@ import (
 
 // Defaults of gpu_dra_driver: the chart's values.yaml.
 const (
-	DefaultDRADriverImage        = "nvcr.io/nvidia/k8s-dra-driver-gpu:" + nvdra.DriverVersion
+	DefaultDRADriverImage        = nvdra.ImageRepository + ":" + nvdra.DriverVersion
 	DefaultDRADriverName         = "nvidia-dra-driver-gpu"
 	DefaultDRADriverNamespace    = "nvidia-dra-driver-gpu"
 	DefaultDRADriverRoot         = "/"

@@ -12,20 +12,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/ec2catalog"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
-// draTestNodes registers kwok GPU nodes labeled dra-test=label, deleted
-// when the test ends.
+// draTestNodes registers kwok nodes labeled dra-test=label and as NFD
+// labels a node with an NVIDIA PCI device, deleted when the test ends.
+// Their instance type has no GPU, so the testbed's DRA simulator
+// publishes nothing for them (as the real plugin publishes nothing where
+// it sees no GPU): what they publish is what the test publishes.
 func draTestNodes(t *testing.T, label string, names ...string) {
 	t.Helper()
 	ctx := context.Background()
-	g5, ok := ec2catalog.Lookup("g5.xlarge")
+	m5, ok := ec2catalog.Lookup("m5.xlarge")
 	require.True(t, ok)
 	for _, name := range names {
-		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: name, InstanceType: g5, WithoutGPUCapacity: true,
-			ExtraLabels: map[string]string{"dra-test": label}}))
+		require.NoError(t, cluster.AddNode(ctx, k8s.NodeSpec{Name: name, InstanceType: m5,
+			ExtraLabels: map[string]string{"dra-test": label, gpulabels.NFDPCIPresent: "true"}}))
 		t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), name)) })
 	}
 	require.NoError(t, cluster.WaitForNodesReady(ctx, names...))
@@ -111,18 +116,36 @@ func TestDRADriverLifecycle(t *testing.T) {
 	require.Equal(t, want, live.Spec, "read back as deployed")
 	require.Equal(t, DRADriverStatus{DesiredNodes: 2, ReadyNodes: 2, PublishedNodes: 2, Devices: 9}, live.Status)
 
-	// Update: the MIG class dropped, the extended resource mapped.
+	// Update: the MIG class dropped, the extended resource mapped. Where
+	// the DRAExtendedResource gate is off (Kubernetes 1.34 and 1.35: the
+	// oldest testbed), the API server drops the field, and the update
+	// says so.
 	spec.DeviceClasses = []string{nvdra.DeviceClassGPU}
 	spec.ExtendedResourceName = "nvidia.com/gpu"
 	warnings, err = c.UpdateDRADriver(ctx, spec, owner)
-	require.NoError(t, err)
 	require.Empty(t, warnings)
+	version, verr := testbed.ChosenKubernetesVersion()
+	require.NoError(t, verr)
+	extendedOn := version != testbed.OldestKubernetesVersion // v1.37 vs v1.34
+	if extendedOn {
+		require.NoError(t, err)
+	} else {
+		require.ErrorIs(t, err, ErrExtendedResourceDropped)
+		require.ErrorContains(t, err, "the cluster runs Kubernetes "+version)
+		spec.ExtendedResourceName = ""
+		_, err = c.UpdateDRADriver(ctx, spec, owner)
+		require.NoError(t, err, "without the extended resource the update goes through")
+	}
 	_, err = cluster.Client().ResourceV1().DeviceClasses().Get(ctx, nvdra.DeviceClassMIG, metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the MIG class is gone: %v", err)
 	live, _, err = c.ReadDRADriver(ctx, spec.Namespace, spec.Name, owner)
 	require.NoError(t, err)
-	require.Equal(t, []string{nvdra.DeviceClassGPU}, live.Spec.DeviceClasses)
-	require.Equal(t, "nvidia.com/gpu", live.Spec.ExtendedResourceName)
+	if extendedOn {
+		require.Equal(t, []string{nvdra.DeviceClassGPU}, live.Spec.DeviceClasses)
+		require.Equal(t, "nvidia.com/gpu", live.Spec.ExtendedResourceName)
+	} else {
+		require.Empty(t, live.Spec.ExtendedResourceName)
+	}
 
 	// Another create of the same cluster-wide classes stops at them.
 	other := spec

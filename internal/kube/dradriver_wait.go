@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -31,9 +32,13 @@ func waitForResourceSlices(ctx context.Context, client kubernetes.Interface, spe
 	if err != nil {
 		return err
 	}
-	nodes, err := pluginNodes(ctx, client, ds)
-	if err != nil || len(nodes) == 0 {
+	targets, err := daemonPodsByNode(ctx, client, ds)
+	if err != nil || len(targets) == 0 {
 		return err
+	}
+	nodes := map[string]bool{}
+	for node := range targets {
+		nodes[node] = true
 	}
 	pending := maps.Clone(nodes)
 	byNode := nodeSlices{}
@@ -54,22 +59,39 @@ func waitForResourceSlices(ctx context.Context, client kubernetes.Interface, spe
 	}
 	diagCtx, cancel := diagnosisContext(ctx)
 	defer cancel()
+	if fresh, err := daemonPodsByNode(diagCtx, client, ds); err == nil {
+		targets = fresh
+	}
 	var lines []string
 	for _, name := range slices.Sorted(maps.Keys(pending)) {
-		lines = append(lines, describeNodeWithoutSlices(diagCtx, client, ds, name, poolOf(byNode[name])))
+		lines = append(lines, describeNodeWithoutSlices(diagCtx, client, name, targets[name], poolOf(byNode[name])))
 	}
 	return notReady("%d of %d nodes running the kubelet plugin have not published their devices (ResourceSlices of driver %s, pool named after the node)%s",
 		len(pending), len(nodes), nvdra.DriverName, diagnosisList(lines))
 }
 
-// describeNodeWithoutSlices says why node has not published its pool.
-func describeNodeWithoutSlices(ctx context.Context, client kubernetes.Interface, ds *appsv1.DaemonSet, node string, pool nodePool) string {
-	pods, err := podsOnNode(ctx, client, ds, node)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("%s: %s (listing its plugin pod: %v)", node, pool.describe(), err)
-	case len(pods) == 0:
-		return fmt.Sprintf("%s: %s; no kubelet plugin pod is bound to it any more", node, pool.describe())
+// daemonPodsByNode maps each node ds has a pod for to its pods: bound
+// there, or pinned there by the DaemonSet's node affinity while the
+// scheduler has not placed them (Pending). Pods being deleted are left out.
+func daemonPodsByNode(ctx context.Context, client kubernetes.Interface, ds *appsv1.DaemonSet) (map[string][]corev1.Pod, error) {
+	pods, err := podsOnNode(ctx, client, ds, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+	}
+	byNode := map[string][]corev1.Pod{}
+	for _, pod := range pods {
+		if node := podTargetNode(&pod); pod.DeletionTimestamp == nil && node != noTargetNode {
+			byNode[node] = append(byNode[node], pod)
+		}
+	}
+	return byNode, nil
+}
+
+// describeNodeWithoutSlices says why node, whose plugin pods are pods,
+// has not published its pool.
+func describeNodeWithoutSlices(ctx context.Context, client kubernetes.Interface, node string, pods []corev1.Pod, pool nodePool) string {
+	if len(pods) == 0 {
+		return fmt.Sprintf("%s: %s; no kubelet plugin pod is on it any more", node, pool.describe())
 	}
 	pod := &pods[0]
 	if podReady(pod) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,46 +19,38 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
-	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
 const draDriverAddress = "gpu_dra_driver.test"
 
-// publishDRASlice publishes node's pool as NVIDIA's kubelet plugin would:
-// one complete ResourceSlice of driver gpu.nvidia.com with gpus whole
-// GPUs, deleted when the test ends. (The testbed's DRA simulator does
-// this for DRA nodes once the plugin's pod runs; these tests publish for
-// nodes of their own, so that they hold whether the plugin runs or not.)
-func publishDRASlice(t *testing.T, node string, gpus int) {
+// draTestNodes registers DRA nodes of their own for one test (the
+// testbed's DRA simulator publishes their GPUs, or MIG devices, as
+// NVIDIA's kubelet plugin would, once the plugin's pod runs there),
+// labeled gpu-test=<label> and as NFD labels a GPU node, and deletes them
+// when the test ends.
+func draTestNodes(t *testing.T, label string, nodes ...k8s.NodeSpec) {
 	t.Helper()
-	slice := &resourcev1.ResourceSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: node + "-gpu.nvidia.com"},
-		Spec: resourcev1.ResourceSliceSpec{
-			Driver: nvdra.DriverName, NodeName: ptr.To(node),
-			Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
-		},
+	ctx := context.Background()
+	var names []string
+	for _, node := range nodes {
+		node.DRA = true
+		// Node Feature Discovery's label for an NVIDIA PCI device, which
+		// the chart's GPU node affinity selects on.
+		node.ExtraLabels = map[string]string{"gpu-test": label, gpulabels.NFDPCIPresent: "true"}
+		require.NoError(t, cluster.AddNode(ctx, node))
+		names = append(names, node.Name)
+		t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), node.Name)) })
 	}
-	for i := range gpus {
-		slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{
-			Name:       fmt.Sprintf("gpu-%d", i),
-			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{nvdra.AttrType: {StringValue: ptr.To(nvdra.DeviceTypeGPU)}},
-		})
-	}
-	slices := cluster.Client().ResourceV1().ResourceSlices()
-	_, err := slices.Create(context.Background(), slice, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if err := slices.Delete(context.Background(), slice.Name, metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
-			require.NoError(t, err)
-		}
-	})
+	require.NoError(t, cluster.WaitForNodesReady(ctx, names...))
 }
 
 func testAccDRADriverConfig(namespace, label, body string) string {
@@ -101,9 +94,10 @@ func testAccDRADriverDestroyed(namespace string, namespaceGone bool) resource.Te
 
 func TestAccDRADriver_publishesSlices(t *testing.T) {
 	testAccPreCheck(t)
-	devicePluginTestNodes(t, "dra-life", map[string]string{"dra-life-g5-0": "g5.xlarge", "dra-life-p4d-0": "p4d.24xlarge"})
-	publishDRASlice(t, "dra-life-g5-0", 1)
-	publishDRASlice(t, "dra-life-p4d-0", 8)
+	// One whole A10G, and an A100 node whose eight GPUs are each split
+	// into two MIG devices: 1 + 16 devices.
+	draTestNodes(t, "dra-life", k8s.NodeSpec{Name: "dra-life-g5-0", InstanceType: instanceType(t, "g5.xlarge")},
+		k8s.NodeSpec{Name: "dra-life-p4d-0", InstanceType: instanceType(t, "p4d.24xlarge"), MIGDevices: []string{"3g.20gb", "3g.20gb"}})
 	config := func(body string) string { return testAccDRADriverConfig("dra-life", "dra-life", body) }
 	daemonSets := cluster.Client().AppsV1().DaemonSets("dra-life")
 	resource.Test(t, resource.TestCase{
@@ -118,7 +112,7 @@ func TestAccDRADriver_publishesSlices(t *testing.T) {
 					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("desired_nodes"), knownvalue.Int64Exact(2)),
 					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("ready_nodes"), knownvalue.Int64Exact(2)),
 					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("published_nodes"), knownvalue.Int64Exact(2)),
-					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("published_devices"), knownvalue.Int64Exact(9)),
+					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("published_devices"), knownvalue.Int64Exact(17)),
 					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("image"), knownvalue.StringExact(kube.DefaultDRADriverImage)),
 					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("device_classes"),
 						knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("gpu.nvidia.com"), knownvalue.StringExact("mig.nvidia.com")})),
@@ -151,7 +145,7 @@ func TestAccDRADriver_publishesSlices(t *testing.T) {
 					plancheck.ExpectResourceAction(draDriverAddress, plancheck.ResourceActionUpdate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("published_devices"), knownvalue.Int64Exact(9)),
+					statecheck.ExpectKnownValue(draDriverAddress, tfjsonpath.New("published_devices"), knownvalue.Int64Exact(17)),
 				},
 				Check: func(*terraform.State) error {
 					_, err := cluster.Client().ResourceV1().DeviceClasses().Get(context.Background(), "mig.nvidia.com", metav1.GetOptions{})
@@ -168,8 +162,7 @@ func TestAccDRADriver_publishesSlices(t *testing.T) {
 
 func TestAccDRADriver_drift(t *testing.T) {
 	testAccPreCheck(t)
-	devicePluginTestNodes(t, "dra-drift", map[string]string{"dra-drift-g4dn-0": "g4dn.xlarge"})
-	publishDRASlice(t, "dra-drift-g4dn-0", 1)
+	draTestNodes(t, "dra-drift", k8s.NodeSpec{Name: "dra-drift-g4dn-0", InstanceType: instanceType(t, "g4dn.xlarge")})
 	namespace := testNamespace(t, "dra-drift")
 	config := testAccDRADriverConfig(namespace, "dra-drift", "")
 	daemonSets := cluster.Client().AppsV1().DaemonSets(namespace)
@@ -245,11 +238,17 @@ func TestAccDRADriver_drift(t *testing.T) {
 	})
 }
 
+// TestAccDRADriver_nodeWithoutSlices: one node publishes, the other's
+// plugin pod cannot be placed (the node takes no more pods), so it never
+// publishes. The wait names that node and the scheduler's reason, and the
+// create is kept in the state, tainted.
 func TestAccDRADriver_nodeWithoutSlices(t *testing.T) {
 	testAccPreCheck(t)
-	devicePluginTestNodes(t, "dra-silent", map[string]string{"dra-silent-g5-0": "g5.xlarge", "dra-silent-g5-1": "g5.xlarge"})
-	publishDRASlice(t, "dra-silent-g5-0", 1)
+	draTestNodes(t, "dra-silent", k8s.NodeSpec{Name: "dra-silent-g5-0", InstanceType: instanceType(t, "g5.xlarge")},
+		k8s.NodeSpec{Name: "dra-silent-full", InstanceType: instanceType(t, "g5.xlarge"),
+			Resources: corev1.ResourceList{corev1.ResourcePods: k8sresource.MustParse("0")}})
 	silentConfig := testAccDRADriverConfig("dra-silent", "dra-silent", `
+  wait_for_rollout = false
   timeouts {
     create = "10s"
   }
@@ -258,12 +257,11 @@ func TestAccDRADriver_nodeWithoutSlices(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccDRADriverDestroyed("dra-silent", true),
 		Steps: []resource.TestStep{
-			// The node that publishes nothing is named, with its running
-			// plugin pod; the create is kept in the state (tainted).
 			{
 				Config: silentConfig,
 				ExpectError: wrapped("1 of 2 nodes running the kubelet plugin have not published",
-					"dra-silent-g5-1: no ResourceSlice of driver gpu.nvidia.com is published for it; its kubelet plugin pod", "is Running and ready"),
+					"dra-silent-full: no ResourceSlice of driver gpu.nvidia.com is published for it; its kubelet plugin pod",
+					"is Pending: Unschedulable:", "Too many pods"),
 			},
 			expectTainted(silentConfig, draDriverAddress),
 		},
@@ -332,8 +330,7 @@ func podPlacement(t *testing.T, namespace, name string) (node, message string) {
 func TestAccDRADriver_besideDevicePlugin(t *testing.T) {
 	testAccPreCheck(t)
 	devicePluginTestNodes(t, "dra-mixed-dp", map[string]string{"dra-mixed-dp-0": "g5.xlarge"})
-	devicePluginTestNodes(t, "dra-mixed-dra", map[string]string{"dra-mixed-dra-0": "g5.xlarge"})
-	publishDRASlice(t, "dra-mixed-dra-0", 1)
+	draTestNodes(t, "dra-mixed-dra", k8s.NodeSpec{Name: "dra-mixed-dra-0", InstanceType: instanceType(t, "g5.xlarge")})
 	namespace := testNamespace(t, "dra-mixed-pods")
 	config := func(extended string) string {
 		return providerConfig() + fmt.Sprintf(`
@@ -356,6 +353,42 @@ resource "gpu_dra_driver" "test" {
 			Spec:       gpuPodSpec(node, 1, corev1.RestartPolicyAlways),
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
+	}
+	// With nvidia.com/gpu mapped to the GPU DeviceClass, the same pod
+	// lands on the DRA node, its GPU claimed through DRA; where the
+	// cluster's DRAExtendedResource gate is off (Kubernetes 1.34 and 1.35,
+	// the oldest the testbed runs), the API server drops the field and the
+	// apply says so.
+	mappedStep := resource.TestStep{
+		Config: config(`extended_resource_name = "nvidia.com/gpu"`),
+		ExpectError: wrapped("mapping extended resource nvidia.com/gpu to DeviceClass gpu.nvidia.com",
+			"dropped the DeviceClass's extendedResourceName", "DRAExtendedResource"),
+	}
+	if extendedResourcesOn(t) {
+		mappedStep = resource.TestStep{
+			Config: config(`extended_resource_name = "nvidia.com/gpu"`),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(draDriverAddress, plancheck.ResourceActionUpdate),
+			}},
+			Check: func(*terraform.State) error {
+				runPod("on-dra", "dra-mixed-dra-0")
+				node, message := podPlacement(t, namespace, "on-dra")
+				require.Equal(t, "dra-mixed-dra-0", node, "scheduler: %s", message)
+				pod, err := pods.Get(context.Background(), "on-dra", metav1.GetOptions{})
+				require.NoError(t, err)
+				require.NotNil(t, pod.Status.ExtendedResourceClaimStatus, "the scheduler made a claim for nvidia.com/gpu")
+				claim, err := cluster.Client().ResourceV1().ResourceClaims(namespace).Get(context.Background(),
+					pod.Status.ExtendedResourceClaimStatus.ResourceClaimName, metav1.GetOptions{})
+				require.NoError(t, err)
+				require.NotNil(t, claim.Status.Allocation)
+				require.Equal(t, "dra-mixed-dra-0", claim.Status.Allocation.Devices.Results[0].Pool)
+				// The DRA node's one GPU is taken: a second pod waits.
+				runPod("on-dra-2", "dra-mixed-dra-0")
+				node, _ = podPlacement(t, namespace, "on-dra-2")
+				require.Empty(t, node)
+				return nil
+			},
+		}
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -388,32 +421,7 @@ resource "gpu_dra_driver" "test" {
 					return nil
 				},
 			},
-			// With nvidia.com/gpu mapped to the GPU DeviceClass, the same
-			// pod lands on the DRA node, its GPU claimed through DRA.
-			{
-				Config: config(`extended_resource_name = "nvidia.com/gpu"`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(draDriverAddress, plancheck.ResourceActionUpdate),
-				}},
-				Check: func(*terraform.State) error {
-					runPod("on-dra", "dra-mixed-dra-0")
-					node, message := podPlacement(t, namespace, "on-dra")
-					require.Equal(t, "dra-mixed-dra-0", node, "scheduler: %s", message)
-					pod, err := pods.Get(context.Background(), "on-dra", metav1.GetOptions{})
-					require.NoError(t, err)
-					require.NotNil(t, pod.Status.ExtendedResourceClaimStatus, "the scheduler made a claim for nvidia.com/gpu")
-					claim, err := cluster.Client().ResourceV1().ResourceClaims(namespace).Get(context.Background(),
-						pod.Status.ExtendedResourceClaimStatus.ResourceClaimName, metav1.GetOptions{})
-					require.NoError(t, err)
-					require.NotNil(t, claim.Status.Allocation)
-					require.Equal(t, "dra-mixed-dra-0", claim.Status.Allocation.Devices.Results[0].Pool)
-					// The DRA node's one GPU is taken: a second pod waits.
-					runPod("on-dra-2", "dra-mixed-dra-0")
-					node, _ = podPlacement(t, namespace, "on-dra-2")
-					require.Empty(t, node)
-					return nil
-				},
-			},
+			mappedStep,
 		},
 	})
 }
@@ -486,4 +494,16 @@ func TestAccDRADriver_alphaGateWarns(t *testing.T) {
 	require.Contains(t, alpha[0].Detail, `feature_gates["MPSSupport"]`)
 	require.Contains(t, alpha[0].Snippet.Code, "MPSSupport")
 	require.Empty(t, warnings(diags, "NVIDIA DRA driver cannot run"), "the testbed serves DRA")
+}
+
+// extendedResourcesOn says whether the testbed's Kubernetes has the
+// DRAExtendedResource feature gate on by default: from 1.36 (beta), GA in
+// 1.37; alpha and off in 1.34 and 1.35.
+func extendedResourcesOn(t *testing.T) bool {
+	t.Helper()
+	version, err := testbed.ChosenKubernetesVersion()
+	require.NoError(t, err)
+	minor, err := strconv.Atoi(strings.Split(strings.TrimPrefix(version, "v1."), ".")[0])
+	require.NoError(t, err, version)
+	return minor >= 36
 }

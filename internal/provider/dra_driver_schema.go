@@ -148,6 +148,7 @@ func draDriverAttributes() map[string]schema.Attribute {
 			Validators: []validator.String{stringvalidator.RegexMatches(draDriverRootRegex, "must be an absolute path, such as / or /run/nvidia/driver")},
 		},
 		"log_verbosity": schema.Int64Attribute{
+			CustomType:          wholeNumberType{},
 			Optional:            true,
 			Computed:            true,
 			Default:             int64default.StaticInt64(kube.DefaultDRADriverLogVerbosity),

@@ -120,6 +120,7 @@ func TestImageAttributesAreImageReferences(t *testing.T) {
 	require.ElementsMatch(t, []string{
 		"gpu_workload.container.image", "gpu_device_plugin.image",
 		"gpu_device_plugin.gpu_feature_discovery.image", "gpu_device_plugin.dcgm_exporter.image",
+		"gpu_dra_driver.image",
 	}, images)
 }
 
