@@ -34,5 +34,5 @@ func TestInstallRejectsAnUnknownBuild(t *testing.T) {
 	t.Setenv("GPU_TESTBED_CACHE", t.TempDir())
 	err := run(context.Background(), []string{"install", "--tools-dir", "../../tools", "--only", "demo,opentofu"})
 	require.ErrorContains(t, err, `unknown build "opentofu"`)
-	require.ErrorContains(t, err, "kube, terraform, kwok, tofu, packer")
+	require.ErrorContains(t, err, "kube, kube-oldest, terraform, kwok, tofu, packer")
 }
