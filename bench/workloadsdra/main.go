@@ -191,7 +191,11 @@ func awaitJobsComplete(ctx context.Context, client kubernetes.Interface, ns stri
 	}
 	_, err := watchtools.UntilWithSync(ctx, lw, &batchv1.Job{}, func(store cache.Store) (bool, error) {
 		for _, o := range store.List() {
-			if err := record(o.(*batchv1.Job)); err != nil {
+			job, ok := o.(*batchv1.Job)
+			if !ok {
+				return false, fmt.Errorf("watching Jobs: got a %T", o)
+			}
+			if err := record(job); err != nil {
 				return false, err
 			}
 		}

@@ -11,7 +11,7 @@ import (
 // sent after it began (hub_refresh.go), a wait's first read is a
 // consistent LIST (TestWaitForObjectListsConsistently), a forbidden LIST
 // ends a wait naming the verb, and the request budgets in bench/README.md
-// count them. So the provider keeps client-go v0.34's behaviour, whichever
+// count them. So the provider keeps client-go v0.34's behavior, whichever
 // client-go it is built with: the gate is off in its process.
 func init() {
 	clientfeatures.ReplaceFeatureGates(withoutWatchList{clientfeatures.FeatureGates()})

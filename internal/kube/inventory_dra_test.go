@@ -434,7 +434,10 @@ func awaitClaims(t *testing.T, client kubernetes.Interface, ns string, done func
 	}
 	_, err := watchtools.UntilWithSync(ctx, lw, &resourcev1.ResourceClaim{}, func(store cache.Store) (bool, error) {
 		for _, o := range store.List() {
-			c := o.(*resourcev1.ResourceClaim)
+			c, ok := o.(*resourcev1.ResourceClaim)
+			if !ok {
+				return false, fmt.Errorf("watching ResourceClaims: got a %T", o)
+			}
 			seen[c.Name] = *c
 		}
 		return check(), nil

@@ -3,13 +3,13 @@ package kube
 import (
 	"cmp"
 	"fmt"
-	"k8s.io/klog/v2"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )

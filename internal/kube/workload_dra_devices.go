@@ -22,7 +22,7 @@ import (
 // so the plan check and the diagnosis agree with the scheduler's
 // allocator on what matches. Which of the matching devices the allocator
 // would pick, partitionable devices' shared counters, and admin access are
-// not modelled: a device matches or not, and is allocated or not.
+// not modeled: a device matches or not, and is allocated or not.
 
 // DRADevice is one device the NVIDIA driver publishes on a node.
 type DRADevice struct {

@@ -11,9 +11,9 @@
 // MigDeviceInfo.GetDevice (cmd/gpu-kubelet-plugin/deviceinfo.go) return for
 // the same NVML facts; GPUOf reads those facts from an EC2 instance type
 // (internal/ec2catalog), and MIGProfiles / PlaceMIGDevices hold the MIG
-// profile tables of the GPUs modelled (NVIDIA's MIG user guide).
+// profile tables of the GPUs modeled (NVIDIA's MIG user guide).
 //
-// The version modelled is DriverVersion; each fact cites the driver source
+// The version modeled is DriverVersion; each fact cites the driver source
 // it was read from (cmd/gpu-kubelet-plugin/deviceinfo.go, nvlib.go, types.go,
 // main.go and the Helm chart's deviceclass-*.yaml at that tag).
 //
@@ -24,5 +24,5 @@
 // alpha DynamicMIG gate (off by default) does it publish the partitionable
 // layout (KEP-4815: one slice of shared counters per node plus a slice of
 // devices per GPU that consume them). The chart this project deploys is
-// v25.8.1, so v25.8.1's single slice per node is what is modelled.
+// v25.8.1, so v25.8.1's single slice per node is what is modeled.
 package nvdra

@@ -36,7 +36,7 @@ type MIGProfile struct {
 // NVIDIA's NVML mock records (NVIDIA/k8s-test-infra, profiles/mig/a100.yaml)
 // and are those of R470 and later drivers (R450/R460 gave 2g.10gb 9984 and
 // 3g.20gb 20096 MiB); the H100 1g.10gb's 9984 MiB is what nvidia-smi shows
-// for such a MIG device. A100 80GB and H200 are not modelled: a MIG layout
+// for such a MIG device. A100 80GB and H200 are not modeled: a MIG layout
 // on them is refused.
 var migProfiles = map[string][]MIGProfile{
 	"NVIDIA A100-SXM4-40GB": {

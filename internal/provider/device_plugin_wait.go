@@ -52,7 +52,7 @@ func (r *DevicePluginResource) waitAndCount(ctx context.Context, cluster *kube.C
 	if ok && m.WaitForAllocatable.ValueBool() {
 		if err := cluster.WaitForGFDLabels(ctx, spec); err != nil {
 			if kube.IsNotReady(err) && !spec.DeploysNFD() {
-				err = fmt.Errorf("%w To deploy it with GFD, set gpu_feature_discovery.deploy_node_feature_discovery = true.", err)
+				err = fmt.Errorf("%w; to deploy it with GFD, set gpu_feature_discovery.deploy_node_feature_discovery = true", err)
 			}
 			waitErr("GPU Feature Discovery's labels on every node it runs on", err)
 		}

@@ -17,7 +17,7 @@ import (
 // plugin framework gives blocks no Required flag (a validator refuses a
 // configuration without them), so tfplugindocs lists every block under
 // Optional, and the template says it above the schema.
-var requiredBlockLine = regexp.MustCompile("(?m)^\\*\\*Required blocks:\\*\\* (.*)$")
+var requiredBlockLine = regexp.MustCompile(`(?m)^\*\*Required blocks:\*\* (.*)$`)
 
 // requiredBlocks are the top-level blocks of s whose validators refuse a
 // configuration without them (listvalidator / objectvalidator IsRequired).

@@ -119,7 +119,7 @@ func draDriverAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			Computed:            true,
 			Default:             stringdefault.StaticString(kube.DefaultDRADriverImage),
-			MarkdownDescription: "Driver image, of the init container and the `gpus` container. Defaults to `" + kube.DefaultDRADriverImage + "`, the release modelled.",
+			MarkdownDescription: "Driver image, of the init container and the `gpus` container. Defaults to `" + kube.DefaultDRADriverImage + "`, the release modeled.",
 			Validators:          []validator.String{imageReferenceValidator{}},
 		},
 		"image_pull_policy": imagePullPolicyAttribute("the `gpus` container"),

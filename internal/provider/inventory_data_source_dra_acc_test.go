@@ -16,7 +16,6 @@ import (
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvdra"
@@ -29,8 +28,8 @@ import (
 // nvidia.com/gpu, publishing four H100s and two MIG devices as NVIDIA's
 // driver would) beside a device-plugin node.
 //
-// Until the testbed has a DRA driver simulator, the test publishes the
-// ResourceSlice itself.
+// The test publishes the ResourceSlice itself, as the DRA simulator would,
+// so that the node has exactly the devices the counts assume.
 func TestAccInventoryDataSource_draClaimsComeAndGo(t *testing.T) {
 	testAccPreCheck(t)
 	ctx := context.Background()
@@ -44,7 +43,7 @@ func TestAccInventoryDataSource_draClaimsComeAndGo(t *testing.T) {
 		t.Cleanup(func() { require.NoError(t, cluster.DeleteNode(context.Background(), spec.Name)) })
 	}
 	require.NoError(t, cluster.WaitForNodesReady(ctx, "inv-dra-dp", "inv-dra-h100"))
-	publishH100Slice(t, client, "inv-dra-h100")
+	publishH100Slice(t, "inv-dra-h100")
 	class := "inventory-acc-gpu"
 	_, err := client.ResourceV1().DeviceClasses().Create(ctx, &resourcev1.DeviceClass{
 		ObjectMeta: metav1.ObjectMeta{Name: class},
@@ -93,7 +92,7 @@ data "gpu_inventory" "dra" {
 				"device_plugin_nodes": knownvalue.Int64Exact(1), "dra_nodes": knownvalue.Int64Exact(1),
 			})),
 			statecheck.ExpectKnownValue(ds, tfjsonpath.New("by_product").AtMapKey("NVIDIA-H100-80GB-HBM3").AtMapKey("dra_devices"), counts(6, allocated)),
-			claimedOn(client, "inv-dra-h100", allocated),
+			claimedOn("inv-dra-h100", allocated),
 		}
 	}
 	resource.Test(t, resource.TestCase{
@@ -103,9 +102,9 @@ data "gpu_inventory" "dra" {
 			// Claims come: 2 + 1 H100s, placed by the scheduler.
 			{
 				PreConfig: func() {
-					claimGPUs(t, client, ns, "two", "inv-dra-h100", class, 2)
-					claimGPUs(t, client, ns, "one", "inv-dra-h100", class, 1)
-					awaitClaimCount(t, client, ns, 2, true)
+					claimGPUs(t, ns, "two", "inv-dra-h100", class, 2)
+					claimGPUs(t, ns, "one", "inv-dra-h100", class, 1)
+					awaitClaimCount(t, ns, 2, true)
 				},
 				Config:            config,
 				ConfigStateChecks: h100(3),
@@ -115,7 +114,7 @@ data "gpu_inventory" "dra" {
 				PreConfig: func() {
 					require.NoError(t, client.CoreV1().Pods(ns).Delete(ctx, "two", metav1.DeleteOptions{}))
 					require.NoError(t, client.ResourceV1().ResourceClaims(ns).Delete(ctx, "two", metav1.DeleteOptions{}))
-					awaitClaimCount(t, client, ns, 1, true)
+					awaitClaimCount(t, ns, 1, true)
 				},
 				Config:            config,
 				ConfigStateChecks: h100(1),
@@ -126,7 +125,8 @@ data "gpu_inventory" "dra" {
 
 // publishH100Slice publishes the ResourceSlice NVIDIA's driver would for a
 // node with four whole H100s and one H100 split into two 1g.10gb MIG devices.
-func publishH100Slice(t *testing.T, client kubernetes.Interface, node string) {
+func publishH100Slice(t *testing.T, node string) {
+	client := cluster.Client()
 	t.Helper()
 	device := func(name, typ, profile, memory string) resourcev1.Device {
 		attrs := map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
@@ -163,7 +163,8 @@ func publishH100Slice(t *testing.T, client kubernetes.Interface, node string) {
 
 // claimGPUs creates a claim for count devices of class and a pod using it
 // that the scheduler may place only on node.
-func claimGPUs(t *testing.T, client kubernetes.Interface, ns, name, node, class string, count int64) {
+func claimGPUs(t *testing.T, ns, name, node, class string, count int64) {
+	client := cluster.Client()
 	t.Helper()
 	ctx := context.Background()
 	_, err := client.ResourceV1().ResourceClaims(ns).Create(ctx, &resourcev1.ResourceClaim{
@@ -191,7 +192,8 @@ func claimGPUs(t *testing.T, client kubernetes.Interface, ns, name, node, class 
 
 // awaitClaimCount waits, with a watch, until the namespace holds n claims,
 // all allocated.
-func awaitClaimCount(t *testing.T, client kubernetes.Interface, ns string, n int, allocated bool) {
+func awaitClaimCount(t *testing.T, ns string, n int, allocated bool) {
+	client := cluster.Client()
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -234,18 +236,17 @@ func awaitClaimCount(t *testing.T, client kubernetes.Interface, ns string, n int
 // claimedOn checks, when the state check runs, that the claims' allocations
 // hold exactly want devices of node's pool: the inventory's figures above are
 // then the scheduler's.
-func claimedOn(client kubernetes.Interface, node string, want int64) statecheck.StateCheck {
-	return claimCheck{client: client, pool: node, want: want}
+func claimedOn(node string, want int64) statecheck.StateCheck {
+	return claimCheck{pool: node, want: want}
 }
 
 type claimCheck struct {
-	client kubernetes.Interface
-	pool   string
-	want   int64
+	pool string
+	want int64
 }
 
 func (c claimCheck) CheckState(ctx context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	claims, err := c.client.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	claims, err := cluster.Client().ResourceV1().ResourceClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		resp.Error = err
 		return

@@ -69,7 +69,9 @@ func TestInventoryByProductValue(t *testing.T) {
 		"dra_devices": counts(10, 2, 8),
 		"mig_devices": types.MapValueMust(draDeviceCountsType, map[string]attr.Value{"1g.10gb": counts(2, 1, 1)}),
 	}, h100)
-	unknown := v.Elements()[kube.UnknownProduct].(types.Object).Attributes()
+	unknownProduct, ok := v.Elements()[kube.UnknownProduct].(types.Object)
+	require.True(t, ok)
+	unknown := unknownProduct.Attributes()
 	require.False(t, unknown["mig_devices"].IsNull(), "no MIG devices is an empty map, not null")
 	require.Contains(t, v.Elements(), kube.UnknownProduct)
 }

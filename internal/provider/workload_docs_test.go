@@ -41,7 +41,9 @@ func TestWorkloadPageStatesTheInPlaceJobSettings(t *testing.T) {
 	require.GreaterOrEqual(t, start, 0)
 	section := page[start+3:]
 	section = section[:strings.Index(section, "\n## ")]
-	jobAttrs := workloadSchema(context.Background()).Blocks["job"].(schema.SingleNestedBlock).Attributes
+	jobBlock, ok := workloadSchema(context.Background()).Blocks["job"].(schema.SingleNestedBlock)
+	require.True(t, ok)
+	jobAttrs := jobBlock.Attributes
 	var named []string
 	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(section, -1) {
 		if _, ok := jobAttrs[m[1]]; ok && !slices.Contains(named, m[1]) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -127,7 +126,7 @@ func checkDRAPlacement(ctx context.Context, cluster *kube.Cluster, g kube.Worklo
 		if msg == "" {
 			continue
 		}
-		at, name := path.Path(gpuBlockPath), "the gpu block's own criteria"
+		at, name := gpuBlockPath, "the gpu block's own criteria"
 		if i > 0 {
 			at, name = gpuAlternativePath.AtListIndex(i-1), fmt.Sprintf("gpu.alternative[%d]", i-1)
 		}
