@@ -16,7 +16,7 @@ testbed=("$work/gpu-testbed")
 
 cleanup() {
   status=$?
-  for dir in quickstart eks proxmox; do
+  for dir in quickstart dra eks proxmox; do
     if [[ -n "${tf:-}" && -d "$work/$dir/.terraform" ]]; then
       "$tf" -chdir="$work/$dir" destroy -auto-approve -no-color -var cluster_name="${GPU_TESTBED_EKS_CLUSTER:-}" >/dev/null 2>&1 || true
     fi
@@ -99,6 +99,21 @@ echo "==> GPU inventory of the testbed"
 echo
 echo "==> terraform destroy"
 "$tf" -chdir="$work/quickstart" destroy -input=false -auto-approve -no-color >/dev/null
+
+# GPUs through DRA on the testbed's dra-* nodes: NVIDIA's DRA driver, a service
+# whose first alternative (a B200) no node has, landing on its second (two
+# A100s), and the inventory counting the DRA devices it holds.
+cp -r examples/dra "$work/dra"
+echo
+echo "==> DRA: terraform apply examples/dra"
+"$tf" -chdir="$work/dra" init -input=false -no-color >/dev/null
+if ! "$tf" -chdir="$work/dra" apply -input=false -auto-approve -no-color >"$work/dra-apply.log" 2>&1; then
+  cat "$work/dra-apply.log"
+  exit 1
+fi
+grep '^Apply complete' "$work/dra-apply.log"
+"$tf" -chdir="$work/dra" output -no-color
+"$tf" -chdir="$work/dra" destroy -input=false -auto-approve -no-color >/dev/null
 
 # EKS through the testbed's AWS emulator: the device plugin, a p5.48xlarge
 # node group that apply returns from once its 16 GPUs are allocatable, and a
