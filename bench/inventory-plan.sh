@@ -5,7 +5,7 @@
 # include_nodes = false; the provider's read vs the rest of each plan, the
 # provider's peak RSS, the API server's LIST count; and `kubectl get nodes -o
 # json` on the same cluster. Terraform v1.5.7 and kube binaries come from the
-# testbed cache (make testbed); kubectl v1.31.4 is built into it on first use.
+# testbed cache (make testbed); kubectl at the testbed's Kubernetes version is built into it on first use.
 #
 #   bash bench/inventory-plan.sh [NODES] [RUNS]     # defaults 5000 3
 set -euo pipefail
