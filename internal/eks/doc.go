@@ -1,7 +1,9 @@
 // Package eks is the provider's AWS backend: every call to EKS, EC2, Auto
 // Scaling and STS goes through it. It creates, reads, updates and deletes EKS
 // managed node groups, answers instance-type facts for plan-time checks
-// (cached per Client), lists the EC2 GPU catalog for gpu_inventory, keeps the
+// (cached per Client), lists the EC2 GPU catalog for gpu_inventory, reads
+// EC2 capacity reservations and Capacity Blocks for ML (capacity*.go: the
+// account's reservations, block extension offerings), keeps the
 // cluster-autoscaler's scale-from-zero tags on a node group's Auto Scaling
 // groups, and mints EKS bearer tokens (presigned STS GetCallerIdentity, as
 // aws-iam-authenticator does) so the Kubernetes side needs no CLI.
