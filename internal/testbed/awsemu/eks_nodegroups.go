@@ -44,6 +44,9 @@ type nodegroup struct {
 // registers as.
 type groupNode struct {
 	instanceID, nodeName, zone, instanceType string
+	// reservation is the capacity reservation the instance runs in
+	// (capacity.go counts it against it); "" for on-demand or spot.
+	reservation string
 }
 
 type pendingUpdate struct {

@@ -1,0 +1,299 @@
+package awsemu
+
+import (
+	"context"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
+)
+
+// awsCLIFails runs the AWS CLI, which must fail with the EC2 error code;
+// it returns the CLI's error output.
+func awsCLIFails(t *testing.T, code string, args ...string) string {
+	t.Helper()
+	path, err := exec.LookPath("aws")
+	if err != nil {
+		if testbed.Required() {
+			t.Fatalf("the AWS CLI is not on PATH: %v", err)
+		}
+		t.Skip("the AWS CLI is not on PATH")
+	}
+	env := maps.Clone(emu.Env())
+	env["PATH"] = os.Getenv("PATH")
+	env["HOME"] = t.TempDir()
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, append(args, "--output", "json")...)
+	cmd.Env = environ
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("aws %s succeeded, want error %s:\n%s", strings.Join(args, " "), code, out)
+	}
+	if !strings.Contains(string(out), "("+code+")") {
+		t.Fatalf("aws %s: want error %s, got:\n%s", strings.Join(args, " "), code, out)
+	}
+	return string(out)
+}
+
+// cliReservation is what the CLI prints of a CapacityReservation.
+type cliReservation struct {
+	CapacityReservationID  string `json:"CapacityReservationId"`
+	CapacityReservationArn string
+	InstanceType           string
+	AvailabilityZone       string
+	AvailabilityZoneID     string `json:"AvailabilityZoneId"`
+	State                  string
+	ReservationType        string
+	InstanceMatchCriteria  string
+	Tenancy                string
+	EndDateType            string
+	TotalInstanceCount     int
+	AvailableInstanceCount int
+	StartDate, EndDate     string
+	CapacityBlockID        string `json:"CapacityBlockId"`
+}
+
+func describeReservationsCLI(t *testing.T, args ...string) []cliReservation {
+	t.Helper()
+	var out struct{ CapacityReservations []cliReservation }
+	awsCLI(t, &out, append([]string{"ec2", "describe-capacity-reservations"}, args...)...)
+	return out.CapacityReservations
+}
+
+func addReservation(t *testing.T, s CapacityReservationSeed) string {
+	t.Helper()
+	id, err := emu.AddCapacityReservation(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emu.EndCapacityReservation(id) })
+	return id
+}
+
+func TestAWSCLIDescribeCapacityReservations(t *testing.T) {
+	requireTestbed(t)
+	now := time.Now()
+	region := emu.Region()
+	odcr := addReservation(t, CapacityReservationSeed{InstanceType: "p5.48xlarge", AvailabilityZone: region + "a", Count: 2})
+	block := addReservation(t, CapacityReservationSeed{InstanceType: "p5.48xlarge", AvailabilityZone: region + "b", Count: 4, Block: true,
+		Start: now.Add(time.Hour), End: now.Add(25 * time.Hour)})
+	old := addReservation(t, CapacityReservationSeed{InstanceType: "g6.xlarge", AvailabilityZone: region + "c", Count: 1,
+		Start: now.Add(-48 * time.Hour), End: now.Add(-24 * time.Hour)})
+
+	got := describeReservationsCLI(t, "--capacity-reservation-ids", odcr)
+	if len(got) != 1 {
+		t.Fatalf("describe-capacity-reservations %s: %+v", odcr, got)
+	}
+	r := got[0]
+	if r.CapacityReservationID != odcr || r.State != "active" || r.ReservationType != "default" || r.InstanceMatchCriteria != "open" ||
+		r.EndDateType != "unlimited" || r.EndDate != "" || r.TotalInstanceCount != 2 || r.AvailableInstanceCount != 2 ||
+		r.AvailabilityZone != region+"a" || r.AvailabilityZoneID == "" || r.Tenancy != "default" || r.CapacityBlockID != "" ||
+		r.CapacityReservationArn != "arn:aws:ec2:"+region+":"+AccountID+":capacity-reservation/"+odcr {
+		t.Errorf("the On-Demand Capacity Reservation: %+v", r)
+	}
+
+	got = describeReservationsCLI(t, "--capacity-reservation-ids", block)
+	if len(got) != 1 || got[0].State != "scheduled" || got[0].ReservationType != "capacity-block" || got[0].InstanceMatchCriteria != "targeted" ||
+		got[0].EndDateType != "limited" || !strings.HasPrefix(got[0].CapacityBlockID, "cb-") || got[0].AvailableInstanceCount != 4 {
+		t.Errorf("the capacity block before its start: %+v", got)
+	}
+	if start, err := time.Parse(time.RFC3339, got[0].StartDate); err != nil || start.Sub(now.Add(time.Hour)).Abs() > time.Second {
+		t.Errorf("the block's start %q, want %s", got[0].StartDate, now.Add(time.Hour))
+	}
+
+	got = describeReservationsCLI(t, "--capacity-reservation-ids", old)
+	if len(got) != 1 || got[0].State != "expired" || got[0].AvailableInstanceCount != 0 {
+		t.Errorf("a reservation past its end: %+v", got)
+	}
+
+	// Filters, and every page (the CLI follows NextToken with a page of one).
+	ids := func(rs []cliReservation) []string {
+		var out []string
+		for _, r := range rs {
+			if slices.Contains([]string{odcr, block, old}, r.CapacityReservationID) {
+				out = append(out, r.CapacityReservationID)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, c := range []struct {
+		filters []string
+		want    []string
+	}{
+		{[]string{"Name=state,Values=expired"}, []string{old}},
+		{[]string{"Name=state,Values=active,scheduled", "Name=instance-type,Values=p5.*"}, []string{odcr, block}},
+		{[]string{"Name=availability-zone,Values=" + region + "b"}, []string{block}},
+		{[]string{"Name=instance-match-criteria,Values=targeted"}, []string{block}},
+		{[]string{"Name=tenancy,Values=dedicated"}, nil},
+		{[]string{"Name=end-date-type,Values=unlimited"}, []string{odcr}},
+	} {
+		want := slices.Clone(c.want)
+		slices.Sort(want)
+		got := ids(describeReservationsCLI(t, append([]string{"--page-size", "1", "--filters"}, c.filters...)...))
+		if !slices.Equal(got, want) {
+			t.Errorf("filters %v: got %v, want %v", c.filters, got, want)
+		}
+	}
+	var firstPage struct {
+		CapacityReservations []cliReservation
+		NextToken            string
+	}
+	awsCLI(t, &firstPage, "ec2", "describe-capacity-reservations", "--max-items", "1")
+	if len(firstPage.CapacityReservations) != 1 || firstPage.NextToken == "" {
+		t.Errorf("a page of one: %+v", firstPage)
+	}
+
+	awsCLIFails(t, "InvalidCapacityReservationId.NotFound", "ec2", "describe-capacity-reservations", "--capacity-reservation-ids", "cr-0123456789abcdef0")
+	awsCLIFails(t, "InvalidCapacityReservationId.Malformed", "ec2", "describe-capacity-reservations", "--capacity-reservation-ids", "reservation-1")
+	awsCLIFails(t, "InvalidParameterValue", "ec2", "describe-capacity-reservations", "--filters", "Name=gpu-count,Values=8")
+
+	// EndCapacityReservation: expired now, nothing available.
+	if err := emu.EndCapacityReservation(odcr); err != nil {
+		t.Fatal(err)
+	}
+	got = describeReservationsCLI(t, "--capacity-reservation-ids", odcr)
+	if len(got) != 1 || got[0].State != "expired" || got[0].AvailableInstanceCount != 0 || got[0].EndDateType != "limited" {
+		t.Errorf("an ended reservation: %+v", got)
+	}
+}
+
+func TestAddCapacityReservationRefusesBadSeeds(t *testing.T) {
+	requireTestbed(t)
+	region := emu.Region()
+	now := time.Now()
+	for name, s := range map[string]CapacityReservationSeed{
+		"unknown type":      {InstanceType: "p99.mega", AvailabilityZone: region + "a", Count: 1},
+		"type not in zone":  {InstanceType: "p5.48xlarge", AvailabilityZone: region + "d", Count: 1},
+		"other region":      {InstanceType: "p5.48xlarge", AvailabilityZone: "eu-west-1a", Count: 1},
+		"no instances":      {InstanceType: "p5.48xlarge", AvailabilityZone: region + "a"},
+		"block without end": {InstanceType: "p5.48xlarge", AvailabilityZone: region + "a", Count: 1, Block: true},
+		"end before start":  {InstanceType: "p5.48xlarge", AvailabilityZone: region + "a", Count: 1, Start: now, End: now.Add(-time.Hour)},
+		"open block":        {InstanceType: "p5.48xlarge", AvailabilityZone: region + "a", Count: 1, Block: true, End: now.Add(time.Hour), InstanceMatchCriteria: "open"},
+	} {
+		if id, err := emu.AddCapacityReservation(s); err == nil {
+			t.Errorf("%s: added %s", name, id)
+		}
+	}
+	// Over HTTP, as a detached testbed's controls go.
+	var out struct{ ID string }
+	seed := CapacityReservationSeed{InstanceType: "p4d.24xlarge", AvailabilityZone: region + "c", Count: 3}
+	if err := testbed.CallControl(nil, emu.EKSEndpoint(), "add-capacity-reservation", seed, &out); err != nil || !wellFormedID(out.ID, "cr-") {
+		t.Fatalf("add-capacity-reservation over HTTP: %q, %v", out.ID, err)
+	}
+	if err := testbed.CallControl(nil, emu.EKSEndpoint(), "end-capacity-reservation", map[string]string{"id": out.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := describeReservationsCLI(t, "--capacity-reservation-ids", out.ID); len(got) != 1 || got[0].State != "expired" || got[0].TotalInstanceCount != 3 {
+		t.Errorf("a reservation added and ended over HTTP: %+v", got)
+	}
+	if err := testbed.CallControl(nil, emu.EKSEndpoint(), "add-capacity-reservation", CapacityReservationSeed{InstanceType: "nope"}, nil); err == nil {
+		t.Error("add-capacity-reservation over HTTP accepted a bad seed")
+	}
+}
+
+type cliOffering struct {
+	CapacityBlockOfferingID    string `json:"CapacityBlockOfferingId"`
+	InstanceType               string
+	AvailabilityZone           string
+	InstanceCount              int
+	StartDate, EndDate         string
+	CapacityBlockDurationHours int
+	UpfrontFee, CurrencyCode   string
+	Tenancy                    string
+}
+
+func TestAWSCLIDescribeCapacityBlockOfferings(t *testing.T) {
+	requireTestbed(t)
+	var out struct{ CapacityBlockOfferings []cliOffering }
+	args := []string{"ec2", "describe-capacity-block-offerings", "--instance-type", "p5.48xlarge", "--instance-count", "2", "--capacity-duration-hours", "48"}
+	awsCLI(t, &out, args...)
+	offerings := out.CapacityBlockOfferings
+	if len(offerings) != maxBlockOfferings {
+		t.Fatalf("want %d offerings, got %+v", maxBlockOfferings, offerings)
+	}
+	seen := map[string]bool{}
+	for _, o := range offerings {
+		start, err1 := time.Parse(time.RFC3339, o.StartDate)
+		end, err2 := time.Parse(time.RFC3339, o.EndDate)
+		fee, err3 := strconv.ParseFloat(o.UpfrontFee, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("offering %+v: %v %v %v", o, err1, err2, err3)
+		}
+		if o.InstanceType != "p5.48xlarge" || o.InstanceCount != 2 || o.CapacityBlockDurationHours != 48 || o.CurrencyCode != "USD" ||
+			o.Tenancy != "default" || fee <= 0 || !strings.HasPrefix(o.CapacityBlockOfferingID, "cb-") || seen[o.CapacityBlockOfferingID] {
+			t.Errorf("offering %+v", o)
+		}
+		seen[o.CapacityBlockOfferingID] = true
+		if h, m := end.UTC().Hour(), end.UTC().Minute(); h != 11 || m != 30 || end.Sub(start) != 48*time.Hour || start.Before(time.Now().Add(-time.Minute)) {
+			t.Errorf("offering from %s to %s: want 48 hours ending at 11:30 UTC, from now on", start, end)
+		}
+		if !offered(o.InstanceType, o.AvailabilityZone) {
+			t.Errorf("offering in %s, where %s is not offered", o.AvailabilityZone, o.InstanceType)
+		}
+	}
+	// The same question gets the same answer (within the same day).
+	var again struct{ CapacityBlockOfferings []cliOffering }
+	awsCLI(t, &again, args...)
+	if !slices.Equal(again.CapacityBlockOfferings, offerings) && nextBlockBoundary(time.Now()).Equal(nextBlockBoundary(time.Now().Add(-time.Minute))) {
+		t.Errorf("a second answer differs:\n%+v\n%+v", again.CapacityBlockOfferings, offerings)
+	}
+
+	// A date range: starts no earlier, ends no later.
+	from := time.Now().UTC().AddDate(0, 0, 10)
+	to := nextBlockBoundary(from).Add(24 * time.Hour)
+	awsCLI(t, &out, "ec2", "describe-capacity-block-offerings", "--instance-type", "p5e.48xlarge", "--instance-count", "1",
+		"--capacity-duration-hours", "24", "--start-date-range", from.Format(time.RFC3339), "--end-date-range", to.Format(time.RFC3339))
+	if len(out.CapacityBlockOfferings) != offeringZonesPerStart {
+		t.Fatalf("one day's offerings, want %d: %+v", offeringZonesPerStart, out.CapacityBlockOfferings)
+	}
+	for _, o := range out.CapacityBlockOfferings {
+		if start, _ := time.Parse(time.RFC3339, o.StartDate); start.Before(from) || !start.Equal(nextBlockBoundary(from)) {
+			t.Errorf("offering starts %s, want %s", o.StartDate, nextBlockBoundary(from))
+		}
+	}
+	// Longer blocks cost more than shorter ones of the same start.
+	var week struct{ CapacityBlockOfferings []cliOffering }
+	awsCLI(t, &week, "ec2", "describe-capacity-block-offerings", "--instance-type", "p5e.48xlarge", "--instance-count", "1",
+		"--capacity-duration-hours", "168", "--start-date-range", from.Format(time.RFC3339))
+	if len(week.CapacityBlockOfferings) == 0 || feeOf(t, week.CapacityBlockOfferings[0]) <= feeOf(t, out.CapacityBlockOfferings[0]) {
+		t.Errorf("a week's block %+v costs no more than a day's %+v", week.CapacityBlockOfferings, out.CapacityBlockOfferings)
+	}
+
+	// Types EC2 sells no blocks of have no offerings.
+	awsCLI(t, &out, "ec2", "describe-capacity-block-offerings", "--instance-type", "g6.xlarge", "--instance-count", "1", "--capacity-duration-hours", "24")
+	if len(out.CapacityBlockOfferings) != 0 {
+		t.Errorf("offerings of g6.xlarge: %+v", out.CapacityBlockOfferings)
+	}
+	for _, hours := range []string{"36", "0", "360", "4392"} { // 1.5 days, none, 15 days, 183 days
+		awsCLIFails(t, "InvalidParameterValue", "ec2", "describe-capacity-block-offerings", "--instance-type", "p5.48xlarge", "--instance-count", "1", "--capacity-duration-hours", hours)
+	}
+	for _, hours := range []string{"216", "504", "4368"} { // 9 days, 3 weeks, 26 weeks
+		awsCLI(t, &out, "ec2", "describe-capacity-block-offerings", "--instance-type", "p5.48xlarge", "--instance-count", "1", "--capacity-duration-hours", hours)
+		if len(out.CapacityBlockOfferings) == 0 {
+			t.Errorf("no offerings of %s hours", hours)
+		}
+	}
+	awsCLIFails(t, "InvalidParameterValue", "ec2", "describe-capacity-block-offerings", "--instance-type", "p5.48xlarge", "--instance-count", "65", "--capacity-duration-hours", "24")
+	awsCLIFails(t, "MissingParameter", "ec2", "describe-capacity-block-offerings", "--instance-type", "p5.48xlarge", "--capacity-duration-hours", "24")
+}
+
+func feeOf(t *testing.T, o cliOffering) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(o.UpfrontFee, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
