@@ -297,3 +297,124 @@ func feeOf(t *testing.T, o cliOffering) float64 {
 	}
 	return f
 }
+
+// timeIn is now plus hours.
+func timeIn(hours float64) time.Time {
+	return time.Now().Add(time.Duration(hours * float64(time.Hour)))
+}
+
+func TestAWSCLICapacityBlocksStatusExtensionsTopology(t *testing.T) {
+	requireTestbed(t)
+	region := emu.Region()
+	active := addReservation(t, CapacityReservationSeed{InstanceType: "p5.48xlarge", AvailabilityZone: region + "b", Count: 4, Block: true,
+		Start: timeIn(-1), End: timeIn(47)})
+	later := addReservation(t, CapacityReservationSeed{InstanceType: "p4d.24xlarge", AvailabilityZone: region + "c", Count: 2, Block: true,
+		Start: timeIn(24), End: timeIn(72)})
+	odcr := addReservation(t, CapacityReservationSeed{InstanceType: "g6.xlarge", AvailabilityZone: region + "a", Count: 1})
+	blockOf := func(id string) string {
+		got := describeReservationsCLI(t, "--capacity-reservation-ids", id)
+		if len(got) != 1 {
+			t.Fatalf("reservation %s: %+v", id, got)
+		}
+		return got[0].CapacityBlockID
+	}
+	activeBlock, laterBlock := blockOf(active), blockOf(later)
+
+	var blocks struct {
+		CapacityBlocks []struct {
+			CapacityBlockID        string   `json:"CapacityBlockId"`
+			CapacityReservationIDs []string `json:"CapacityReservationIds"`
+			AvailabilityZone       string
+			State                  string
+			StartDate, EndDate     string
+		}
+	}
+	awsCLI(t, &blocks, "ec2", "describe-capacity-blocks", "--capacity-block-ids", activeBlock, laterBlock)
+	if len(blocks.CapacityBlocks) != 2 || blocks.CapacityBlocks[0].State != "active" || blocks.CapacityBlocks[1].State != "scheduled" ||
+		len(blocks.CapacityBlocks[0].CapacityReservationIDs) != 1 || blocks.CapacityBlocks[0].CapacityReservationIDs[0] != active ||
+		blocks.CapacityBlocks[1].AvailabilityZone != region+"c" {
+		t.Errorf("describe-capacity-blocks: %+v", blocks)
+	}
+	awsCLI(t, &blocks, "ec2", "describe-capacity-blocks", "--filters", "Name=state,Values=scheduled", "Name=capacity-block-id,Values="+activeBlock+","+laterBlock)
+	if len(blocks.CapacityBlocks) != 1 || blocks.CapacityBlocks[0].CapacityBlockID != laterBlock {
+		t.Errorf("describe-capacity-blocks state=scheduled: %+v", blocks)
+	}
+
+	var status struct {
+		CapacityBlockStatuses []struct {
+			CapacityBlockID                                                 string `json:"CapacityBlockId"`
+			InterconnectStatus                                              string
+			TotalCapacity, TotalAvailableCapacity, TotalUnavailableCapacity int
+			CapacityReservationStatuses                                     []struct {
+				CapacityReservationID string `json:"CapacityReservationId"`
+				TotalCapacity         int
+			}
+		}
+	}
+	awsCLI(t, &status, "ec2", "describe-capacity-block-status", "--capacity-block-ids", activeBlock)
+	if s := status.CapacityBlockStatuses; len(s) != 1 || s[0].InterconnectStatus != "ok" || s[0].TotalCapacity != 4 || s[0].TotalAvailableCapacity != 4 ||
+		len(s[0].CapacityReservationStatuses) != 1 || s[0].CapacityReservationStatuses[0].CapacityReservationID != active {
+		t.Errorf("describe-capacity-block-status: %+v", s)
+	}
+
+	var ext struct {
+		CapacityBlockExtensionOfferings []struct {
+			CapacityBlockExtensionOfferingID                               string `json:"CapacityBlockExtensionOfferingId"`
+			InstanceType                                                   string
+			InstanceCount                                                  int
+			CapacityBlockExtensionStartDate, CapacityBlockExtensionEndDate string
+			CapacityBlockExtensionDurationHours                            int
+			UpfrontFee, CurrencyCode                                       string
+		}
+	}
+	awsCLI(t, &ext, "ec2", "describe-capacity-block-extension-offerings", "--capacity-reservation-id", active, "--capacity-block-extension-duration-hours", "48")
+	if len(ext.CapacityBlockExtensionOfferings) != 1 {
+		t.Fatalf("extension offerings: %+v", ext)
+	}
+	o := ext.CapacityBlockExtensionOfferings[0]
+	start, _ := time.Parse(time.RFC3339, o.CapacityBlockExtensionStartDate)
+	end, _ := time.Parse(time.RFC3339, o.CapacityBlockExtensionEndDate)
+	if o.InstanceType != "p5.48xlarge" || o.InstanceCount != 4 || o.CapacityBlockExtensionDurationHours != 48 || end.Sub(start) != 48*time.Hour ||
+		start.Sub(timeIn(47)).Abs() > time.Minute || o.CurrencyCode != "USD" || o.UpfrontFee == "" {
+		t.Errorf("extension offering: %+v", o)
+	}
+	// An On-Demand Capacity Reservation is no block: nothing to extend.
+	awsCLI(t, &ext, "ec2", "describe-capacity-block-extension-offerings", "--capacity-reservation-id", odcr, "--capacity-block-extension-duration-hours", "24")
+	if len(ext.CapacityBlockExtensionOfferings) != 0 {
+		t.Errorf("extension offerings of an ODCR: %+v", ext)
+	}
+	awsCLIFails(t, "InvalidCapacityReservationId.NotFound", "ec2", "describe-capacity-block-extension-offerings", "--capacity-reservation-id", "cr-0123456789abcdef0", "--capacity-block-extension-duration-hours", "24")
+	awsCLIFails(t, "InvalidParameterValue", "ec2", "describe-capacity-block-extension-offerings", "--capacity-reservation-id", active, "--capacity-block-extension-duration-hours", "30")
+
+	var topo struct {
+		CapacityReservations []struct {
+			CapacityReservationID string `json:"CapacityReservationId"`
+			State, InstanceType   string
+			NetworkNodes          []string
+			AvailabilityZone      string
+		}
+	}
+	awsCLI(t, &topo, "ec2", "describe-capacity-reservation-topology", "--capacity-reservation-ids", active, later, odcr)
+	if len(topo.CapacityReservations) != 3 {
+		t.Fatalf("topology: %+v", topo)
+	}
+	for _, r := range topo.CapacityReservations {
+		wantNodes := 0
+		if r.CapacityReservationID == active { // p5 and active; the p4d block is not active yet, g6 has no topology
+			wantNodes = 3
+		}
+		if len(r.NetworkNodes) != wantNodes {
+			t.Errorf("topology of %s (%s, %s): %v", r.CapacityReservationID, r.InstanceType, r.State, r.NetworkNodes)
+		}
+	}
+	awsCLIFails(t, "InvalidCapacityReservationId.NotFound", "ec2", "describe-capacity-reservation-topology", "--capacity-reservation-ids", "cr-0123456789abcdef0")
+	awsCLI(t, &topo, "ec2", "describe-capacity-reservation-topology", "--filters", "Name=instance-type,Values=p5*")
+	if len(topo.CapacityReservations) == 0 {
+		t.Error("topology filtered to p5*: none")
+	}
+	for _, r := range topo.CapacityReservations {
+		if !strings.HasPrefix(r.InstanceType, "p5") {
+			t.Errorf("topology filtered to p5*: %+v", r)
+		}
+	}
+}

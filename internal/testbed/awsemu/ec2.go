@@ -37,6 +37,24 @@ func (e *Emulator) serveEC2(w http.ResponseWriter, r *http.Request) {
 		result, err = e.describeCapacityReservations(form)
 	case "DescribeCapacityBlockOfferings":
 		result, err = e.describeCapacityBlockOfferings(form)
+	case "DescribeCapacityBlocks":
+		result, err = e.describeCapacityBlocks(form)
+	case "DescribeCapacityBlockStatus":
+		result, err = e.describeCapacityBlockStatus(form)
+	case "DescribeCapacityBlockExtensionOfferings":
+		result, err = e.describeCapacityBlockExtensionOfferings(form)
+	case "DescribeCapacityReservationTopology":
+		result, err = e.describeCapacityReservationTopology(form)
+	case "CreateLaunchTemplate":
+		result, err = e.createLaunchTemplate(form)
+	case "CreateLaunchTemplateVersion":
+		result, err = e.createLaunchTemplateVersion(form)
+	case "DescribeLaunchTemplates":
+		result, err = e.describeLaunchTemplates(form)
+	case "DescribeLaunchTemplateVersions":
+		result, err = e.describeLaunchTemplateVersions(form)
+	case "DeleteLaunchTemplate":
+		result, err = e.deleteLaunchTemplate(form)
 	default:
 		writeError(w, serviceEC2, newError(http.StatusBadRequest, "InvalidAction", "The action %s is not valid for this web service.", action))
 		return

@@ -29,6 +29,10 @@ type state struct {
 	reservations   []*capacityReservation
 	reservationSeq int
 	noOnDemand     map[string]bool // by instanceType + "/" + zone
+
+	// launchTemplates are EC2's launch templates (ec2_launch_templates.go).
+	launchTemplates   []*launchTemplate
+	launchTemplateSeq int
 }
 
 func newState(opts Options) *state {
