@@ -88,11 +88,11 @@ func (e *Emulator) scheduleReservation(r *capacityReservation) {
 			e.capacityChanged()
 		})
 	}
-	if !r.end.IsZero() {
-		e.after(max(r.end.Sub(now), 0), func() {
+	if at := e.reclaimAt(r); !at.IsZero() {
+		e.after(max(at.Sub(now), 0), func() {
 			e.mu.Lock()
 			defer e.mu.Unlock()
-			if r.stateAt(time.Now()) == reservationExpired {
+			if !e.launchable(r, time.Now()) {
 				e.reclaimReservation(r)
 			}
 		})
@@ -161,4 +161,20 @@ func (e *Emulator) capacityControl(w http.ResponseWriter, r *http.Request) (hand
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
 	return true
+}
+
+// seedCapacity adds Options.CapacityReservations, once the emulator
+// serves (their timers stop with it).
+func (e *Emulator) seedCapacity() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now()
+	for _, seed := range e.opts.CapacityReservations {
+		r, err := e.addReservation(seed, now)
+		if err != nil {
+			return fmt.Errorf("seeding the emulator's capacity reservations: %w", err)
+		}
+		e.scheduleReservation(r)
+	}
+	return nil
 }
