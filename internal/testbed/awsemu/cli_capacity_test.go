@@ -1,10 +1,6 @@
 package awsemu
 
 import (
-	"context"
-	"maps"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,24 +14,8 @@ import (
 // it returns the CLI's error output.
 func awsCLIFails(t *testing.T, code string, args ...string) string {
 	t.Helper()
-	path, err := exec.LookPath("aws")
-	if err != nil {
-		if testbed.Required() {
-			t.Fatalf("the AWS CLI is not on PATH: %v", err)
-		}
-		t.Skip("the AWS CLI is not on PATH")
-	}
-	env := maps.Clone(emu.Env())
-	env["PATH"] = os.Getenv("PATH")
-	env["HOME"] = t.TempDir()
-	var environ []string
-	for k, v := range env {
-		environ = append(environ, k+"="+v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd, cancel := awsCLICommand(t, args...)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, append(args, "--output", "json")...)
-	cmd.Env = environ
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("aws %s succeeded, want error %s:\n%s", strings.Join(args, " "), code, out)
