@@ -92,7 +92,7 @@ func (s *state) reservationAvailable(r *capacityReservation, now time.Time) int 
 
 // resourceID is an EC2 resource ID: prefix, "-", 17 hex digits.
 func resourceID(prefix string, parts ...any) string {
-	h := sha256.Sum256(fmt.Append(nil, parts...))
+	h := sha256.Sum256(fmt.Append(nil, append([]any{prefix}, parts...)...))
 	return prefix + "-0" + hex.EncodeToString(h[:])[:16]
 }
 
