@@ -17,9 +17,9 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
-// awsCLI runs the AWS CLI with the emulator's environment only (no user
-// configuration) and returns its standard output, decoded from JSON.
-func awsCLI(t *testing.T, out any, args ...string) {
+// awsCLICommand is the AWS CLI with the emulator's environment only (no
+// user configuration), printing JSON; cancel ends it.
+func awsCLICommand(t *testing.T, args ...string) (cmd *exec.Cmd, cancel context.CancelFunc) {
 	t.Helper()
 	path, err := exec.LookPath("aws")
 	if err != nil {
@@ -36,9 +36,17 @@ func awsCLI(t *testing.T, out any, args ...string) {
 		environ = append(environ, k+"="+v)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, append(args, "--output", "json")...)
+	cmd = exec.CommandContext(ctx, path, append(args, "--output", "json")...)
 	cmd.Env = environ
+	return cmd, cancel
+}
+
+// awsCLI runs the AWS CLI and returns its standard output, decoded from
+// JSON.
+func awsCLI(t *testing.T, out any, args ...string) {
+	t.Helper()
+	cmd, cancel := awsCLICommand(t, args...)
+	defer cancel()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()

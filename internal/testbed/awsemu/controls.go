@@ -166,6 +166,9 @@ func (e *Emulator) controlHandler() http.Handler {
 			http.Error(w, "test controls take POST", http.StatusMethodNotAllowed)
 			return
 		}
+		if e.capacityControl(w, r) {
+			return
+		}
 		var in struct {
 			N       int    `json:"n"`
 			Code    string `json:"code"`

@@ -113,6 +113,93 @@
 // AZs a to d. Every catalog type is offered in AZs a, b and c; AZ d lacks
 // p3, p4d, p4de, p5, p5e, p5en, trn1, dl1, g6e and gr6.
 //
+// EC2 capacity (API reference; EC2 User Guide "Capacity Blocks for ML"):
+// the account's reservations come from AddCapacityReservation or
+// Options.CapacityReservations (`gpu-testbed serve-aws
+// --capacity-reservations '<JSON seeds>'`); none by default. Their state
+// follows the wall clock: scheduled before the start, active, expired from
+// the end on (availableInstanceCount 0 then); EndCapacityReservation ends
+// one now. A Capacity Block is reservationType capacity-block,
+// instanceMatchCriteria targeted, with a capacityBlockId; EC2 terminates
+// its instances 30 minutes before its end ("Monitor Capacity Blocks using
+// EventBridge": the warning 40 minutes before, termination 10 minutes
+// later; Options.BlockReclaimLead), the block staying active until then.
+//   - DescribeCapacityReservations: CapacityReservationId.N (a malformed ID
+//     is InvalidCapacityReservationId.Malformed, an unknown one
+//     InvalidCapacityReservationId.NotFound); the filters the API reference
+//     lists (instance-type, owner-id, instance-platform, availability-zone,
+//     tenancy, outpost-arn, state, start-date, end-date, end-date-type,
+//     instance-match-criteria, placement-group-arn; it lists no
+//     reservation-type, which is refused as an invalid filter);
+//     MaxResults 1..1000 and NextToken. availableInstanceCount is the total
+//     less the group instances running in it (capacityAllocationSet "used").
+//   - DescribeCapacityBlocks (CapacityBlockId.N; filters capacity-block-id,
+//     ultraserver-type, availability-zone, start-date, end-date,
+//     create-date, state, tags), DescribeCapacityBlockStatus (interconnect
+//     always ok, no unavailable capacity; filter interconnect-status),
+//     DescribeCapacityReservationTopology (three hashed network nodes for
+//     the catalog types the "Prerequisites for Amazon EC2 topology" page
+//     lists, while active; filters availability-zone, instance-type;
+//     MaxResults 1..10, not with IDs).
+//   - DescribeCapacityBlockOfferings: CapacityDurationHours, InstanceType
+//     and InstanceCount required (MissingParameter); durations in 1-day
+//     steps to 14 days and 7-day steps to 182 days, 1..64 instances
+//     (InvalidParameterValue otherwise), as "Find and purchase Capacity
+//     Blocks" says; up to 6 offerings, two AZs a day on the first three
+//     days at or after StartDateRange (default now) that end by
+//     EndDateRange, every block starting and ending at 11:30 UTC; only the
+//     families sold as blocks (supportedUsageClasses capacity-block) have
+//     offerings. IDs, dates and UpfrontFee (USD: 1.5 times the synthetic
+//     spot price, 1% more per day ahead, times hours and instances) are the
+//     same for the same question on the same day.
+//   - DescribeCapacityBlockExtensionOfferings: one offering starting at the
+//     block's end, for an active or scheduled block asked about between 56
+//     days and 1 hour before its end, whose total stays within 182 days
+//     ("Extend Capacity Blocks"); none for an On-Demand Capacity Reservation.
+//
+// EC2 launch templates (API reference): CreateLaunchTemplate (name of 3 to
+// 128 of [a-zA-Z0-9().-/_], else InvalidLaunchTemplateName.MalformedException;
+// a name in use is InvalidLaunchTemplateName.AlreadyExistsException;
+// TagSpecification.N for launch-template), CreateLaunchTemplateVersion
+// (SourceVersion: the new version starts from it and each member it names
+// replaces the source's), DescribeLaunchTemplates (LaunchTemplateId.N,
+// LaunchTemplateName.N; filters create-time, launch-template-name,
+// tag:<key>, tag-key), DescribeLaunchTemplateVersions (Versions.N with
+// $Latest and $Default; every template's $Latest/$Default without an ID
+// or name; MinVersion/MaxVersion; filters image-id, instance-type,
+// is-default-version, create-time), DeleteLaunchTemplate. Unknown IDs are
+// InvalidLaunchTemplateId.NotFound (malformed: .Malformed), names
+// InvalidLaunchTemplateName.NotFoundException, versions
+// InvalidLaunchTemplateId.VersionNotFound. The data kept and echoed:
+// ImageId, InstanceType, UserData, BlockDeviceMappings (with Ebs),
+// TagSpecifications, InstanceMarketOptions (MarketType spot,
+// capacity-block, interruptible-capacity-reservation; SpotOptions) and
+// CapacityReservationSpecification (preference capacity-reservations-only,
+// open or none; a target by CapacityReservationId or
+// CapacityReservationResourceGroupArn, not both).
+//
+// EKS node groups and capacity: a group whose launch template EC2 holds
+// launches from the version it names (the default when none), takes the
+// template's InstanceType (naming instanceTypes as well is
+// InvalidParameterException), and CAPACITY_BLOCK needs a template with
+// MarketType capacity-block ("Managed node groups with Capacity Blocks can
+// only be created with custom launch templates", EKS User Guide). Its
+// instances launch into the reservation the template targets, only in that
+// reservation's AZ, each counting against it; a block that has not started
+// launches nothing until its start, then the group fills. Without a target,
+// an instance runs in an open On-Demand Capacity Reservation of its type in
+// an AZ where one has room (preference none skips them), else on demand,
+// unless SetOnDemandCapacity(type, zone, false) took that away. A launch
+// EC2 refuses is the health issue AsgInstanceLaunchFailures, "Could not
+// launch On-Demand (Capacity Block) Instances. <EC2 code> - <message>.
+// Launching EC2 instance failed.", with ReservationCapacityExceeded (a
+// group asking for more than its reservation holds launches what fits) or
+// InsufficientInstanceCapacity; a create that launches nothing at all ends
+// CREATE_FAILED with it. When a reservation ends (its timer or
+// EndCapacityReservation) its instances' nodes leave the cluster and the
+// group reports the failed relaunch; scaling in or deleting a group gives
+// the capacity back.
+//
 // Auto Scaling (API reference): DescribeAutoScalingGroups (names;
 // filters tag-key, tag-value, tag:<key>), CreateOrUpdateTags and
 // DeleteTags (an unknown group is ValidationError; at most 50 tags per
@@ -139,7 +226,8 @@
 // RequestLimitExceeded 503, Auto Scaling and STS Throttling 400: codes the
 // SDK's standard retryer retries), FailNextNodegroupCreate,
 // SetActiveDelay, DeleteNodegroupOutOfBand, AutoScalingGroupTags,
-// CallCounts. They are also served as POST /_testbed/<control> (JSON) on
+// CallCounts, AddCapacityReservation, EndCapacityReservation,
+// SetOnDemandCapacity. They are also served as POST /_testbed/<control> (JSON) on
 // the EKS port, which a testbed whose emulator runs as a process of its
 // own (Options.Command, `gpu-testbed serve-aws`) uses.
 //
@@ -147,11 +235,24 @@
 //
 //   - Only one cluster; no cluster create, update or delete; no access
 //     entries or aws-auth ConfigMap: every valid token is the admin.
-//   - Launch templates are names only: their contents (AMI, instance type,
-//     disk) are not modeled, so instanceTypes with a launch template are
-//     accepted as if the template named none. A version update replaces no
-//     nodes. No remote access, node repair, Windows nodes, or pagination
-//     of ListClusters.
+//   - A node group may name a launch template EC2 does not hold (EKS
+//     refuses one): it is taken as a name only, so that groups made before
+//     the emulator held templates keep working. Of a template, only the
+//     capacity targeting and instance type act on nodes (not AMI, user
+//     data, disks or tags). A version update replaces no nodes. No remote
+//     access, node repair, Windows nodes, or pagination of ListClusters.
+//   - EC2 capacity: no PurchaseCapacityBlock, CreateCapacityReservation,
+//     Modify/Cancel, extensions or Capacity Reservation Fleets (buying is
+//     not the provider's, and money is not the emulator's to take); no
+//     billing, real prices (offerings and fees are synthetic), UltraServers,
+//     Local Zones, shared or dedicated-tenancy reservations, placement
+//     groups, or resource groups (a template targeting a resource group ARN
+//     may use any of the account's reservations of its type). Only the
+//     error codes are EC2's: the wording of the capacity and launch
+//     template messages is the emulator's, and an unknown Capacity Block ID
+//     matches nothing (the error code list names no code for it). A group
+//     whose launches fail stays ACTIVE with its health issue (EKS may
+//     report DEGRADED). EC2 emits no EventBridge events here.
 //   - EKS's default instance type t3.medium is not in the catalog: a create
 //     without instanceTypes is refused with InvalidParameterException.
 //   - The wording of messages is close to AWS's, not always the same; an

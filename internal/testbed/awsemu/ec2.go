@@ -33,6 +33,28 @@ func (e *Emulator) serveEC2(w http.ResponseWriter, r *http.Request) {
 		result, err = e.describeSubnets(form)
 	case "DescribeSpotPriceHistory":
 		result, err = e.describeSpotPriceHistory(form)
+	case "DescribeCapacityReservations":
+		result, err = e.describeCapacityReservations(form)
+	case "DescribeCapacityBlockOfferings":
+		result, err = e.describeCapacityBlockOfferings(form)
+	case "DescribeCapacityBlocks":
+		result, err = e.describeCapacityBlocks(form)
+	case "DescribeCapacityBlockStatus":
+		result, err = e.describeCapacityBlockStatus(form)
+	case "DescribeCapacityBlockExtensionOfferings":
+		result, err = e.describeCapacityBlockExtensionOfferings(form)
+	case "DescribeCapacityReservationTopology":
+		result, err = e.describeCapacityReservationTopology(form)
+	case "CreateLaunchTemplate":
+		result, err = e.createLaunchTemplate(form)
+	case "CreateLaunchTemplateVersion":
+		result, err = e.createLaunchTemplateVersion(form)
+	case "DescribeLaunchTemplates":
+		result, err = e.describeLaunchTemplates(form)
+	case "DescribeLaunchTemplateVersions":
+		result, err = e.describeLaunchTemplateVersions(form)
+	case "DeleteLaunchTemplate":
+		result, err = e.deleteLaunchTemplate(form)
 	default:
 		writeError(w, serviceEC2, newError(http.StatusBadRequest, "InvalidAction", "The action %s is not valid for this web service.", action))
 		return
@@ -149,7 +171,7 @@ func instanceTypeInfoFor(t ec2catalog.InstanceType) instanceTypeInfo {
 	}
 	usage := []string{"on-demand", "spot"}
 	family, _, _ := strings.Cut(t.Name, ".")
-	if slices.Contains([]string{"p4d", "p4de", "p5", "p5e", "p5en", "trn1"}, family) {
+	if sellsCapacityBlocks(t.Name) {
 		usage = append(usage, "capacity-block")
 	}
 	hypervisor := "nitro"

@@ -44,6 +44,9 @@ type nodegroup struct {
 // registers as.
 type groupNode struct {
 	instanceID, nodeName, zone, instanceType string
+	// reservation is the capacity reservation the instance runs in
+	// (capacity.go counts it against it); "" for on-demand or spot.
+	reservation string
 }
 
 type pendingUpdate struct {
@@ -87,6 +90,12 @@ func errNodegroupBusy(ng *nodegroup, action string) *apiError {
 // createNodegroup records the group CREATING with its Auto Scaling group
 // and schedules ACTIVE (or CREATE_FAILED).
 func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) (nodegroupDoc, *apiError) {
+	// A template's instance type is the group's (eks_launch_templates.go).
+	templateType := e.templateInstanceType(req.LaunchTemplate)
+	typesInBoth := templateType != "" && len(req.InstanceTypes) > 0
+	if templateType != "" && len(req.InstanceTypes) == 0 {
+		req.InstanceTypes = []string{templateType}
+	}
 	if err := validateCreate(req); err != nil {
 		return nodegroupDoc{}, err
 	}
@@ -124,6 +133,9 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 	var lt *launchTemplateSpec
 	if req.LaunchTemplate != nil {
 		copied := *req.LaunchTemplate
+		if err := s.checkGroupTemplate(req, &copied, typesInBoth); err != nil {
+			return nodegroupDoc{}, err
+		}
 		if copied.ID == "" {
 			copied.ID = "lt-0" + strings.ReplaceAll(id, "-", "")[:16]
 		}
@@ -134,6 +146,8 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 			copied.Version = "1"
 		}
 		lt = &copied
+	} else if err := s.checkGroupTemplate(req, nil, false); err != nil {
+		return nodegroupDoc{}, err
 	}
 	updateCfg := req.UpdateConfig
 	if updateCfg == nil {
@@ -234,6 +248,10 @@ func (e *Emulator) finishCreate(key string, ng *nodegroup, failure *healthIssue)
 	}
 	ng.doc.Status = statusActive
 	e.scaleTo(key, ng, int(*ng.doc.ScalingConfig.DesiredSize))
+	if len(ng.nodes) == 0 && slices.ContainsFunc(ng.doc.Health.Issues, func(i healthIssue) bool { return i.Code == asgLaunchFailures }) {
+		// EC2 refused every launch: the group does not come up.
+		ng.doc.Status = statusCreateFailed
+	}
 }
 
 // subnetZones are the AZs of the group's subnets.

@@ -63,6 +63,13 @@ type Options struct {
 	// NodeJoinDelay is how long after ACTIVE a node group's nodes
 	// register; default 1s.
 	NodeJoinDelay time.Duration
+	// CapacityReservations are put in the account at Start (see
+	// AddCapacityReservation); none by default.
+	CapacityReservations []CapacityReservationSeed
+	// BlockReclaimLead is how long before a Capacity Block's end EC2
+	// terminates the instances in it; default 30 minutes, as EC2 does
+	// (capacity_placement.go); negative: at the end.
+	BlockReclaimLead time.Duration
 	// Command runs the emulator as a process of its own (a detached
 	// testbed): Start appends its flags, and the program must call Serve
 	// with them (gpu-testbed passes itself and `serve-aws`). Without it,
@@ -119,6 +126,12 @@ func New(opts Options) *Emulator {
 	}
 	if opts.NodeJoinDelay == 0 {
 		opts.NodeJoinDelay = time.Second
+	}
+	switch {
+	case opts.BlockReclaimLead == 0:
+		opts.BlockReclaimLead = blockReclaimLead
+	case opts.BlockReclaimLead < 0:
+		opts.BlockReclaimLead = 0
 	}
 	e := &Emulator{opts: opts, ctx: context.Background(), log: log.New(io.Discard, "", 0)}
 	e.st = newState(opts)
@@ -228,6 +241,12 @@ func (e *Emulator) listen(pair testbed.KeyPair) (map[string]net.Listener, error)
 func (e *Emulator) serve(ctx context.Context, logw io.Writer, listeners map[string]net.Listener) error {
 	e.ctx = ctx
 	e.log = log.New(logw, "", log.LstdFlags|log.Lmicroseconds)
+	if err := e.seedCapacity(); err != nil {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+		return err
+	}
 	handlers := map[string]http.Handler{
 		serviceEKS:         e.signed(serviceEKS, http.HandlerFunc(e.serveEKS), e.controlHandler()),
 		serviceEC2:         e.signed(serviceEC2, http.HandlerFunc(e.serveEC2), nil),

@@ -67,23 +67,33 @@ func (e *Emulator) scaleTo(key string, ng *nodegroup, n int) {
 		// OldestInstance.
 		surplus := slices.Clone(ng.nodes[:len(ng.nodes)-n])
 		ng.nodes = slices.Clone(ng.nodes[len(ng.nodes)-n:])
+		ng.setLaunchIssue("")
 		e.removeNodes(surplus)
 		return
 	}
 	zones := ng.launchZones()
 	var added []groupNode
+	failure := ""
+	now := time.Now()
 	for len(ng.nodes) < n && len(zones) > 0 {
+		instanceType := ng.doc.InstanceTypes[len(ng.nodes)%len(ng.doc.InstanceTypes)]
+		p := e.place(ng, instanceType, zones, now)
+		if p.zone == "" {
+			failure = p.failure
+			break
+		}
 		s.nodeSeq++
-		zone := zones[len(ng.nodes)%len(zones)]
 		node := groupNode{
 			instanceID:   fmt.Sprintf("i-0%016x", 0x6770750000000000+s.nodeSeq),
-			nodeName:     nodeName(s.region, zone, s.nodeSeq),
-			zone:         zone,
-			instanceType: ng.doc.InstanceTypes[len(ng.nodes)%len(ng.doc.InstanceTypes)],
+			nodeName:     nodeName(s.region, p.zone, s.nodeSeq),
+			zone:         p.zone,
+			instanceType: instanceType,
+			reservation:  p.reservation,
 		}
 		ng.nodes = append(ng.nodes, node)
 		added = append(added, node)
 	}
+	ng.setLaunchIssue(failure)
 	if len(added) == 0 {
 		return
 	}

@@ -2,6 +2,7 @@ package awsemu
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +36,8 @@ func (e *Emulator) serveFlags(host *testbed.Host) []string {
 		"--ports", strings.Join(ports, ","),
 		"--ca-file", host.CAFile(),
 		"--kubeconfig", k8s.AdminKubeconfigIn(filepath.Dir(host.Dir())),
+		"--capacity-reservations", capacitySeedsFlag(e.opts.CapacityReservations),
+		"--block-reclaim-lead", e.opts.BlockReclaimLead.String(),
 	}
 }
 
@@ -50,13 +53,26 @@ func Serve(ctx context.Context, args []string, log io.Writer) error {
 	portList := flags.String("ports", "", "service=port,... for eks, ec2, autoscaling, sts, webhook")
 	caFile := flags.String("ca-file", "", "the testbed CA certificate (the cluster's certificateAuthority)")
 	kubeconfig := flags.String("kubeconfig", "", "the testbed cluster's admin kubeconfig (read once it exists)")
+	seeds := flags.String("capacity-reservations", "", "EC2 capacity reservations to put in the account at start: a JSON array of CapacityReservationSeed")
+	reclaimLead := flags.Duration("block-reclaim-lead", blockReclaimLead, "how long before a Capacity Block's end EC2 terminates its instances")
 	if err := flags.Parse(args); err != nil {
 		return err
+	}
+	var capacity []CapacityReservationSeed
+	if *seeds != "" {
+		if err := json.Unmarshal([]byte(*seeds), &capacity); err != nil {
+			return fmt.Errorf("--capacity-reservations: %w", err)
+		}
+	}
+	lead := *reclaimLead
+	if lead == 0 {
+		lead = -1 // at the end, not the default
 	}
 	if *dir == "" || *portList == "" || *caFile == "" || *kubeconfig == "" {
 		return errors.New("serve-aws needs --dir, --ports, --ca-file and --kubeconfig (gpu-testbed up passes them)")
 	}
-	e := New(Options{Region: *region, ClusterName: *cluster, ActiveDelay: *activeDelay, NodeJoinDelay: *joinDelay})
+	e := New(Options{Region: *region, ClusterName: *cluster, ActiveDelay: *activeDelay, NodeJoinDelay: *joinDelay,
+		CapacityReservations: capacity, BlockReclaimLead: lead})
 	e.dir = *dir
 	e.ports = map[string]int{}
 	for _, pair := range strings.Split(*portList, ",") {
@@ -159,4 +175,16 @@ func (e *Emulator) mustControl(name string, in, out any) {
 // testbed.CallControl).
 func (e *Emulator) control(name string, in, out any) error {
 	return testbed.CallControl(nil, e.EKSEndpoint(), name, in, out)
+}
+
+// capacitySeedsFlag is --capacity-reservations' value: the seeds as JSON.
+func capacitySeedsFlag(seeds []CapacityReservationSeed) string {
+	if len(seeds) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(seeds)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

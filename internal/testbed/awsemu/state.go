@@ -22,6 +22,17 @@ type state struct {
 	failNextCreate         *healthIssue // the next CreateNodegroup goes CREATE_FAILED with it
 	calls                  map[string]int
 	nodeSeq                int // names nodes and instances uniquely
+
+	// EC2 capacity (capacity.go): the account's reservations in the
+	// order they were added, and the (type, zone) pairs SetOnDemandCapacity
+	// took on-demand capacity away from.
+	reservations   []*capacityReservation
+	reservationSeq int
+	noOnDemand     map[string]bool // by instanceType + "/" + zone
+
+	// launchTemplates are EC2's launch templates (ec2_launch_templates.go).
+	launchTemplates   []*launchTemplate
+	launchTemplateSeq int
 }
 
 func newState(opts Options) *state {
@@ -34,6 +45,7 @@ func newState(opts Options) *state {
 		activeDelay:      opts.ActiveDelay,
 		joinDelay:        opts.NodeJoinDelay,
 		calls:            map[string]int{},
+		noOnDemand:       map[string]bool{},
 	}
 }
 
