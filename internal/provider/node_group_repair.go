@@ -150,7 +150,7 @@ func (m *nodeGroupModel) setRepairFromLive(live eks.NodeGroup, imported bool) {
 		}
 	}
 	r := live.NodeRepair
-	if len(m.NodeRepairConfig) == 0 && !(imported && !r.Equal(nil)) {
+	if len(m.NodeRepairConfig) == 0 && (!imported || r.Equal(nil)) {
 		return
 	}
 	if r == nil {
