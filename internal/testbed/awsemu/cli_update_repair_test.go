@@ -3,8 +3,6 @@ package awsemu
 import (
 	"context"
 	"encoding/json"
-	"maps"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -21,18 +19,10 @@ func awsCLIFails(t *testing.T, args ...string) string {
 	if err != nil {
 		t.Skip("the AWS CLI is not on PATH")
 	}
-	env := maps.Clone(emu.Env())
-	env["PATH"] = os.Getenv("PATH")
-	env["HOME"] = t.TempDir()
-	env["AWS_MAX_ATTEMPTS"] = "1"
-	var environ []string
-	for k, v := range env {
-		environ = append(environ, k+"="+v)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, append(args, "--output", "json")...)
-	cmd.Env = environ
+	cmd.Env = append(awsCLIEnviron(t), "AWS_MAX_ATTEMPTS=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if out, err := cmd.Output(); err == nil {
