@@ -233,6 +233,9 @@ var instanceTypes = []InstanceType{
 	nvidiaType("p5.4xlarge", x86, "16", 256, 1, nvidiaH100),
 	nvidiaType("p5e.48xlarge", x86, "192", 2048, 8, nvidiaH200),
 	nvidiaType("p5en.48xlarge", x86, "192", 2048, 8, nvidiaH200),
+	// EKS's default instance type for a node group created without
+	// instanceTypes (CreateNodegroup): 2 vCPUs, 4 GiB, no accelerators.
+	cpuType("t3.medium", x86, "2", 4),
 	otherType("trn1.2xlarge", x86, "8", 32, 1, awsTrainium1),
 	otherType("trn1.32xlarge", x86, "128", 512, 16, awsTrainium1),
 }

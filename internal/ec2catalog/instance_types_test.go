@@ -50,6 +50,11 @@ func TestInstanceTypesMatchAWSAndFeatureDiscovery(t *testing.T) {
 				DriverVersion: "550.54.15", CUDAVersion: "12.4"},
 		},
 		{
+			description:  "t3.medium, EKS's default node type, has two vCPUs, 4 GiB and no GPU",
+			instanceType: "t3.medium",
+			want:         InstanceType{Name: "t3.medium", CPU: "2", MemoryGi: 4, Architecture: "x86_64"},
+		},
+		{
 			description:  "m5.xlarge has no GPU",
 			instanceType: "m5.xlarge",
 			want:         InstanceType{Name: "m5.xlarge", CPU: "4", MemoryGi: 16, Architecture: "x86_64"},

@@ -113,13 +113,14 @@ func createNodegroupInput(s NodeGroupSpec) *awseks.CreateNodegroupInput {
 			MaxSize:     aws.Int32(s.Scaling.Max),
 			DesiredSize: aws.Int32(s.Scaling.Desired),
 		},
-		UpdateConfig:   updateConfigToEKS(s.UpdateConfig),
-		Labels:         s.Labels,
-		Taints:         taintsToEKS(s.Taints),
-		LaunchTemplate: launchTemplateToEKS(s.LaunchTemplate),
-		ReleaseVersion: optionalString(s.ReleaseVersion),
-		Version:        optionalString(s.Version),
-		Tags:           s.Tags,
+		UpdateConfig:     updateConfigToEKS(s.UpdateConfig),
+		NodeRepairConfig: nodeRepairToEKS(s.NodeRepair),
+		Labels:           s.Labels,
+		Taints:           taintsToEKS(s.Taints),
+		LaunchTemplate:   launchTemplateToEKS(s.LaunchTemplate),
+		ReleaseVersion:   optionalString(s.ReleaseVersion),
+		Version:          optionalString(s.Version),
+		Tags:             s.Tags,
 	}
 	if s.AMIType != "" {
 		in.AmiType = ekstypes.AMITypes(s.AMIType)
@@ -144,7 +145,8 @@ func updateConfigToEKS(u *UpdateConfig) *ekstypes.NodegroupUpdateConfig {
 	if u.MaxUnavailablePercentage > 0 {
 		out.MaxUnavailablePercentage = aws.Int32(u.MaxUnavailablePercentage)
 	}
-	if out.MaxUnavailable == nil && out.MaxUnavailablePercentage == nil {
+	out.UpdateStrategy = ekstypes.NodegroupUpdateStrategies(u.UpdateStrategy)
+	if out.MaxUnavailable == nil && out.MaxUnavailablePercentage == nil && out.UpdateStrategy == "" {
 		return nil
 	}
 	return out

@@ -51,9 +51,11 @@ func nodeGroupFromEKS(ng *ekstypes.Nodegroup) NodeGroup {
 	if s := ng.ScalingConfig; s != nil {
 		g.Scaling = Scaling{Min: aws.ToInt32(s.MinSize), Max: aws.ToInt32(s.MaxSize), Desired: aws.ToInt32(s.DesiredSize)}
 	}
-	if u := ng.UpdateConfig; u != nil && (u.MaxUnavailable != nil || u.MaxUnavailablePercentage != nil) {
-		g.UpdateConfig = &UpdateConfig{MaxUnavailable: aws.ToInt32(u.MaxUnavailable), MaxUnavailablePercentage: aws.ToInt32(u.MaxUnavailablePercentage)}
+	if u := ng.UpdateConfig; u != nil && (u.MaxUnavailable != nil || u.MaxUnavailablePercentage != nil || u.UpdateStrategy != "") {
+		g.UpdateConfig = &UpdateConfig{MaxUnavailable: aws.ToInt32(u.MaxUnavailable), MaxUnavailablePercentage: aws.ToInt32(u.MaxUnavailablePercentage),
+			UpdateStrategy: string(u.UpdateStrategy)}
 	}
+	g.NodeRepair = nodeRepairFromEKS(ng.NodeRepairConfig)
 	for _, t := range ng.Taints {
 		g.Taints = append(g.Taints, Taint{Key: aws.ToString(t.Key), Value: aws.ToString(t.Value), Effect: string(t.Effect)})
 	}

@@ -13,7 +13,8 @@ type NodeGroupSpec struct {
 	CapacityType       string // "ON_DEMAND", "SPOT", "CAPACITY_BLOCK"
 	Scaling            Scaling
 	UpdateConfig       *UpdateConfig
-	DiskSize           int32 // 0: unset
+	NodeRepair         *NodeRepairConfig // nil: not sent (EKS's default, disabled)
+	DiskSize           int32             // 0: unset
 	Labels             map[string]string
 	Taints             []Taint
 	LaunchTemplate     *LaunchTemplate
@@ -26,8 +27,13 @@ type NodeGroupSpec struct {
 // Scaling is the node group's Auto Scaling size.
 type Scaling struct{ Min, Max, Desired int32 }
 
-// UpdateConfig bounds how many nodes a rolling update takes down at once; 0: unset.
-type UpdateConfig struct{ MaxUnavailable, MaxUnavailablePercentage int32 }
+// UpdateConfig bounds how many nodes a rolling update takes down at once (0:
+// unset) and how it replaces them: UpdateStrategy "DEFAULT" (new nodes
+// first) or "MINIMAL" (old nodes first); "": unset.
+type UpdateConfig struct {
+	MaxUnavailable, MaxUnavailablePercentage int32
+	UpdateStrategy                           string
+}
 
 // Taint is a Kubernetes taint in EKS's form: Effect is "NO_SCHEDULE",
 // "NO_EXECUTE" or "PREFER_NO_SCHEDULE".

@@ -16,7 +16,7 @@ import (
 // UpdateNodeGroup brings a node group from prior to planned in place: first
 // UpdateNodegroupVersion (version, release version, launch template version,
 // force), then UpdateNodegroupConfig (labels and taints as additions and
-// removals, scaling, update config), each waited through DescribeUpdate
+// removals, scaling, update config and strategy, node repair config), each waited through DescribeUpdate
 // until Successful, then TagResource / UntagResource for the tags. An update
 // that fails or is canceled gives *UpdateFailedError. Nothing is called for
 // a part where prior and planned agree. It returns the group as EKS reports
@@ -85,7 +85,9 @@ func updateVersionInput(prior, planned NodeGroupSpec) *awseks.UpdateNodegroupVer
 }
 
 // updateConfigInput is the UpdateNodegroupConfig call that takes prior to
-// planned, or nil when their labels, taints, scaling and update config agree.
+// planned, or nil when their labels, taints, scaling, update config and node
+// repair config agree. A nil planned update or repair config is not sent
+// (EKS keeps what it has).
 func updateConfigInput(prior, planned NodeGroupSpec) *awseks.UpdateNodegroupConfigInput {
 	in := &awseks.UpdateNodegroupConfigInput{
 		ClusterName:   aws.String(planned.ClusterName),
@@ -103,7 +105,10 @@ func updateConfigInput(prior, planned NodeGroupSpec) *awseks.UpdateNodegroupConf
 	if planned.UpdateConfig != nil && (prior.UpdateConfig == nil || *prior.UpdateConfig != *planned.UpdateConfig) {
 		in.UpdateConfig = updateConfigToEKS(planned.UpdateConfig)
 	}
-	if in.Labels == nil && in.Taints == nil && in.ScalingConfig == nil && in.UpdateConfig == nil {
+	if planned.NodeRepair != nil && !planned.NodeRepair.Equal(prior.NodeRepair) {
+		in.NodeRepairConfig = nodeRepairToEKS(planned.NodeRepair)
+	}
+	if in.Labels == nil && in.Taints == nil && in.ScalingConfig == nil && in.UpdateConfig == nil && in.NodeRepairConfig == nil {
 		return nil
 	}
 	return in

@@ -48,10 +48,11 @@ type nodeGroupModel struct {
 	ReadyNodes            types.Int64  `tfsdk:"ready_nodes"`
 	AllocatableGPUs       types.Int64  `tfsdk:"allocatable_gpus"`
 
-	Scaling        []nodeGroupScalingModel        `tfsdk:"scaling"`
-	UpdateConfig   []nodeGroupUpdateConfigModel   `tfsdk:"update_config"`
-	LaunchTemplate []nodeGroupLaunchTemplateModel `tfsdk:"launch_template"`
-	Timeouts       timeouts.Value                 `tfsdk:"timeouts"`
+	Scaling          []nodeGroupScalingModel        `tfsdk:"scaling"`
+	UpdateConfig     []nodeGroupUpdateConfigModel   `tfsdk:"update_config"`
+	NodeRepairConfig []nodeGroupNodeRepairModel     `tfsdk:"node_repair_config"`
+	LaunchTemplate   []nodeGroupLaunchTemplateModel `tfsdk:"launch_template"`
+	Timeouts         timeouts.Value                 `tfsdk:"timeouts"`
 }
 
 type nodeGroupScalingModel struct {
@@ -61,8 +62,9 @@ type nodeGroupScalingModel struct {
 }
 
 type nodeGroupUpdateConfigModel struct {
-	MaxUnavailable           types.Int64 `tfsdk:"max_unavailable"`
-	MaxUnavailablePercentage types.Int64 `tfsdk:"max_unavailable_percentage"`
+	MaxUnavailable           types.Int64  `tfsdk:"max_unavailable"`
+	MaxUnavailablePercentage types.Int64  `tfsdk:"max_unavailable_percentage"`
+	UpdateStrategy           types.String `tfsdk:"update_strategy"`
 }
 
 type nodeGroupLaunchTemplateModel struct {
@@ -207,8 +209,10 @@ func (m *nodeGroupModel) toSpec(ctx context.Context) (eks.NodeGroupSpec, diag.Di
 	}
 	if len(m.UpdateConfig) == 1 {
 		u := m.UpdateConfig[0]
-		spec.UpdateConfig = &eks.UpdateConfig{MaxUnavailable: int32(u.MaxUnavailable.ValueInt64()), MaxUnavailablePercentage: int32(u.MaxUnavailablePercentage.ValueInt64())}
+		spec.UpdateConfig = &eks.UpdateConfig{MaxUnavailable: int32(u.MaxUnavailable.ValueInt64()), MaxUnavailablePercentage: int32(u.MaxUnavailablePercentage.ValueInt64()),
+			UpdateStrategy: updateStrategyOf(u.UpdateStrategy)}
 	}
+	spec.NodeRepair = nodeRepairSpec(m.NodeRepairConfig)
 	if len(m.LaunchTemplate) == 1 {
 		// EKS takes the template by ID or by name, never both: once the ID
 		// is known (from EKS, after create) it is the one sent.
@@ -288,16 +292,11 @@ func (m *nodeGroupModel) setFromLive(ctx context.Context, live eks.NodeGroup) di
 	m.EffectiveTaints, d = taintsValue(ctx, all, like)
 	diags.Append(d...)
 
+	m.setRepairFromLive(live, len(m.Scaling) == 0) // scaling is required: none is an import
 	s := live.Scaling
 	m.Scaling = []nodeGroupScalingModel{{
 		MinSize: types.Int64Value(int64(s.Min)), MaxSize: types.Int64Value(int64(s.Max)), DesiredSize: types.Int64Value(int64(s.Desired)),
 	}}
-	if len(m.UpdateConfig) > 0 && live.UpdateConfig != nil {
-		m.UpdateConfig = []nodeGroupUpdateConfigModel{{
-			MaxUnavailable:           int64OrNull(live.UpdateConfig.MaxUnavailable),
-			MaxUnavailablePercentage: int64OrNull(live.UpdateConfig.MaxUnavailablePercentage),
-		}}
-	}
 	if lt := live.LaunchTemplate; lt != nil {
 		m.LaunchTemplate = []nodeGroupLaunchTemplateModel{{
 			ID: types.StringValue(lt.ID), Name: types.StringValue(lt.Name), Version: types.StringValue(lt.Version),

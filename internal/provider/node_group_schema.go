@@ -106,8 +106,10 @@ func nodeGroupSchema(ctx context.Context) schema.Schema {
 						Optional:   true, MarkdownDescription: "Percentage of nodes unavailable at once, 1 to 100.",
 						Validators: []validator.Int64{int64validator.Between(1, 100)},
 					},
+					"update_strategy": nodeGroupUpdateStrategyAttribute(),
 				}},
 			},
+			"node_repair_config": nodeGroupNodeRepairBlock(),
 			"launch_template": schema.ListNestedBlock{
 				MarkdownDescription: "EC2 launch template of the nodes: exactly one of `id` and `name`, and `version`. Required with " +
 					"`ami_type = \"CUSTOM\"`. A launch template sets the disk itself: `disk_size` conflicts with it. Changing `id` or `name` " +
@@ -232,8 +234,8 @@ func nodeGroupAttributes() map[string]schema.Attribute {
 		},
 		"taints": schema.SetNestedAttribute{
 			Optional: true,
-			MarkdownDescription: "Kubernetes taints of the nodes, as you write them, at most 50. With `gpu_taint` (the default) " +
-				"`nvidia.com/gpu=true:NO_SCHEDULE` is added (see `effective_taints`). Changes in place; the Auto Scaling tags follow.",
+			MarkdownDescription: "Kubernetes taints of the nodes, as you write them, at most 50 counting the GPU taint (EKS's limit counts every taint " +
+				"it is sent). With `gpu_taint` (the default) `nvidia.com/gpu=true:NO_SCHEDULE` is added (see `effective_taints`), leaving room for 49. Changes in place; the Auto Scaling tags follow.",
 			Validators:   []validator.Set{setvalidator.SizeAtMost(50)},
 			NestedObject: schema.NestedAttributeObject{Attributes: nodeGroupTaintAttributes()},
 		},
@@ -325,12 +327,12 @@ func nodeGroupAttributes() map[string]schema.Attribute {
 func nodeGroupTaintAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"key": schema.StringAttribute{
-			Required: true, MarkdownDescription: "Taint key, 1 to 63 characters, e.g. `nvidia.com/gpu`.",
-			Validators: []validator.String{stringvalidator.LengthBetween(1, 63)},
+			Required: true, MarkdownDescription: "Taint key, e.g. `nvidia.com/gpu`: " + taintKeyValidator{}.Description(context.Background()) + ".",
+			Validators: []validator.String{stringvalidator.LengthBetween(1, 63), taintKeyValidator{}},
 		},
 		"value": schema.StringAttribute{
-			Optional: true, MarkdownDescription: "Taint value, at most 63 characters.",
-			Validators: []validator.String{stringvalidator.LengthAtMost(63)},
+			Optional: true, MarkdownDescription: "Taint value: " + taintValueValidator{}.Description(context.Background()) + ".",
+			Validators: []validator.String{stringvalidator.LengthAtMost(63), taintValueValidator{}},
 		},
 		"effect": schema.StringAttribute{
 			Required: true, MarkdownDescription: "Valid values are: " + backtickList(nodeGroupTaintEffects) + " (EKS's names of NoSchedule, NoExecute, PreferNoSchedule).",

@@ -45,7 +45,12 @@ func (m *nodeGroupModel) validate(ctx context.Context) diag.Diagnostics {
 	}
 	taints, d := taintsOf(ctx, m.Taints)
 	diags.Append(d...)
-	diags.Append(validateNodeGroupTaints(taints, m.GPUTaint.IsNull() || m.GPUTaint.ValueBool() || m.GPUTaint.IsUnknown())...)
+	gpuTaint := m.GPUTaint.IsNull() || m.GPUTaint.ValueBool() || m.GPUTaint.IsUnknown()
+	diags.Append(validateNodeGroupTaints(taints, gpuTaint)...)
+	if !m.Taints.IsUnknown() && !anyUnknown(m.Taints.Elements()) {
+		diags.Append(validateNodeGroupTaintCount(taints, gpuTaint)...)
+	}
+	diags.Append(validateNodeRepair(m.NodeRepairConfig)...)
 	return diags
 }
 

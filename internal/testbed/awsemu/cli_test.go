@@ -28,16 +28,9 @@ func awsCLICommand(t *testing.T, args ...string) (cmd *exec.Cmd, cancel context.
 		}
 		t.Skip("the AWS CLI is not on PATH")
 	}
-	env := maps.Clone(emu.Env())
-	env["PATH"] = os.Getenv("PATH")
-	env["HOME"] = t.TempDir()
-	var environ []string
-	for k, v := range env {
-		environ = append(environ, k+"="+v)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	cmd = exec.CommandContext(ctx, path, append(args, "--output", "json")...)
-	cmd.Env = environ
+	cmd.Env = awsCLIEnviron(t)
 	return cmd, cancel
 }
 
@@ -58,6 +51,19 @@ func awsCLI(t *testing.T, out any, args ...string) {
 			t.Fatalf("aws %s printed no JSON: %v\n%s", strings.Join(args, " "), err, stdout)
 		}
 	}
+}
+
+// awsCLIEnviron is the emulator's environment for the AWS CLI, without the
+// user's configuration.
+func awsCLIEnviron(t *testing.T) []string {
+	env := maps.Clone(emu.Env())
+	env["PATH"] = os.Getenv("PATH")
+	env["HOME"] = t.TempDir()
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	return environ
 }
 
 func TestAWSCLIDescribesAndCreates(t *testing.T) {

@@ -51,7 +51,8 @@
 // UpdateNodegroupVersion, DescribeUpdate, TagResource, UntagResource,
 // ListTagsForResource.
 //   - CreateNodegroup: clientRequestToken idempotency (the same token
-//     returns the same group); a name in use is 409 ResourceInUseException;
+//     returns the same group); a name in use is 409 ResourceInUseException,
+//     answered before any other validation (as the AWS CLI shows EKS does);
 //     InvalidParameterException for: a name that is not 1-63 letters,
 //     digits, - and _; a node role that is not arn:aws:iam::<12
 //     digits>:role/<name>; no subnets or an unknown subnet; an unknown AMI
@@ -64,11 +65,24 @@
 //     scalingConfig min < 0, max < 1, min > max or desired outside
 //     [min, max]; label keys and values longer than 63 characters; more
 //     than 50 taints, a taint effect other than NO_SCHEDULE, NO_EXECUTE,
-//     PREFER_NO_SCHEDULE; updateConfig without exactly one of
-//     maxUnavailable and maxUnavailablePercentage (1..100); a version other
+//     PREFER_NO_SCHEDULE, a taint key or value against the User Guide's
+//     rule (node-taints-managed-node-groups.html: begins with a letter or
+//     number; letters, numbers, '-', '.', '_'; a key optionally after a DNS
+//     subdomain prefix and '/'); updateConfig without exactly one of
+//     maxUnavailable and maxUnavailablePercentage (1..100) or with an
+//     updateStrategy other than DEFAULT or MINIMAL; nodeRepairConfig with a
+//     count and the percentage of one bound both set, a count below 1, a
+//     percentage outside 1..100, an override without all four of its
+//     values or with a repairAction other than Replace, Reboot, NoAction
+//     (API_NodeRepairConfig, API_NodeRepairConfigOverrides); a version other
 //     than the cluster's. Defaults as EKS documents them: amiType
-//     AL2023_x86_64_STANDARD, capacityType ON_DEMAND, diskSize 20 (none with
-//     a launch template), scaling 1/2/2, updateConfig maxUnavailable 1.
+//     AL2023_x86_64_STANDARD, capacityType ON_DEMAND, instanceTypes
+//     [t3.medium], diskSize 20 (none with a launch template), scaling 1/2/2,
+//     updateConfig maxUnavailable 1. updateConfig and nodeRepairConfig are
+//     echoed as sent; UpdateNodegroupConfig merges an updateConfig into the
+//     group's (a bound replaces both bounds, a strategy the strategy) and
+//     replaces the nodeRepairConfig whole, with update params
+//     UpdateStrategy, NodeRepairEnabled and NodeRepairConfig.
 //   - Lifecycle: CREATING, then after ActiveDelay ACTIVE (or CREATE_FAILED
 //     with the health issue of FailNextNodegroupCreate, or
 //     AsgInstanceLaunchFailures when no subnet's AZ offers the instance
@@ -239,8 +253,13 @@
 //     refuses one): it is taken as a name only, so that groups made before
 //     the emulator held templates keep working. Of a template, only the
 //     capacity targeting and instance type act on nodes (not AMI, user
-//     data, disks or tags). A version update replaces no nodes. No remote
-//     access, node repair, Windows nodes, or pagination of ListClusters.
+//     data, disks or tags). A version update replaces no nodes, so the
+//     update strategy changes nothing observable. No remote access, Windows
+//     nodes, or pagination of ListClusters.
+//   - Node repair is configuration only: no node monitoring agent, no
+//     repair of unhealthy nodes. A group created without updateStrategy or
+//     nodeRepairConfig reports none (EKS may report DEFAULT and enabled
+//     false); the messages of the repair and strategy checks are ours.
 //   - EC2 capacity: no PurchaseCapacityBlock, CreateCapacityReservation,
 //     Modify/Cancel, extensions or Capacity Reservation Fleets (buying is
 //     not the provider's, and money is not the emulator's to take); no
@@ -253,8 +272,6 @@
 //     matches nothing (the error code list names no code for it). A group
 //     whose launches fail stays ACTIVE with its health issue (EKS may
 //     report DEGRADED). EC2 emits no EventBridge events here.
-//   - EKS's default instance type t3.medium is not in the catalog: a create
-//     without instanceTypes is refused with InvalidParameterException.
 //   - The wording of messages is close to AWS's, not always the same; an
 //     UpdateNodegroupConfig that changes nothing is refused with
 //     InvalidParameterException, as we believe EKS does.

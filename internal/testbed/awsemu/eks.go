@@ -248,9 +248,18 @@ func (e *Emulator) updateNodegroupConfig(cluster, name string, req *updateNodegr
 		if u.MaxUnavailablePercentage != nil {
 			add("MaxUnavailablePercentage", strconv.Itoa(int(*u.MaxUnavailablePercentage)))
 		}
+		if u.UpdateStrategy != "" {
+			add("UpdateStrategy", u.UpdateStrategy)
+		}
+	}
+	if r := req.NodeRepairConfig; r != nil {
+		if r.Enabled != nil {
+			add("NodeRepairEnabled", strconv.FormatBool(*r.Enabled))
+		}
+		add("NodeRepairConfig", mustJSON(r))
 	}
 	if len(params) == 0 {
-		return nil, invalidParameter("No changes needed: the request changes none of labels, taints, scalingConfig and updateConfig.")
+		return nil, invalidParameter("No changes needed: the request changes none of labels, taints, scalingConfig, updateConfig and nodeRepairConfig.")
 	}
 	u, err := e.startUpdate(cluster, name, pendingUpdate{config: req, token: req.ClientRequestToken}, updateConfig, params)
 	if err != nil {

@@ -89,7 +89,16 @@ func errNodegroupBusy(ng *nodegroup, action string) *apiError {
 
 // createNodegroup records the group CREATING with its Auto Scaling group
 // and schedules ACTIVE (or CREATE_FAILED).
+// A name in use is answered before any other validation, as EKS does
+// (the AWS CLI shows ResourceInUseException for a repeated create whatever
+// else is wrong with it).
 func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) (nodegroupDoc, *apiError) {
+	e.mu.Lock()
+	doc, done, err := e.existingNodegroup(cluster, req)
+	e.mu.Unlock()
+	if done {
+		return doc, err
+	}
 	// A template's instance type is the group's (eks_launch_templates.go).
 	templateType := e.templateInstanceType(req.LaunchTemplate)
 	typesInBoth := templateType != "" && len(req.InstanceTypes) > 0
@@ -101,19 +110,11 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if doc, done, err := e.existingNodegroup(cluster, req); done {
+		return doc, err
+	}
 	s := e.st
-	if cluster != s.clusterName {
-		return nodegroupDoc{}, errClusterNotFound(cluster)
-	}
 	key := nodegroupKey(cluster, req.NodegroupName)
-	if ng, ok := s.nodegroups[key]; ok {
-		if req.ClientRequestToken != "" && ng.token == req.ClientRequestToken {
-			return ng.view(), nil
-		}
-		return nodegroupDoc{}, newError(http.StatusConflict, "ResourceInUseException",
-			"NodeGroup already exists with name %s and cluster name %s", req.NodegroupName, cluster).
-			with(map[string]string{"clusterName": cluster, "nodegroupName": req.NodegroupName})
-	}
 	for _, subnet := range req.Subnets {
 		if _, ok := subnetZone(s.region, subnet); !ok {
 			return nodegroupDoc{}, invalidParameter("The subnet ID '%s' does not exist (Service: AmazonEC2; Status Code: 400; Error Code: InvalidSubnetID.NotFound)", subnet)
@@ -149,10 +150,9 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 	} else if err := s.checkGroupTemplate(req, nil, false); err != nil {
 		return nodegroupDoc{}, err
 	}
-	updateCfg := req.UpdateConfig
-	if updateCfg == nil {
-		one := int32(1)
-		updateCfg = &nodegroupUpdateConfig{MaxUnavailable: &one}
+	updateCfg := defaultUpdateConfig()
+	if req.UpdateConfig != nil {
+		updateCfg = mergeUpdateConfig(updateCfg, req.UpdateConfig)
 	}
 	ng := &nodegroup{
 		region:       s.region,
@@ -181,6 +181,7 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 			DiskSize:       diskSize,
 			Health:         nodegroupHealth{Issues: []healthIssue{}},
 			UpdateConfig:   updateCfg,
+			NodeRepair:     cloneNodeRepair(req.NodeRepairConfig),
 			LaunchTemplate: lt,
 			Tags:           tags,
 		},
@@ -191,6 +192,35 @@ func (e *Emulator) createNodegroup(cluster string, req *createNodegroupRequest) 
 	s.failNextCreate = nil
 	e.after(s.activeDelay, func() { e.finishCreate(key, ng, failure) })
 	return ng.view(), nil
+}
+
+// existingNodegroup answers a create whose name is in use: the same
+// group for the same clientRequestToken, else ResourceInUseException;
+// done is false when the name is free. e.mu is held.
+func (e *Emulator) existingNodegroup(cluster string, req *createNodegroupRequest) (nodegroupDoc, bool, *apiError) {
+	if cluster != e.st.clusterName {
+		return nodegroupDoc{}, true, errClusterNotFound(cluster)
+	}
+	ng, ok := e.st.nodegroups[nodegroupKey(cluster, req.NodegroupName)]
+	if !ok {
+		return nodegroupDoc{}, false, nil
+	}
+	if req.ClientRequestToken != "" && ng.token == req.ClientRequestToken {
+		return ng.view(), true, nil
+	}
+	return nodegroupDoc{}, true, newError(http.StatusConflict, "ResourceInUseException",
+		"NodeGroup already exists with name %s and cluster name %s", req.NodegroupName, cluster).
+		with(map[string]string{"clusterName": cluster, "nodegroupName": req.NodegroupName})
+}
+
+// cloneNodeRepair is a copy of c that shares nothing with the request.
+func cloneNodeRepair(c *nodeRepairConfig) *nodeRepairConfig {
+	if c == nil {
+		return nil
+	}
+	copied := *c
+	copied.NodeRepairConfigOverrides = slices.Clone(c.NodeRepairConfigOverrides)
+	return &copied
 }
 
 // releaseVersionFor is the AMI release version EKS reports: the latest of
@@ -338,11 +368,11 @@ func (ng *nodegroup) checkConfigUpdate(req *updateNodegroupConfigRequest) *apiEr
 		}
 	}
 	if req.UpdateConfig != nil {
-		if err := validateUpdateConfig(*req.UpdateConfig); err != nil {
+		if err := validateUpdateConfig(*mergeUpdateConfig(ng.doc.UpdateConfig, req.UpdateConfig)); err != nil {
 			return err
 		}
 	}
-	return nil
+	return validateNodeRepair(req.NodeRepairConfig)
 }
 
 func applyTaints(current []eksTaint, u *taintsUpdate) []eksTaint {
@@ -382,7 +412,10 @@ func (e *Emulator) finishUpdate(key string, ng *nodegroup) {
 			ng.doc.Taints = applyTaints(ng.doc.Taints, c.Taints)
 		}
 		if c.UpdateConfig != nil {
-			ng.doc.UpdateConfig = c.UpdateConfig
+			ng.doc.UpdateConfig = mergeUpdateConfig(ng.doc.UpdateConfig, c.UpdateConfig)
+		}
+		if c.NodeRepairConfig != nil {
+			ng.doc.NodeRepair = cloneNodeRepair(c.NodeRepairConfig)
 		}
 		if sc := c.ScalingConfig; sc != nil {
 			if sc.MinSize != nil {

@@ -24,6 +24,25 @@ type launchTemplateSpec struct {
 type nodegroupUpdateConfig struct {
 	MaxUnavailable           *int32 `json:"maxUnavailable,omitempty"`
 	MaxUnavailablePercentage *int32 `json:"maxUnavailablePercentage,omitempty"`
+	UpdateStrategy           string `json:"updateStrategy,omitempty"`
+}
+
+// nodeRepairConfig is NodeRepairConfig (API_NodeRepairConfig).
+type nodeRepairConfig struct {
+	Enabled                             *bool                `json:"enabled,omitempty"`
+	MaxUnhealthyNodeThresholdCount      *int32               `json:"maxUnhealthyNodeThresholdCount,omitempty"`
+	MaxUnhealthyNodeThresholdPercentage *int32               `json:"maxUnhealthyNodeThresholdPercentage,omitempty"`
+	MaxParallelNodesRepairedCount       *int32               `json:"maxParallelNodesRepairedCount,omitempty"`
+	MaxParallelNodesRepairedPercentage  *int32               `json:"maxParallelNodesRepairedPercentage,omitempty"`
+	NodeRepairConfigOverrides           []nodeRepairOverride `json:"nodeRepairConfigOverrides,omitempty"`
+}
+
+// nodeRepairOverride is NodeRepairConfigOverrides.
+type nodeRepairOverride struct {
+	NodeMonitoringCondition string `json:"nodeMonitoringCondition,omitempty"`
+	NodeUnhealthyReason     string `json:"nodeUnhealthyReason,omitempty"`
+	MinRepairWaitTimeMins   *int32 `json:"minRepairWaitTimeMins,omitempty"`
+	RepairAction            string `json:"repairAction,omitempty"`
 }
 
 type remoteAccess struct {
@@ -47,6 +66,7 @@ type createNodegroupRequest struct {
 	ClientRequestToken string                 `json:"clientRequestToken"`
 	LaunchTemplate     *launchTemplateSpec    `json:"launchTemplate"`
 	UpdateConfig       *nodegroupUpdateConfig `json:"updateConfig"`
+	NodeRepairConfig   *nodeRepairConfig      `json:"nodeRepairConfig"`
 	CapacityType       string                 `json:"capacityType"`
 	Version            string                 `json:"version"`
 	ReleaseVersion     string                 `json:"releaseVersion"`
@@ -93,6 +113,7 @@ type nodegroupDoc struct {
 	DiskSize       *int32                 `json:"diskSize,omitempty"`
 	Health         nodegroupHealth        `json:"health"`
 	UpdateConfig   *nodegroupUpdateConfig `json:"updateConfig,omitempty"`
+	NodeRepair     *nodeRepairConfig      `json:"nodeRepairConfig,omitempty"`
 	LaunchTemplate *launchTemplateSpec    `json:"launchTemplate,omitempty"`
 	Tags           map[string]string      `json:"tags"`
 }
@@ -133,6 +154,7 @@ type updateNodegroupConfigRequest struct {
 	Taints             *taintsUpdate          `json:"taints"`
 	ScalingConfig      *scalingConfig         `json:"scalingConfig"`
 	UpdateConfig       *nodegroupUpdateConfig `json:"updateConfig"`
+	NodeRepairConfig   *nodeRepairConfig      `json:"nodeRepairConfig"`
 	ClientRequestToken string                 `json:"clientRequestToken"`
 }
 

@@ -39,12 +39,32 @@ var (
 	roleARNPattern       = regexp.MustCompile(`^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$`)
 )
 
+// The taint key and value rules of the EKS User Guide ("Node taints on
+// managed node groups", node-taints-managed-node-groups.html): a key
+// begins with a letter or number and holds letters, numbers, '-', '.' and
+// '_', optionally after a DNS subdomain prefix and a single '/'; a value
+// is optional and follows the same rule. The API reference's length
+// limits (taintKey 1..63, taintValue 0..63) apply to the whole string.
+var (
+	taintNamePattern   = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]*$`)
+	dnsSubdomainPrefix = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+func validTaintKey(key string) bool {
+	prefix, name, prefixed := strings.Cut(key, "/")
+	if !prefixed {
+		return taintNamePattern.MatchString(key)
+	}
+	return dnsSubdomainPrefix.MatchString(prefix) && taintNamePattern.MatchString(name)
+}
+
 // maxTaints is EKS's limit on taints per node group.
 const maxTaints = 50
 
 // maxLabelKeyLength and maxLabelValueLength are EKS's Labels limits (key
 // 1..63, value 1..63), stricter than Kubernetes's for prefixed keys.
 const (
+	defaultInstanceType = "t3.medium"
 	maxLabelKeyLength   = 63
 	maxLabelValueLength = 63
 	maxNodegroupName    = 63
@@ -107,8 +127,9 @@ func validateCreate(req *createNodegroupRequest) *apiError {
 		return invalidParameter("diskSize must be at least 1 GiB, not %d.", *req.DiskSize)
 	}
 	if len(req.InstanceTypes) == 0 {
-		// EKS defaults to t3.medium, which the emulator's catalog lacks.
-		return invalidParameter("instanceTypes is empty: EKS would default to t3.medium, which this emulator's instance type table (internal/ec2catalog) does not have; name the instance types.")
+		// CreateNodegroup: without instanceTypes, t3.medium is the default
+		// (a launch template's own type is not modeled).
+		req.InstanceTypes = []string{defaultInstanceType}
 	}
 	for _, name := range req.InstanceTypes {
 		it, ok := ec2catalog.Lookup(name)
@@ -133,14 +154,24 @@ func validateCreate(req *createNodegroupRequest) *apiError {
 		return err
 	}
 	if req.UpdateConfig != nil {
-		if err := validateUpdateConfig(*req.UpdateConfig); err != nil {
+		if err := validateUpdateConfig(*mergeUpdateConfig(defaultUpdateConfig(), req.UpdateConfig)); err != nil {
 			return err
 		}
+	}
+	if err := validateNodeRepair(req.NodeRepairConfig); err != nil {
+		return err
 	}
 	if req.Version != "" && req.Version != ClusterVersion() {
 		return invalidParameter("Requested Nodegroup version %s is invalid: a node group's version must match its cluster's (%s).", req.Version, ClusterVersion())
 	}
 	return nil
+}
+
+// defaultUpdateConfig is EKS's update config for a group created without
+// one: one node at a time.
+func defaultUpdateConfig() *nodegroupUpdateConfig {
+	one := int32(1)
+	return &nodegroupUpdateConfig{MaxUnavailable: &one}
 }
 
 func validateLaunchTemplate(lt *launchTemplateSpec) *apiError {
@@ -191,8 +222,14 @@ func validateTaints(taints []eksTaint) *apiError {
 		if t.Key == "" || len(t.Key) > maxLabelKeyLength {
 			return invalidParameter("Taint key %q must be 1 to %d characters.", t.Key, maxLabelKeyLength)
 		}
+		if !validTaintKey(t.Key) {
+			return invalidParameter("Taint key %q is invalid: it must begin with a letter or number and contain only letters, numbers, hyphens (-), periods (.) and underscores (_), optionally after a DNS subdomain prefix and a single /.", t.Key)
+		}
 		if len(t.Value) > maxLabelValueLength {
 			return invalidParameter("Taint value %q of key %q must be at most %d characters.", t.Value, t.Key, maxLabelValueLength)
+		}
+		if t.Value != "" && !taintNamePattern.MatchString(t.Value) {
+			return invalidParameter("Taint value %q of key %q is invalid: it must begin with a letter or number and contain only letters, numbers, hyphens (-), periods (.) and underscores (_).", t.Value, t.Key)
 		}
 		if !slices.Contains(taintEffects, t.Effect) {
 			return invalidParameter("Invalid taint effect %q for key %q. Valid values are: %s.", t.Effect, t.Key, strings.Join(taintEffects, ", "))
@@ -202,8 +239,11 @@ func validateTaints(taints []eksTaint) *apiError {
 }
 
 // validateUpdateConfig: exactly one of maxUnavailable (1..100) and
-// maxUnavailablePercentage (1..100).
+// maxUnavailablePercentage (1..100), and a known updateStrategy.
 func validateUpdateConfig(u nodegroupUpdateConfig) *apiError {
+	if err := validateUpdateStrategy(u.UpdateStrategy); err != nil {
+		return err
+	}
 	if (u.MaxUnavailable == nil) == (u.MaxUnavailablePercentage == nil) {
 		return invalidParameter("Only one of maxUnavailable or maxUnavailablePercentage must be specified in updateConfig.")
 	}
