@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,5 +192,29 @@ data "gpu_inventory" "capacity" {
 				},
 			},
 		},
+	})
+}
+
+// The example is applied as written but for the zones (the emulator's
+// region is us-west-2): it finds H100 offerings of 2 instances for 2 days.
+func TestAccInventoryDataSource_ec2CapacityExampleFindsAnOffering(t *testing.T) {
+	testAccPreCheck(t)
+	example := readExample(t, "examples", "data-sources", "gpu_inventory", "ec2_capacity.tf")
+	require.Contains(t, example, "us-east-1a")
+	example = strings.ReplaceAll(example, "us-east-1", "us-west-2")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig() + example,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownOutputValue("cheapest_offering", knownvalue.ObjectPartial(map[string]knownvalue.Check{
+					"gpu_product":    knownvalue.StringExact("H100"),
+					"instance_count": knownvalue.Int64Exact(2),
+					"duration_hours": knownvalue.Int64Exact(48),
+					"currency":       knownvalue.StringExact("USD"),
+				})),
+				statecheck.ExpectKnownOutputValue("blocks_i_hold", knownvalue.NotNull()),
+			},
+		}},
 	})
 }
