@@ -79,6 +79,9 @@ func (c *Client) describeTopology(ctx context.Context, zones []string) (map[stri
 			return nil, fmt.Errorf("describing the topology of EC2 capacity reservations: %w", err)
 		}
 		for _, t := range page.CapacityReservations {
+			if len(t.NetworkNodes) == 0 {
+				continue // no placement to tell (a type or state EC2 gives none for)
+			}
 			out[aws.ToString(t.CapacityReservationId)] = &CapacityTopology{
 				GroupName: aws.ToString(t.GroupName), State: aws.ToString(t.State), NetworkNodes: slices.Clone(t.NetworkNodes),
 			}

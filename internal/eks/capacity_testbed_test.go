@@ -21,7 +21,7 @@ func TestCapacityReservationsReadsSeededBlockAndReservation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	odcr, err := emu.AddCapacityReservation(awsemu.CapacityReservationSeed{InstanceType: "g5.xlarge", AvailabilityZone: emu.Region() + "b", Count: 1})
+	odcr, err := emu.AddCapacityReservation(awsemu.CapacityReservationSeed{InstanceType: "p4d.24xlarge", AvailabilityZone: emu.Region() + "b", Count: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,29 @@ func TestCapacityReservationsReadsSeededBlockAndReservation(t *testing.T) {
 		ids[i] = r.ID
 	}
 	if !slices.Contains(ids, block) || slices.Contains(ids, odcr) {
-		t.Errorf("H100 reservations in %s are %v; want %s and not the A10G one %s", zone, ids, block, odcr)
+		t.Errorf("H100 reservations in %s are %v; want %s and not the A100 one %s", zone, ids, block, odcr)
+	}
+	detailed, err := c.CapacityReservations(ctx, CapacityFilter{IDs: []string{block, odcr}, BlockDetails: true, Topology: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range detailed {
+		switch r.ID {
+		case block:
+			if r.Block == nil || r.Block.ID != r.CapacityBlockID || !slices.Contains(r.Block.ReservationIDs, block) || r.Block.InterconnectStatus != "ok" {
+				t.Errorf("the block's facts: %+v", r.Block)
+			}
+			if r.Topology != nil {
+				t.Errorf("the scheduled block has topology %+v; EC2 gives it for pending or active reservations", r.Topology)
+			}
+		case odcr:
+			if r.Block != nil {
+				t.Errorf("an On-Demand reservation has block facts %+v", r.Block)
+			}
+			if r.Topology == nil || len(r.Topology.NetworkNodes) != 3 {
+				t.Errorf("the active p4d reservation's topology: %+v; want three network nodes", r.Topology)
+			}
+		}
 	}
 	later, err := c.CapacityReservations(ctx, CapacityFilter{IDs: []string{block, odcr}, From: end.Add(time.Hour)})
 	if err != nil {

@@ -30,6 +30,7 @@ var inventoryCapacitySorts = []string{"start", "price"}
 // inventoryCapacityModel is the capacity block.
 type inventoryCapacityModel struct {
 	Reservations  types.Bool   `tfsdk:"reservations"`
+	Details       types.Bool   `tfsdk:"details"`
 	Offerings     types.Bool   `tfsdk:"offerings"`
 	InstanceCount types.Int64  `tfsdk:"instance_count"`
 	DurationHours types.Int64  `tfsdk:"duration_hours"`
@@ -39,21 +40,24 @@ type inventoryCapacityModel struct {
 }
 
 type inventoryReservationModel struct {
-	ID                    string `tfsdk:"id"`
-	ARN                   string `tfsdk:"arn"`
-	InstanceType          string `tfsdk:"instance_type"`
-	GPUProduct            string `tfsdk:"gpu_product"`
-	GPUCount              int64  `tfsdk:"gpu_count"`
-	AvailabilityZone      string `tfsdk:"availability_zone"`
-	TotalInstances        int64  `tfsdk:"total_instances"`
-	AvailableInstances    int64  `tfsdk:"available_instances"`
-	StartDate             string `tfsdk:"start_date"`
-	EndDate               string `tfsdk:"end_date"`
-	State                 string `tfsdk:"state"`
-	ReservationType       string `tfsdk:"reservation_type"`
-	Tenancy               string `tfsdk:"tenancy"`
-	InstanceMatchCriteria string `tfsdk:"instance_match_criteria"`
-	CapacityBlockID       string `tfsdk:"capacity_block_id"`
+	ID                    string   `tfsdk:"id"`
+	ARN                   string   `tfsdk:"arn"`
+	InstanceType          string   `tfsdk:"instance_type"`
+	GPUProduct            string   `tfsdk:"gpu_product"`
+	GPUCount              int64    `tfsdk:"gpu_count"`
+	AvailabilityZone      string   `tfsdk:"availability_zone"`
+	TotalInstances        int64    `tfsdk:"total_instances"`
+	AvailableInstances    int64    `tfsdk:"available_instances"`
+	StartDate             string   `tfsdk:"start_date"`
+	EndDate               string   `tfsdk:"end_date"`
+	State                 string   `tfsdk:"state"`
+	ReservationType       string   `tfsdk:"reservation_type"`
+	Tenancy               string   `tfsdk:"tenancy"`
+	InstanceMatchCriteria string   `tfsdk:"instance_match_criteria"`
+	CapacityBlockID       string   `tfsdk:"capacity_block_id"`
+	UltraServerType       string   `tfsdk:"ultraserver_type"`
+	InterconnectStatus    string   `tfsdk:"interconnect_status"`
+	NetworkNodes          []string `tfsdk:"network_nodes"`
 }
 
 type inventoryOfferingModel struct {
@@ -81,6 +85,12 @@ func inventoryCapacityBlock() schema.Block {
 				Optional: true,
 				MarkdownDescription: "List the account's capacity reservations and Capacity Blocks for ML of NVIDIA GPU types into " +
 					"`capacity_reservations` (EC2 DescribeCapacityReservations). Default `false`.",
+			},
+			"details": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "With `reservations`: also read each Capacity Block's UltraServer type and interconnect status " +
+					"(DescribeCapacityBlocks, DescribeCapacityBlockStatus) and the network topology EC2 gives for a reservation " +
+					"(DescribeCapacityReservationTopology; only some instance types and only pending or active reservations have one). Default `false`.",
 			},
 			"offerings": schema.BoolAttribute{
 				Optional: true,
@@ -139,6 +149,13 @@ func inventoryReservationAttributes() map[string]schema.Attribute {
 		"tenancy":                 str("`default` or `dedicated`."),
 		"instance_match_criteria": str("`open` (matching instances use it) or `targeted` (only instances that name it; always so for blocks)."),
 		"capacity_block_id":       str("The Capacity Block (`cb-...`) a capacity-block reservation belongs to, when EC2 gives it; else empty."),
+		"ultraserver_type":        str("With `capacity.details`: the block's EC2 UltraServer type; empty for an instance block or without details."),
+		"interconnect_status":     str("With `capacity.details`: the block's interconnect status, `ok`, `impaired` or `insufficient-data`; empty without."),
+		"network_nodes": schema.ListAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "With `capacity.details`: the network nodes EC2 placed the capacity under, top of the tree first " +
+				"(reservations with the same nodes are closer); null when EC2 gives no topology for it.",
+		},
 	}
 }
 
@@ -216,6 +233,10 @@ func (m *inventoryModel) validateCapacity() diag.Diagnostics {
 			fmt.Sprintf("duration_hours = %d: EC2 sells Capacity Blocks of whole days up to 14 days (24, 48, ... 336 hours) "+
 				"and of whole weeks up to 182 days (504, 672, ... 4368 hours)", c.DurationHours.ValueInt64()))
 	}
+	if !c.Details.IsNull() && !c.Reservations.ValueBool() && !c.Reservations.IsUnknown() {
+		diags.AddAttributeError(at.AtName("details"), "Invalid gpu_inventory capacity",
+			"details adds block status and topology to capacity_reservations: set reservations = true or remove it")
+	}
 	if !offerings && !c.Offerings.IsUnknown() {
 		if !c.DurationHours.IsNull() {
 			diags.AddAttributeError(at.AtName("duration_hours"), "Invalid gpu_inventory capacity",
@@ -274,6 +295,7 @@ func (m *inventoryModel) readCapacity(ctx context.Context, client *eks.Client, i
 		rs, err := client.CapacityReservations(ctx, eks.CapacityFilter{
 			NVIDIAGPUs: true, GPUProducts: gpuProducts, AvailabilityZones: zones,
 			MinAvailableInstances: int32(c.InstanceCount.ValueInt64()), From: from, To: to,
+			BlockDetails: c.Details.ValueBool(), Topology: c.Details.ValueBool(),
 		})
 		if err != nil {
 			diags.AddError("reading EC2 capacity reservations", err.Error())
@@ -313,12 +335,19 @@ func (m *inventoryModel) readCapacity(ctx context.Context, client *eks.Client, i
 func inventoryReservations(rs []eks.CapacityReservation) []inventoryReservationModel {
 	out := make([]inventoryReservationModel, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, inventoryReservationModel{
+		m := inventoryReservationModel{
 			ID: r.ID, ARN: r.ARN, InstanceType: r.InstanceType, GPUProduct: r.GPU.Name, GPUCount: int64(r.GPU.Count),
 			AvailabilityZone: r.AvailabilityZone, TotalInstances: int64(r.TotalInstances), AvailableInstances: int64(r.AvailableInstances),
 			StartDate: rfc3339(r.Start), EndDate: rfc3339(r.End), State: r.State, ReservationType: r.ReservationType,
 			Tenancy: r.Tenancy, InstanceMatchCriteria: r.InstanceMatchCriteria, CapacityBlockID: r.CapacityBlockID,
-		})
+		}
+		if r.Block != nil {
+			m.UltraServerType, m.InterconnectStatus = r.Block.UltraServerType, r.Block.InterconnectStatus
+		}
+		if r.Topology != nil {
+			m.NetworkNodes = append([]string{}, r.Topology.NetworkNodes...)
+		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -62,7 +62,8 @@ data "gpu_inventory" "capacity" {
 		for i := range n {
 			r := map[string]string{}
 			for _, k := range []string{"id", "arn", "instance_type", "gpu_product", "gpu_count", "availability_zone", "total_instances",
-				"available_instances", "start_date", "end_date", "state", "reservation_type", "tenancy", "instance_match_criteria"} {
+				"available_instances", "start_date", "end_date", "state", "reservation_type", "tenancy", "instance_match_criteria",
+				"capacity_block_id", "interconnect_status", "network_nodes.#", "network_nodes.0"} {
 				r[k] = attrs[fmt.Sprintf("capacity_reservations.%d.%s", i, k)]
 			}
 			require.GreaterOrEqual(t, r["start_date"], lastStart, "reservations earliest start first")
@@ -98,6 +99,7 @@ data "gpu_inventory" "capacity" {
 			{ // both products and zones; offerings cheapest first
 				Config: config(`gpu_products = ["H100", "A100"]`,
 					`reservations = true
+    details        = true
     offerings      = true
     instance_count = 2
     duration_hours = 48
@@ -119,6 +121,9 @@ data "gpu_inventory" "capacity" {
 					require.Equal(t, blockStart.Format(time.RFC3339), b["start_date"])
 					require.Equal(t, blockEnd.Format(time.RFC3339), b["end_date"])
 					require.Contains(t, b["arn"], block)
+					require.NotEmpty(t, b["capacity_block_id"])
+					require.Equal(t, "ok", b["interconnect_status"], "details: the block's status")
+					require.Equal(t, "3", b["network_nodes.#"], "details: p5 topology is three network nodes deep")
 					o := rs[odcr]
 					require.Equal(t, "A100", o["gpu_product"])
 					require.Equal(t, "default", o["reservation_type"])

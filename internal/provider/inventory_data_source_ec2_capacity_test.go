@@ -10,7 +10,7 @@ import (
 func TestInventoryCapacityPlanChecks(t *testing.T) {
 	base := func() *inventoryCapacityModel {
 		return &inventoryCapacityModel{
-			Reservations: types.BoolNull(), Offerings: types.BoolValue(true),
+			Reservations: types.BoolNull(), Details: types.BoolNull(), Offerings: types.BoolValue(true),
 			InstanceCount: types.Int64Value(2), DurationHours: types.Int64Value(48),
 			StartAfter: types.StringNull(), EndBefore: types.StringNull(), Sort: types.StringNull(),
 		}
@@ -43,6 +43,7 @@ func TestInventoryCapacityPlanChecks(t *testing.T) {
 		{"sort without offerings", "ec2", func(c *inventoryCapacityModel) {
 			c.Offerings, c.Reservations, c.DurationHours, c.Sort = types.BoolNull(), types.BoolValue(true), types.Int64Null(), types.StringValue("price")
 		}, "sort orders capacity_block_offerings"},
+		{"details without reservations", "ec2", func(c *inventoryCapacityModel) { c.Details = types.BoolValue(true) }, "details adds block status"},
 		{"unknown offerings waits for apply", "ec2", func(c *inventoryCapacityModel) {
 			c.Offerings, c.InstanceCount = types.BoolUnknown(), types.Int64Null()
 		}, ""},
