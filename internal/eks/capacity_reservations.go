@@ -43,6 +43,12 @@ type CapacityReservation struct {
 	// GPU is the instance type's NVIDIA GPUs (DescribeInstanceTypes); zero
 	// when the type has none.
 	GPU Accelerator
+	// Block is the Capacity Block's facts, with CapacityFilter.BlockDetails
+	// and when EC2 gives them (capacity_block_details.go); else nil.
+	Block *CapacityBlockFacts
+	// Topology is where EC2 placed the capacity, with
+	// CapacityFilter.Topology and when EC2 gives it; else nil.
+	Topology *CapacityTopology
 }
 
 // Reservation types (EC2's CapacityReservationType).
@@ -71,6 +77,10 @@ type CapacityFilter struct {
 	// From and To keep reservations whose [Start, End) overlaps [From, To];
 	// zero: unbounded. A reservation without an end date reaches any To.
 	From, To time.Time
+	// BlockDetails fills CapacityReservation.Block (DescribeCapacityBlocks,
+	// DescribeCapacityBlockStatus); Topology fills .Topology
+	// (DescribeCapacityReservationTopology). Off: no such call.
+	BlockDetails, Topology bool
 }
 
 // capacityReservationNotFound is EC2's error code for an unknown reservation ID.
@@ -131,6 +141,9 @@ func (c *Client) CapacityReservations(ctx context.Context, f CapacityFilter) ([]
 		if f.selects(r) {
 			kept = append(kept, r)
 		}
+	}
+	if err := c.addDetails(ctx, kept, f); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(kept, func(a, b CapacityReservation) int {
 		if c := a.Start.Compare(b.Start); c != 0 {

@@ -2,8 +2,10 @@
 // Scaling and STS goes through it. It creates, reads, updates and deletes EKS
 // managed node groups, answers instance-type facts for plan-time checks
 // (cached per Client), lists the EC2 GPU catalog for gpu_inventory, reads
-// EC2 capacity reservations and Capacity Blocks for ML (capacity*.go: the
-// account's reservations, block extension offerings), keeps the
+// EC2 capacity (capacity*.go: the account's capacity reservations and
+// Capacity Blocks for ML, with block status and network topology on
+// request; the Capacity Block offerings EC2 sells, one call per NVIDIA GPU
+// type; block extension offerings), keeps the
 // cluster-autoscaler's scale-from-zero tags on a node group's Auto Scaling
 // groups, and mints EKS bearer tokens (presigned STS GetCallerIdentity, as
 // aws-iam-authenticator does) so the Kubernetes side needs no CLI.
@@ -11,7 +13,8 @@
 // It keeps the contract every backend keeps (DESIGN.md, "The backend
 // contract"):
 //   - Read returns (T, found bool, error); not found is not an error
-//     (ReadNodeGroup: found is false on ResourceNotFoundException).
+//     (ReadNodeGroup: found is false on ResourceNotFoundException;
+//     CapacityReservation on InvalidCapacityReservationId.NotFound).
 //   - Create returns (T, error); a non-zero T means the object exists and
 //     the caller keeps it in state, tainted when the error is not nil.
 //     CreateNodeGroup sends a client request token, so a create whose

@@ -52,6 +52,10 @@ type inventoryModel struct {
 	// SortBy and InstanceTypes are source "ec2"'s (inventory_data_source_ec2.go).
 	SortBy        types.String `tfsdk:"sort_by"`
 	InstanceTypes types.List   `tfsdk:"instance_types"`
+	// Capacity and its outputs are source "ec2"'s too (inventory_data_source_ec2_capacity.go).
+	Capacity               *inventoryCapacityModel `tfsdk:"capacity"`
+	CapacityReservations   types.List              `tfsdk:"capacity_reservations"`
+	CapacityBlockOfferings types.List              `tfsdk:"capacity_block_offerings"`
 	// PCIDevices is source "proxmox"'s (inventory_data_source_proxmox.go).
 	PCIDevices types.List `tfsdk:"pci_devices"`
 }
@@ -119,6 +123,18 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 				MarkdownDescription: "Source `ec2`: the region's instance types with NVIDIA GPUs that pass the filter, in `sort_by` order. Null for the other sources.",
 				NestedObject:        schema.NestedAttributeObject{Attributes: inventoryInstanceTypeAttributes()},
 			},
+			"capacity_reservations": schema.ListNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "Source `ec2` with `capacity.reservations = true`: the account's capacity reservations and Capacity Blocks " +
+					"for ML of NVIDIA GPU types that pass the filter, earliest start first. Null otherwise.",
+				NestedObject: schema.NestedAttributeObject{Attributes: inventoryReservationAttributes()},
+			},
+			"capacity_block_offerings": schema.ListNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "Source `ec2` with `capacity.offerings = true`: the Capacity Blocks EC2 offers for the instance types " +
+					"that pass the filter, in `capacity.sort` order. Null otherwise.",
+				NestedObject: schema.NestedAttributeObject{Attributes: inventoryOfferingAttributes()},
+			},
 			"pci_devices": schema.ListNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "Source `proxmox`: the NVIDIA PCI functions of the nodes that pass the filter, sorted by node and address " +
@@ -178,6 +194,7 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			},
 		},
 		Blocks: map[string]schema.Block{
+			"capacity": inventoryCapacityBlock(),
 			"filter": schema.SingleNestedBlock{
 				MarkdownDescription: "Select nodes (source `kubernetes`: `product`, `min_gpu_memory_gib`, `min_free_gpus`, `label_selector`), instance types " +
 					"(source `ec2`: `gpu_products`, `min_gpu_memory_gib`, `min_gpus`, `max_gpus`, `architectures`, `availability_zones`, `spot_prices`) " +
@@ -272,6 +289,7 @@ func (d *InventoryDataSource) ValidateConfig(ctx context.Context, req datasource
 	}
 	resp.Diagnostics.Append(model.validateSourceFilters()...)
 	resp.Diagnostics.Append(model.validateKubernetesOnly()...)
+	resp.Diagnostics.Append(model.validateCapacity()...)
 }
 
 func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -282,6 +300,7 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 	}
 	model.ID = model.Source
 	model.PCIDevices = types.ListNull(inventoryPCIDeviceObjectType())
+	model.setCapacityOutputsNull()
 	if model.Source.ValueString() == "proxmox" {
 		d.readProxmox(ctx, &model, &resp.Diagnostics)
 		if !resp.Diagnostics.HasError() {

@@ -183,6 +183,11 @@ func (d *InventoryDataSource) readEC2(ctx context.Context, model *inventoryModel
 	list, dd := types.ListValueFrom(ctx, inventoryInstanceTypeObjectType(), models)
 	diags.Append(dd...)
 	model.InstanceTypes = list
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	model.readCapacity(ctx, client, names, diags)
 	model.setKubernetesOutputsNull()
 	model.PCIDevices = types.ListNull(inventoryPCIDeviceObjectType())
 }
