@@ -1,6 +1,10 @@
 package eks
 
-import "strings"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // The AMI types of EKS managed node groups that have an NVIDIA driver
 // (EKS's AMITypes enum), and CUSTOM, the AMI of a launch template.
@@ -53,4 +57,37 @@ func MatchingAMIType(amiType, arch string) string {
 		return AMITypeBottlerocketx86NVIDIA
 	}
 	return DefaultAMIType(arch)
+}
+
+// lastAL2Minor is the last Kubernetes minor version (1.x) for which EKS
+// released AL2 AMIs, accelerated (AL2_x86_64_GPU) included: "Amazon EKS
+// stopped publishing EKS-optimized Amazon Linux 2 (AL2) AMIs on November
+// 26, 2025. AL2023 and Bottlerocket based Amazon EKS AMIs are available
+// for all supported Kubernetes versions including 1.33 and higher."
+// https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html
+// (and "Kubernetes version 1.32 is the last version for which Amazon EKS
+// will release AL2 AMIs", the 1.32 release notes,
+// https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions-standard.html).
+const lastAL2Minor = 32
+
+// AMITypeEnds reports whether EKS stops publishing amiType's AMIs at some
+// Kubernetes version (see AMITypeUnavailable).
+func AMITypeEnds(amiType string) bool { return amiType == AMITypeAL2x86GPU }
+
+// AMITypeUnavailable says why EKS offers no AMI of amiType for Kubernetes
+// version ("1.33", "1.33.1"), or "" when it does or the version is not of
+// the form 1.x. Only AL2's end is known here: AL2023 and Bottlerocket AMIs
+// exist for every version EKS supports.
+func AMITypeUnavailable(amiType, version string) string {
+	if !AMITypeEnds(amiType) {
+		return ""
+	}
+	major, rest, ok := strings.Cut(version, ".")
+	minorText, _, _ := strings.Cut(rest, ".")
+	minor, err := strconv.Atoi(minorText)
+	if !ok || major != "1" || err != nil || minor <= lastAL2Minor {
+		return ""
+	}
+	return fmt.Sprintf("EKS publishes no %s AMI for Kubernetes %s: AL2 AMIs ended with 1.%d (EKS stopped releasing them on November 26, 2025)",
+		amiType, version, lastAL2Minor)
 }

@@ -40,10 +40,7 @@ var nodeGroupFixes = map[nodeGroupFix]string{
 // missing is not there yet, at most maxDiagnosedNodes of them.
 func (c *Cluster) diagnoseNodeGroup(ctx context.Context, w NodeGroupWait, g *nodeGroupState) string {
 	registered := len(g.last)
-	summary := fmt.Sprintf("%d of %d %s registered, %d Ready", registered, w.Count, plural(int64(w.Count), "node", "nodes"), g.ready)
-	if w.Until == NodeGroupGPUsAllocatable {
-		summary += fmt.Sprintf(", %d with %d allocatable %s", g.withGPUs, w.GPUsPerNode, ResourceGPU)
-	}
+	summary := g.summary(w)
 	var lines []string
 	if registered < w.Count {
 		lines = append(lines, fmt.Sprintf("not registered yet: %d of %d %s joined the cluster (label selector %s)",
@@ -73,6 +70,16 @@ func (c *Cluster) diagnoseNodeGroup(ctx context.Context, w NodeGroupWait, g *nod
 		if fixes[fix] {
 			text += "\n" + nodeGroupFixes[fix]
 		}
+	}
+	return text
+}
+
+// summary counts what g has against w: "2 of 2 nodes registered, 2 Ready,
+// 0 with 8 allocatable nvidia.com/gpu".
+func (g *nodeGroupState) summary(w NodeGroupWait) string {
+	text := fmt.Sprintf("%d of %d %s registered, %d Ready", len(g.last), w.Count, plural(int64(w.Count), "node", "nodes"), g.ready)
+	if w.Until == NodeGroupGPUsAllocatable {
+		text += fmt.Sprintf(", %d with %d allocatable %s", g.withGPUs, w.GPUsPerNode, ResourceGPU)
 	}
 	return text
 }

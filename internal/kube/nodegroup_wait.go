@@ -45,6 +45,12 @@ type NodeGroupWait struct {
 	// Describe is how errors name the group, e.g.
 	// `node group "gpu" of cluster "prod"`.
 	Describe string
+	// TaintKeys are the keys of the taints the group sets on every node,
+	// which stay for the node's life. For NodeGroupGPUsAllocatable, a
+	// Ready node with one of them that every NVIDIA device plugin
+	// DaemonSet selecting the node does not tolerate ends the wait at
+	// once (ErrNoDevicePluginCanRun): no pod of theirs will run there.
+	TaintKeys []string
 }
 
 // NodeGroupNodes is what a node group's nodes are now.
@@ -57,8 +63,10 @@ type NodeGroupNodes struct {
 	Nodes []string
 }
 
-// NodeGroupWaitError is a WaitForNodeGroup that ran out of time: what was
-// expected, what there is, and why each node missing is not there yet.
+// NodeGroupWaitError is a WaitForNodeGroup that ran out of time, or that
+// stopped early because it cannot succeed as configured
+// (ErrNoDevicePluginCanRun): what was expected, what there is, and why
+// each node missing is not there yet.
 type NodeGroupWaitError struct {
 	// Describe names the group (NodeGroupWait.Describe).
 	Describe string
@@ -70,16 +78,22 @@ type NodeGroupWaitError struct {
 	// maxDiagnosedNodes of them), why each is not there yet; it ends with
 	// the fix when a node lacks its device plugin.
 	Detail string
-	// Err is the context's error: context.DeadlineExceeded, say.
+	// Err is the context's error (context.DeadlineExceeded, say), or
+	// ErrNoDevicePluginCanRun.
 	Err error
 }
 
-// Error reads "timed out waiting for <group> to have <expected>: <detail>".
+// Error reads "timed out waiting for <group> to have <expected>: <detail>",
+// or "stopped waiting for <group> to have <expected>, which cannot happen
+// as configured: <detail>".
 func (e *NodeGroupWaitError) Error() string {
+	if errors.Is(e.Err, ErrNoDevicePluginCanRun) {
+		return fmt.Sprintf("stopped waiting for %s to have %s, which cannot happen as configured: %s", e.Describe, e.Expected, e.Detail)
+	}
 	return fmt.Sprintf("timed out waiting for %s to have %s: %s", e.Describe, e.Expected, e.Detail)
 }
 
-// Unwrap returns the context's error.
+// Unwrap returns the context's error, or ErrNoDevicePluginCanRun.
 func (e *NodeGroupWaitError) Unwrap() error { return e.Err }
 
 // WaitForNodeGroup watches the nodes w.Selector picks until w.Until holds
@@ -90,7 +104,10 @@ func (e *NodeGroupWaitError) Unwrap() error { return e.Err }
 // NotReady (with the condition's reason and message), or short of GPUs
 // (no NVIDIA device plugin DaemonSet, one that does not select the node
 // and why, its pod there pending or failing, or running while the node
-// advertises nothing yet). An API server that stays unreachable or rejects
+// advertises nothing yet). It ends at once, with a *NodeGroupWaitError
+// whose Err is ErrNoDevicePluginCanRun, when a Ready node carries one of
+// w.TaintKeys that the device plugins meant for it do not tolerate. An
+// API server that stays unreachable or rejects
 // the credentials ends the wait with that error (see Cluster.guardWait),
 // and so does a 403 on listing the nodes, at once.
 func (c *Cluster) WaitForNodeGroup(ctx context.Context, w NodeGroupWait) (NodeGroupNodes, error) {
@@ -171,12 +188,30 @@ func (c *Cluster) waitForNodeGroup(ctx context.Context, w NodeGroupWait) (NodeGr
 	}
 	selector := labels.SelectorFromSet(w.Selector).String()
 	group := nodeGroupState{last: map[string]*corev1.Node{}}
+	checked := map[string]bool{} // nodes whose device plugins were checked once Ready
+	var blocked *NodeGroupWaitError
 	err := WaitForList(watchCtx, lw, func(opts *metav1.ListOptions) { opts.LabelSelector = selector },
 		func(node *corev1.Node, deleted bool) (bool, error) {
 			group.observe(node, deleted, w.GPUsPerNode)
-			return group.satisfies(w), nil
+			if group.satisfies(w) {
+				return true, nil
+			}
+			if deleted || checked[node.Name] || !nodeReady(node) || node.Spec.Unschedulable {
+				return false, nil
+			}
+			checked[node.Name] = true
+			if line, taints := blockedDevicePlugin(watchCtx, c, w, node); line != "" {
+				blocked = &NodeGroupWaitError{Describe: w.Describe, Expected: w.expected(), Err: ErrNoDevicePluginCanRun,
+					Detail: group.summary(w) + diagnosisList([]string{line}) + "\n" + blockedFix(taints)}
+				return false, blocked
+			}
+			return false, nil
 		})
 	seen := group.nodes()
+	if blocked != nil && errors.Is(err, ErrNoDevicePluginCanRun) {
+		blocked.Seen = seen
+		return seen, blocked
+	}
 	if cause := context.Cause(watchCtx); apierrors.IsForbidden(cause) {
 		return seen, fmt.Errorf("waiting for %s: listing its nodes (label selector %s): %w", w.Describe, selector, cause)
 	}

@@ -414,3 +414,51 @@ func TestWaitForNodeGroupEndsOnRejectedCredentials(t *testing.T) {
 	require.ErrorContains(t, err, "rejected the credentials (HTTP 401 Unauthorized)")
 	require.NotContains(t, err.Error(), cfg.BearerToken)
 }
+
+func TestWaitForNodeGroupEndsAtOnceOnAGroupTaintNoDevicePluginTolerates(t *testing.T) {
+	requireCluster(t)
+	names := addNodeGroupNodes(t, "ng-blocked", 1)
+	require.NoError(t, cluster.WaitForNodesReady(context.Background(), names...))
+	ds := devicePluginDaemonSet(t, "ng-blocked", nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	seen, err := nodeGroupCluster(t).WaitForNodeGroup(ctx, NodeGroupWait{
+		Selector:    map[string]string{eksNodeGroupLabel: "ng-blocked"},
+		Count:       1,
+		GPUsPerNode: 8,
+		Until:       NodeGroupGPUsAllocatable,
+		Describe:    `node group "ng-blocked"`,
+		TaintKeys:   []string{gpulabels.TaintKey},
+	})
+	t.Log(err)
+	require.NoError(t, ctx.Err(), "the wait ended on the untolerated taint, not on its deadline")
+	require.ErrorIs(t, err, ErrNoDevicePluginCanRun)
+	var waitErr *NodeGroupWaitError
+	require.ErrorAs(t, err, &waitErr)
+	require.Equal(t, NodeGroupNodes{Ready: 1, Nodes: names}, seen)
+	require.Equal(t, seen, waitErr.Seen)
+	require.Contains(t, err.Error(), `stopped waiting for node group "ng-blocked" to have 1 node Ready, each with at least 8 allocatable nvidia.com/gpu, which cannot happen as configured: 1 of 1 node registered, 1 Ready, 0 with 8 allocatable nvidia.com/gpu:`)
+	require.Contains(t, err.Error(), fmt.Sprintf("\n  - no NVIDIA device plugin pod can run on node %s: DaemonSet %s/%s does not tolerate its taint nvidia.com/gpu=true:NoSchedule",
+		names[0], ds.Namespace, ds.Name))
+	require.Contains(t, err.Error(), "\nFix: add a toleration for nvidia.com/gpu=true:NoSchedule to the device plugin (gpu_device_plugin's tolerations)")
+}
+
+func TestWaitForNodeGroupDoesNotEndEarlyForADevicePluginMeantForOtherNodes(t *testing.T) {
+	requireCluster(t)
+	names := addNodeGroupNodes(t, "ng-other", 1)
+	require.NoError(t, cluster.WaitForNodesReady(context.Background(), names...))
+	devicePluginDaemonSet(t, "ng-elsewhere", nil, nil) // selects another group's nodes: one for these may come
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := nodeGroupCluster(t).WaitForNodeGroup(ctx, NodeGroupWait{
+		Selector:    map[string]string{eksNodeGroupLabel: "ng-other"},
+		Count:       1,
+		GPUsPerNode: 8,
+		Until:       NodeGroupGPUsAllocatable,
+		Describe:    `node group "ng-other"`,
+		TaintKeys:   []string{gpulabels.TaintKey},
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, ErrNoDevicePluginCanRun)
+	require.Contains(t, err.Error(), "timed out waiting for")
+}

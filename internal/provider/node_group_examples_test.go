@@ -1,33 +1,67 @@
 package provider
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/stretchr/testify/require"
 )
 
-// The examples plan on the testbed: their instance types pass the plan-time
-// checks against the emulator's EC2, in its subnets.
+// The examples are applied on the testbed: their instance types pass the
+// plan-time checks against the emulator's EC2, in its subnets, and its
+// node groups register kwok nodes into the testbed's cluster.
 
-func TestAccNodeGroup_resourceExamplePlans(t *testing.T) {
+// examples/resources/gpu_node_group/resource.tf is applied as written, in
+// the emulator's cluster rather than "prod": the device plugin tolerates
+// the group's dedicated=training taint, so both p5.48xlarge nodes
+// advertise their 8 GPUs when apply returns; the autoscaled group is
+// ACTIVE with no nodes.
+func TestAccNodeGroup_resourceExampleApplies(t *testing.T) {
 	testAccPreCheck(t)
 	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "resources", "gpu_node_group", "resource.tf"))
 	require.NoError(t, err)
+	const prod = `cluster_name           = "prod"`
+	require.Contains(t, string(example), prod)
+	config := strings.ReplaceAll(string(example), `"prod"`, fmt.Sprintf("%q", emu.ClusterName()))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:             providerConfig() + string(example),
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
-		}},
+		Steps: []resource.TestStep{
+			{
+				Config: providerConfig() + config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("gpu_node_group.h100", tfjsonpath.New("status"), knownvalue.StringExact("ACTIVE")),
+					statecheck.ExpectKnownValue("gpu_node_group.h100", tfjsonpath.New("ready_nodes"), knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue("gpu_node_group.h100", tfjsonpath.New("allocatable_gpus"), knownvalue.Int64Exact(16)),
+					statecheck.ExpectKnownValue("gpu_node_group.autoscaled", tfjsonpath.New("status"), knownvalue.StringExact("ACTIVE")),
+					statecheck.ExpectKnownValue("gpu_node_group.autoscaled", tfjsonpath.New("node_group_name"),
+						knownvalue.StringRegexp(regexp.MustCompile(`^l4-`))),
+				},
+			},
+			{
+				Config: providerConfig() + config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+			// import.sh's form: cluster_name:node_group_name.
+			{
+				ResourceName:            "gpu_node_group.h100",
+				ImportState:             true,
+				ImportStateId:           emu.ClusterName() + ":h100",
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"wait_for", "timeouts"},
+			},
+		},
 	})
 }
 

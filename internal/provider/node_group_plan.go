@@ -39,6 +39,12 @@ func (r *NodeGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 
 	resp.Diagnostics.Append(plan.planEffective(ctx)...)
+	if state != nil {
+		planWaitAgain(ctx, req.Private, &plan, &resp.Diagnostics) // the last wait beyond ACTIVE failed: wait again in place
+	}
+	if r.checkAMIVersion(ctx, &plan, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return
+	}
 	if state != nil && !plan.Version.Equal(state.Version) && config.ReleaseVersion.IsNull() {
 		plan.ReleaseVersion = types.StringUnknown() // the new version's latest release
 	}

@@ -117,8 +117,10 @@ func (r *NodeGroupResource) Create(ctx context.Context, req resource.CreateReque
 	if err != nil {
 		plan.NodeTemplateTags = types.MapNull(types.StringType)
 		resp.Diagnostics.AddError(summary, nodeGroupFailureDetail(err))
-	} else {
-		r.afterApply(ctx, client, nil, &plan, summary, &resp.Diagnostics)
+	} else if err := r.afterApply(ctx, client, nil, &plan, &resp.Diagnostics); err != nil {
+		// ACTIVE: an error would taint it, and the next apply replace it.
+		resp.Diagnostics.AddWarning(summary, waitFailureDetail(err, &plan))
+		resp.Diagnostics.Append(markWaitFailed(ctx, resp.Private, err)...)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -168,6 +170,9 @@ func (r *NodeGroupResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	readNodeTemplateTags(ctx, client, &state, summary, &resp.Diagnostics)
 	r.readNodes(ctx, &state, summary, &resp.Diagnostics)
+	if _, failed := waitFailed(ctx, req.Private); failed && state.waitSatisfied() {
+		resp.Diagnostics.Append(clearWaitFailed(ctx, resp.Private)...)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -204,7 +209,12 @@ func (r *NodeGroupResource) Update(ctx context.Context, req resource.UpdateReque
 	tflog.Debug(ctx, "updated EKS node group", map[string]any{"node_group": spec.Name, "duration": time.Since(start).String()})
 	resp.Diagnostics.Append(plan.setFromLive(ctx, live)...)
 	plan.ReadyNodes, plan.AllocatableGPUs = types.Int64Null(), types.Int64Null()
-	r.afterApply(ctx, client, &prior, &plan, summary, &resp.Diagnostics)
+	if err := r.afterApply(ctx, client, &prior, &plan, &resp.Diagnostics); err != nil {
+		resp.Diagnostics.AddError(summary, waitFailureDetail(err, &plan))
+		resp.Diagnostics.Append(markWaitFailed(ctx, resp.Private, err)...)
+	} else {
+		resp.Diagnostics.Append(clearWaitFailed(ctx, resp.Private)...)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 

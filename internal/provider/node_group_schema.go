@@ -285,7 +285,11 @@ func nodeGroupAttributes() map[string]schema.Attribute {
 				"in Kubernetes. `gpus_allocatable`: each of them also advertises `nvidia.com/gpu` equal to its instance type's GPU count, " +
 				"which needs the NVIDIA device plugin (`gpu_device_plugin`, created before the group) or a Bottlerocket NVIDIA AMI; all " +
 				"`instance_types` must then have one GPU count. The wait reaches the cluster through EKS (DescribeCluster and an EKS token) " +
-				"and, on timeout, names each node and why it is not there yet.",
+				"and, on timeout, names each node and why it is not there yet; a taint of the group that the device plugins meant for its " +
+				"nodes do not tolerate ends a `gpus_allocatable` wait within seconds, naming it. A wait that fails after EKS says ACTIVE " +
+				"(the nodes, the Auto Scaling tags, the cluster's 401 or 403) never replaces the group: create warns and keeps it, untainted, " +
+				"with `ready_nodes` as reached; update fails with the error; either way the next plan is an in-place update that waits again. " +
+				"`CREATE_FAILED` from EKS itself still taints the group, as before.",
 			Validators: []validator.String{stringvalidator.OneOf(nodeGroupWaitFor...)},
 		},
 		"arn": schema.StringAttribute{

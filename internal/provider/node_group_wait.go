@@ -21,9 +21,11 @@ const eksNodeGroupLabel = "eks.amazonaws.com/nodegroup"
 // the Auto Scaling groups get the cluster-autoscaler node-template tags of
 // the planned labels, taints and GPUs (prior: the state before, nil on
 // create), then the group's nodes are waited for as wait_for says, within
-// ctx (the resource's timeout). Errors are added to diags; m keeps what
-// was reached.
-func (r *NodeGroupResource) afterApply(ctx context.Context, client *eks.Client, prior, m *nodeGroupModel, summary string, diags *diag.Diagnostics) {
+// ctx (the resource's timeout). It returns what failed (the tagging, the
+// cluster's access, the wait), which the caller reports: the group itself
+// is ACTIVE, so a failure here never replaces it (see waitFailed). m
+// keeps what was reached.
+func (r *NodeGroupResource) afterApply(ctx context.Context, client *eks.Client, prior, m *nodeGroupModel, diags *diag.Diagnostics) error {
 	spec, d := m.toSpec(ctx)
 	diags.Append(d...)
 	// prior: the tags the groups carried when last read (drift included),
@@ -42,20 +44,18 @@ func (r *NodeGroupResource) afterApply(ctx context.Context, client *eks.Client, 
 	asgs := stringsOf(ctx, m.AutoScalingGroupNames)
 	start := time.Now()
 	if err := client.SyncAutoScalingGroupTags(ctx, asgs, priorTags, want); err != nil {
-		diags.AddError(summary, fmt.Sprintf("tagging the Auto Scaling groups %v with cluster-autoscaler's node-template tags: %s", asgs, err))
 		m.NodeTemplateTags = nodeGroupMapValue(priorTags, false)
-		return
+		return fmt.Errorf("tagging the Auto Scaling groups %v with cluster-autoscaler's node-template tags: %w", asgs, err)
 	}
 	m.NodeTemplateTags = nodeGroupMapValue(want, false)
 	tflog.Debug(ctx, "synced Auto Scaling group tags", map[string]any{"asgs": asgs, "tags": len(want), "duration": time.Since(start).String()})
 
 	if m.WaitFor.ValueString() == nodeGroupWaitActive {
-		return
+		return nil
 	}
 	cluster, err := r.clients.eksCluster(ctx, "", spec.ClusterName)
 	if err != nil {
-		diags.AddError(summary, "waiting for the nodes (wait_for = "+quote(m.WaitFor.ValueString())+"): "+err.Error())
-		return
+		return fmt.Errorf("waiting for the nodes (wait_for = %s): %w", quote(m.WaitFor.ValueString()), err)
 	}
 	w := kube.NodeGroupWait{
 		Selector:    map[string]string{eksNodeGroupLabel: spec.Name},
@@ -63,6 +63,7 @@ func (r *NodeGroupResource) afterApply(ctx context.Context, client *eks.Client, 
 		GPUsPerNode: int(m.GPUsPerNode.ValueInt64()),
 		Until:       kube.NodeGroupReady,
 		Describe:    fmt.Sprintf("node group %q of EKS cluster %q", spec.Name, spec.ClusterName),
+		TaintKeys:   taintKeys(spec.Taints),
 	}
 	if m.WaitFor.ValueString() == nodeGroupWaitGPUsAllocatable {
 		w.Until = kube.NodeGroupGPUsAllocatable
@@ -70,18 +71,27 @@ func (r *NodeGroupResource) afterApply(ctx context.Context, client *eks.Client, 
 	start = time.Now()
 	nodes, err := cluster.WaitForNodeGroup(ctx, w)
 	if err != nil {
-		diags.AddError(summary, err.Error())
 		m.ReadyNodes, m.AllocatableGPUs = types.Int64Value(int64(nodes.Ready)), types.Int64Value(nodes.AllocatableGPUs)
-		return
+		return err
 	}
 	tflog.Debug(ctx, "waited for node group nodes", map[string]any{"until": w.Until, "count": w.Count, "duration": time.Since(start).String()})
 	if w.Count == 0 {
 		// Nothing was waited for: count what is there.
 		if nodes, err = cluster.ReadNodeGroupNodes(ctx, w.Selector); err != nil {
-			diags.AddWarning(summary, "reading the group's nodes: "+err.Error())
+			diags.AddWarning("reading EKS node group "+m.describe(), "reading the group's nodes: "+err.Error())
 		}
 	}
 	m.ReadyNodes, m.AllocatableGPUs = types.Int64Value(int64(nodes.Ready)), types.Int64Value(nodes.AllocatableGPUs)
+	return nil
+}
+
+// taintKeys are the keys of taints.
+func taintKeys(taints []eks.Taint) []string {
+	keys := make([]string, 0, len(taints))
+	for _, t := range taints {
+		keys = append(keys, t.Key)
+	}
+	return keys
 }
 
 // readNodes refreshes ready_nodes and allocatable_gpus from the cluster,

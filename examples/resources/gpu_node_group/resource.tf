@@ -1,9 +1,18 @@
 # Two p5.48xlarge nodes (8 H100 each) in an existing EKS cluster. The apply
 # returns once both nodes advertise their 8 GPUs, which needs the NVIDIA
 # device plugin on them: gpu_device_plugin first (or a Bottlerocket NVIDIA
-# AMI, whose OS runs it).
+# AMI, whose OS runs it). Its pods must tolerate every taint of the group:
+# setting tolerations replaces the plugin's defaults, so nvidia.com/gpu and
+# CriticalAddonsOnly are listed again beside the group's dedicated=training.
+# (A taint the plugin does not tolerate ends the wait within seconds, with
+# a warning that names it; the group is kept, not replaced.)
 resource "gpu_device_plugin" "nvidia" {
-  node_selector = { "nvidia.com/gpu.present" = "true" }
+  node_selector = { "eks.amazonaws.com/nodegroup" = "h100" }
+  tolerations = [
+    { key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" },
+    { key = "dedicated", operator = "Equal", value = "training", effect = "NoSchedule" },
+    { key = "CriticalAddonsOnly", operator = "Exists" },
+  ]
 }
 
 resource "gpu_node_group" "h100" {
