@@ -52,6 +52,8 @@ type nodeGroupModel struct {
 	UpdateConfig   []nodeGroupUpdateConfigModel   `tfsdk:"update_config"`
 	LaunchTemplate []nodeGroupLaunchTemplateModel `tfsdk:"launch_template"`
 	Timeouts       timeouts.Value                 `tfsdk:"timeouts"`
+
+	CapacityReservation []nodeGroupCapacityModel `tfsdk:"capacity_reservation"` // node_group_capacity*.go
 }
 
 type nodeGroupScalingModel struct {
@@ -298,13 +300,7 @@ func (m *nodeGroupModel) setFromLive(ctx context.Context, live eks.NodeGroup) di
 			MaxUnavailablePercentage: int64OrNull(live.UpdateConfig.MaxUnavailablePercentage),
 		}}
 	}
-	if lt := live.LaunchTemplate; lt != nil {
-		m.LaunchTemplate = []nodeGroupLaunchTemplateModel{{
-			ID: types.StringValue(lt.ID), Name: types.StringValue(lt.Name), Version: types.StringValue(lt.Version),
-		}}
-	} else {
-		m.LaunchTemplate = nil
-	}
+	m.setLaunchTemplateFromLive(live) // node_group_capacity.go
 	return diags
 }
 
