@@ -123,6 +123,21 @@ func (r *NodeGroupResource) prepareCapacity(ctx context.Context, client *eks.Cli
 	if c == nil {
 		return spec, true
 	}
+	if prior != nil && !capacityRetarget(prior, plan) {
+		// The same target: the group keeps the version it runs, and the
+		// plan checked what changed (a create-time refusal here would block
+		// any update of a group whose block has since ended).
+		pc := prior.capacity()
+		spec.CapacityReservation = &eks.CapacityTarget{ReservationID: pc.ID.ValueString(), ResourceGroupARN: pc.ResourceGroupARN.ValueString(),
+			Block: pc.ReservationType.ValueString() == eks.ReservationTypeCapacityBlock, InstanceType: pc.InstanceType.ValueString()}
+		spec.LaunchTemplate = &eks.LaunchTemplate{ID: pc.LaunchTemplateID.ValueString(), Version: pc.LaunchTemplateVersion.ValueString()}
+		spec.DiskSize = 0
+		if spec.CapacityReservation.Block {
+			spec.InstanceTypes = nil
+		}
+		c.LaunchTemplateID, c.LaunchTemplateVersion = pc.LaunchTemplateID, pc.LaunchTemplateVersion
+		return spec, true
+	}
 	var res eks.CapacityReservation
 	if id := c.ID.ValueString(); id != "" {
 		var found bool
@@ -134,8 +149,8 @@ func (r *NodeGroupResource) prepareCapacity(ctx context.Context, client *eks.Cli
 		}
 		in := capacityCheckInput{res: res, found: found, capacityType: plan.CapacityType.ValueString(), instanceTypes: spec.InstanceTypes,
 			desired: int64(spec.Scaling.Desired), now: time.Now()}
-		if prior != nil && prior.capacity() != nil && prior.capacity().ID.Equal(c.ID) && len(prior.Scaling) == 1 {
-			in.held = prior.Scaling[0].DesiredSize.ValueInt64()
+		if prior != nil && prior.capacity() != nil && prior.capacity().ID.Equal(c.ID) {
+			in.held = desiredOf(prior)
 		}
 		if zones, err := client.SubnetZones(ctx, spec.SubnetIDs); err == nil {
 			in.subnetZones = zones
@@ -151,17 +166,6 @@ func (r *NodeGroupResource) prepareCapacity(ctx context.Context, client *eks.Cli
 		c.setReservation(res)
 	}
 	spec.CapacityReservation = capacityTarget(c, res)
-	if prior != nil && !capacityRetarget(prior, plan) {
-		// The same target: the group keeps the version it runs.
-		pc := prior.capacity()
-		spec.LaunchTemplate = &eks.LaunchTemplate{ID: pc.LaunchTemplateID.ValueString(), Version: pc.LaunchTemplateVersion.ValueString()}
-		spec.DiskSize = 0
-		if spec.CapacityReservation.Block {
-			spec.InstanceTypes = nil
-		}
-		c.LaunchTemplateID, c.LaunchTemplateVersion = pc.LaunchTemplateID, pc.LaunchTemplateVersion
-		return spec, true
-	}
 	start := time.Now()
 	out, err := client.PrepareCapacityLaunchTemplate(ctx, spec)
 	if err != nil {

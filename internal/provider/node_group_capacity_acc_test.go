@@ -88,8 +88,7 @@ resource "gpu_node_group" "test" {
   instance_types  = ["p5.48xlarge"]
   capacity_type   = %q
   capacity_reservation {
-    id             = %q
-    expiry_warning = "72h"
+    id = %q
   }
   scaling {
     min_size     = 0

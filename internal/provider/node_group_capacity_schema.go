@@ -50,15 +50,9 @@ func nodeGroupCapacityBlock() schema.ListNestedBlock {
 	return schema.ListNestedBlock{
 		MarkdownDescription: "Launch the nodes into an EC2 capacity reservation: an On-Demand Capacity Reservation (`capacity_type = \"ON_DEMAND\"`) " +
 			"or a Capacity Block for ML (`capacity_type = \"CAPACITY_BLOCK\"`), by `id`, or a capacity reservation resource group by " +
-			"`resource_group_arn`. EKS takes a reservation only through a launch template: without `launch_template` the provider creates, " +
-			"owns and deletes one (named `gpu-ng-<cluster>-<node group>`, tagged `terraform-provider-gpu/node-group`, without an AMI so EKS " +
-			"keeps choosing it by `ami_type`, with `disk_size` as its root volume); with `launch_template` it adds the targeting to a new " +
-			"version of yours and never deletes your template. At plan, from EC2's own answers: the reservation exists and is active or " +
-			"scheduled, its instance type is in `instance_types`, its Availability Zone is one of the subnets', `desired_size` fits what it " +
-			"has available, and a block that has ended, or ends within 40 minutes (EKS scales a block's group to zero then, and EC2 starts " +
-			"terminating its instances 30 minutes before the end), is refused with its dates. Every plan warns when a block ends within " +
-			"`expiry_warning`, with the offerings to extend it. Replacing the reservation (a new `id`) updates the group in place (a new " +
-			"launch template version, rolled out like any version update); adding or removing the block replaces the group.",
+			"`resource_group_arn`. Without `launch_template` the provider creates, owns and deletes the launch template EKS needs for it; " +
+			"with one, it adds the targeting to a new version of yours. Checked against EC2 at plan time; see \"Capacity reservations and " +
+			"Capacity Blocks for ML\" above. A new `id` updates the group in place; adding or removing the block replaces the group.",
 		Validators: []validator.List{listvalidator.SizeAtMost(1)},
 		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplaceIf(capacityPresenceChanged,
 			"Adding or removing capacity_reservation replaces the group: EKS cannot give a group a launch template it was created without, nor take it away.",
