@@ -142,7 +142,7 @@ func checkCapacityReservation(in capacityCheckInput) []capacityProblem {
 // blockEnded says whether a block is over: EC2 says so, or its end passed.
 func blockEnded(r eks.CapacityReservation, now time.Time) bool {
 	switch r.State {
-	case "expired", "cancelled", "failed", "unavailable":
+	case "expired", "cancelled", "failed", "unavailable": //nolint:misspell // EC2's CapacityReservationState spells it so
 		return true
 	}
 	return !r.End.IsZero() && !r.End.After(now)
