@@ -40,13 +40,21 @@ func (c *Client) PrepareCapacityLaunchTemplate(ctx context.Context, spec NodeGro
 	if err != nil {
 		return spec, err
 	}
-	out := spec
-	out.LaunchTemplate = &lt
-	out.DiskSize = 0
-	if t.Block {
-		out.InstanceTypes = nil
+	return spec.WithCapacityLaunchTemplate(lt), nil
+}
+
+// WithCapacityLaunchTemplate is spec (which has a CapacityReservation) as
+// EKS must get it with lt, the version that targets the reservation: the
+// disk size moves into the template (EKS refuses diskSize next to a launch
+// template), and a block's instance type is the template's (EKS refuses
+// instanceTypes when the template has one).
+func (spec NodeGroupSpec) WithCapacityLaunchTemplate(lt LaunchTemplate) NodeGroupSpec {
+	spec.LaunchTemplate = &lt
+	spec.DiskSize = 0
+	if spec.CapacityReservation != nil && spec.CapacityReservation.Block {
+		spec.InstanceTypes = nil
 	}
-	return out, nil
+	return spec
 }
 
 // userTemplateVersion creates a version of the user's template from the

@@ -58,3 +58,17 @@ func TestOwnedLaunchTemplateName_fitsEC2sLimitAndStaysDistinct(t *testing.T) {
 	require.Len(t, a, launchTemplateNameMax)
 	require.NotEqual(t, a, b)
 }
+
+func TestWithCapacityLaunchTemplate_movesDiskAndBlockTypeIntoTheTemplate(t *testing.T) {
+	spec := NodeGroupSpec{InstanceTypes: []string{"p5.48xlarge"}, DiskSize: 200,
+		CapacityReservation: &CapacityTarget{ReservationID: "cr-0123456789abcdef0", Block: true, InstanceType: "p5.48xlarge"}}
+	got := spec.WithCapacityLaunchTemplate(LaunchTemplate{ID: "lt-0123456789abcdef0", Version: "3"})
+	require.Equal(t, &LaunchTemplate{ID: "lt-0123456789abcdef0", Version: "3"}, got.LaunchTemplate)
+	require.Zero(t, got.DiskSize, "EKS refuses diskSize next to a launch template")
+	require.Nil(t, got.InstanceTypes, "EKS refuses instanceTypes when the template has the block's type")
+	require.Equal(t, []string{"p5.48xlarge"}, spec.InstanceTypes, "the caller's spec is left as it was")
+
+	spec.CapacityReservation = &CapacityTarget{ReservationID: "cr-0123456789abcdef0"}
+	require.Equal(t, []string{"p5.48xlarge"}, spec.WithCapacityLaunchTemplate(LaunchTemplate{ID: "lt-0123456789abcdef0", Version: "1"}).InstanceTypes,
+		"an On-Demand Capacity Reservation's group names its types itself")
+}

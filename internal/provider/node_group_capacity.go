@@ -130,11 +130,7 @@ func (r *NodeGroupResource) prepareCapacity(ctx context.Context, client *eks.Cli
 		pc := prior.capacity()
 		spec.CapacityReservation = &eks.CapacityTarget{ReservationID: pc.ID.ValueString(), ResourceGroupARN: pc.ResourceGroupARN.ValueString(),
 			Block: pc.ReservationType.ValueString() == eks.ReservationTypeCapacityBlock, InstanceType: pc.InstanceType.ValueString()}
-		spec.LaunchTemplate = &eks.LaunchTemplate{ID: pc.LaunchTemplateID.ValueString(), Version: pc.LaunchTemplateVersion.ValueString()}
-		spec.DiskSize = 0
-		if spec.CapacityReservation.Block {
-			spec.InstanceTypes = nil
-		}
+		spec = spec.WithCapacityLaunchTemplate(eks.LaunchTemplate{ID: pc.LaunchTemplateID.ValueString(), Version: pc.LaunchTemplateVersion.ValueString()})
 		c.LaunchTemplateID, c.LaunchTemplateVersion = pc.LaunchTemplateID, pc.LaunchTemplateVersion
 		return spec, true
 	}
