@@ -63,8 +63,8 @@ func TestAccNodeGroup_capacityReservationRefusedAtPlanWithNothingCreated(t *test
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config: capacityGroupConfig("ng-cap-refused", tc.capacityType, tc.reservation, testSubnetB, 2),
-					// Not PlanOnly: an apply would follow a plan that passed.
+					Config:      capacityGroupConfig("ng-cap-refused", tc.capacityType, tc.reservation, testSubnetB, 2),
+					PlanOnly:    true, // refused by the plan, not by the apply's own check
 					ExpectError: wrappedText(tc.want),
 				}},
 			})
