@@ -3,7 +3,9 @@
 // managed node groups, answers instance-type facts for plan-time checks
 // (cached per Client), lists the EC2 GPU catalog for gpu_inventory, reads
 // EC2 capacity reservations and Capacity Blocks for ML (capacity*.go: the
-// account's reservations, block extension offerings), keeps the
+// account's reservations, block extension offerings), makes the launch
+// template a node group needs to launch into one (launch_template*.go: the
+// provider's own, named and tagged, or a new version of the user's), keeps the
 // cluster-autoscaler's scale-from-zero tags on a node group's Auto Scaling
 // groups, and mints EKS bearer tokens (presigned STS GetCallerIdentity, as
 // aws-iam-authenticator does) so the Kubernetes side needs no CLI.
@@ -29,7 +31,8 @@
 //   - Errors are a lowercase "-ing" phrase with the identity, the cause
 //     wrapped; typed where the caller acts on them (NodeGroupFailedError,
 //     UpdateFailedError, NodeGroupGoneError, UnknownInstanceTypesError,
-//     UnknownSubnetsError, CredentialsError, ErrNoRegion). They never name a
+//     UnknownSubnetsError, ForeignLaunchTemplateError, CredentialsError,
+//     ErrNoRegion). They never name a
 //     Terraform attribute: the provider adds attribute paths.
 //   - Facts and rules of EKS and EC2 (which AMI type runs on which
 //     architecture, the node-template tag format) live here, once.
