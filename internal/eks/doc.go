@@ -5,7 +5,9 @@
 // EC2 capacity (capacity*.go: the account's capacity reservations and
 // Capacity Blocks for ML, with block status and network topology on
 // request; the Capacity Block offerings EC2 sells, one call per NVIDIA GPU
-// type; block extension offerings), keeps the
+// type; block extension offerings), makes the launch template a node group
+// needs to launch into one (launch_template*.go: the provider's own, named
+// and tagged, or a new version of the user's), keeps the
 // cluster-autoscaler's scale-from-zero tags on a node group's Auto Scaling
 // groups, and mints EKS bearer tokens (presigned STS GetCallerIdentity, as
 // aws-iam-authenticator does) so the Kubernetes side needs no CLI.
@@ -32,7 +34,8 @@
 //   - Errors are a lowercase "-ing" phrase with the identity, the cause
 //     wrapped; typed where the caller acts on them (NodeGroupFailedError,
 //     UpdateFailedError, NodeGroupGoneError, UnknownInstanceTypesError,
-//     UnknownSubnetsError, CredentialsError, ErrNoRegion). They never name a
+//     UnknownSubnetsError, ForeignLaunchTemplateError, CredentialsError,
+//     ErrNoRegion). They never name a
 //     Terraform attribute: the provider adds attribute paths.
 //   - Facts and rules of EKS and EC2 (which AMI type runs on which
 //     architecture, the node-template tag format) live here, once.

@@ -22,6 +22,8 @@ type NodeGroupSpec struct {
 	Version            string
 	ForceUpdateVersion bool
 	Tags               map[string]string
+
+	CapacityReservation *CapacityTarget // launch_template*.go
 }
 
 // Scaling is the node group's Auto Scaling size.

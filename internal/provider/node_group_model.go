@@ -53,6 +53,8 @@ type nodeGroupModel struct {
 	NodeRepairConfig []nodeGroupNodeRepairModel     `tfsdk:"node_repair_config"`
 	LaunchTemplate   []nodeGroupLaunchTemplateModel `tfsdk:"launch_template"`
 	Timeouts         timeouts.Value                 `tfsdk:"timeouts"`
+
+	CapacityReservation []nodeGroupCapacityModel `tfsdk:"capacity_reservation"` // node_group_capacity*.go
 }
 
 type nodeGroupScalingModel struct {
@@ -297,13 +299,7 @@ func (m *nodeGroupModel) setFromLive(ctx context.Context, live eks.NodeGroup) di
 	m.Scaling = []nodeGroupScalingModel{{
 		MinSize: types.Int64Value(int64(s.Min)), MaxSize: types.Int64Value(int64(s.Max)), DesiredSize: types.Int64Value(int64(s.Desired)),
 	}}
-	if lt := live.LaunchTemplate; lt != nil {
-		m.LaunchTemplate = []nodeGroupLaunchTemplateModel{{
-			ID: types.StringValue(lt.ID), Name: types.StringValue(lt.Name), Version: types.StringValue(lt.Version),
-		}}
-	} else {
-		m.LaunchTemplate = nil
-	}
+	m.setLaunchTemplateFromLive(live) // node_group_capacity.go
 	return diags
 }
 

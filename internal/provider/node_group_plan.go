@@ -52,6 +52,7 @@ func (r *NodeGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		plan.ReleaseVersion = types.StringUnknown()
 	}
 
+	r.planCapacity(ctx, state, &plan, &config, &resp.Diagnostics) // node_group_capacity_plan.go
 	if state != nil && !plan.needsFacts(state, &config) {
 		// The same types: the same GPUs.
 		plan.GPUProduct, plan.GPUsPerNode, plan.GPUMemoryMiB = state.GPUProduct, state.GPUsPerNode, state.GPUMemoryMiB

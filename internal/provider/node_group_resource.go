@@ -99,6 +99,10 @@ func (r *NodeGroupResource) Create(ctx context.Context, req resource.CreateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	spec, ok := r.prepareCapacity(ctx, client, nil, &plan, spec, summary, &resp.Diagnostics) // node_group_capacity.go
+	if !ok {
+		return
+	}
 
 	start := time.Now()
 	live, err := client.CreateNodeGroup(ctx, spec, newClientRequestToken())
@@ -107,6 +111,7 @@ func (r *NodeGroupResource) Create(ctx context.Context, req resource.CreateReque
 	}
 	if err != nil && live.Name == "" {
 		// EKS accepted nothing: nothing to keep in the state.
+		dropCapacityTemplate(ctx, client, &plan, &resp.Diagnostics)
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
@@ -155,6 +160,7 @@ func (r *NodeGroupResource) Read(ctx context.Context, req resource.ReadRequest, 
 		state.WaitFor = types.StringValue(nodeGroupWaitReady)
 	}
 	resp.Diagnostics.Append(state.setFromLive(ctx, live)...)
+	readCapacity(ctx, client, &state, live, summary, &resp.Diagnostics)
 	if len(live.Health) > 0 {
 		resp.Diagnostics.AddWarning(summary, nodeGroupFailureDetail(&eks.NodeGroupFailedError{
 			ClusterName: cluster, Name: name, Status: live.Status, Health: live.Health,
@@ -200,6 +206,11 @@ func (r *NodeGroupResource) Update(ctx context.Context, req resource.UpdateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	priorSpec = priorCapacitySpec(&prior, priorSpec)
+	spec, ok := r.prepareCapacity(ctx, client, &prior, &plan, spec, summary, &resp.Diagnostics)
+	if !ok {
+		return
+	}
 	start := time.Now()
 	live, err := client.UpdateNodeGroup(ctx, priorSpec, spec)
 	if err != nil {
@@ -239,6 +250,7 @@ func (r *NodeGroupResource) Delete(ctx context.Context, req resource.DeleteReque
 		resp.Diagnostics.AddError(summary, nodeGroupFailureDetail(err))
 		return
 	}
+	deleteCapacityTemplate(ctx, client, &state, summary, &resp.Diagnostics)
 	tflog.Debug(ctx, "deleted EKS node group", map[string]any{"node_group": state.NodeGroupName.ValueString(), "duration": time.Since(start).String()})
 }
 

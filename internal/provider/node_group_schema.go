@@ -134,6 +134,7 @@ func nodeGroupSchema(ctx context.Context) schema.Schema {
 					},
 				}},
 			},
+			"capacity_reservation": nodeGroupCapacityBlock(), // node_group_capacity_schema.go
 			"timeouts": resourceTimeoutsBlock(ctx, timeouts.Opts{Create: true, Update: true, Delete: true},
 				"How long to wait. `create` bounds CREATING → ACTIVE and `wait_for` (default 60m); `update` bounds each EKS update and "+
 					"`wait_for` (default 60m); `delete` bounds DELETING → gone (default 60m). Positive durations as Go writes them, e.g. `90s`, `45m`."),

@@ -19,6 +19,7 @@ import (
 func (m *nodeGroupModel) validate(ctx context.Context) diag.Diagnostics {
 	var diags diag.Diagnostics
 	diags.Append(m.validateScaling()...)
+	diags.Append(m.validateCapacity()...) // node_group_capacity.go
 	if ami := m.AMIType; !ami.IsUnknown() && ami.ValueString() == eks.AMITypeCustom && len(m.LaunchTemplate) == 0 {
 		diags.AddAttributeError(path.Root("ami_type"), "Invalid gpu_node_group",
 			`ami_type "CUSTOM" takes its AMI from a launch template: add a launch_template block (id or name, and version), `+
