@@ -1,7 +1,3 @@
-// This file needs the emulator's capacity controls (awsemu.AddCapacityReservation,
-// EndCapacityReservation: helper emu-capacity); the build tag goes once they are
-// in main. The lifecycle and example tests also need its launch templates.
-
 package provider
 
 import (
