@@ -89,10 +89,6 @@ resource "gpu_node_group" "test" {
     max_size     = 4
     desired_size = %d
   }
-  timeouts {
-    create = "4m"
-    update = "4m"
-  }
 }
 `, emu.ClusterName(), name, testNodeRole, subnets, capacityType, id, desired)
 }

@@ -40,9 +40,9 @@ func (e *Emulator) EndCapacityReservation(id string) error {
 		return e.control("end-capacity-reservation", map[string]any{"id": id}, nil)
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	r := e.st.reservation(id)
 	if r == nil {
+		e.mu.Unlock()
 		return fmt.Errorf("ending capacity reservation %s: no such reservation", id)
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -53,7 +53,13 @@ func (e *Emulator) EndCapacityReservation(id string) error {
 			r.start = now
 		}
 	}
-	e.reclaimReservation(r)
+	removed := e.reclaimReservation(r)
+	e.mu.Unlock()
+	// A test control: it returns once the reclaimed nodes are gone from
+	// the cluster, so that the next read sees the block's end.
+	for _, done := range removed {
+		<-done
+	}
 	return nil
 }
 
@@ -102,16 +108,17 @@ func (e *Emulator) scheduleReservation(r *capacityReservation) {
 // reclaimReservation terminates the instances that run in an expired
 // reservation: they leave their groups and their nodes the cluster. e.mu
 // is held.
-func (e *Emulator) reclaimReservation(r *capacityReservation) {
+func (e *Emulator) reclaimReservation(r *capacityReservation) (removed []<-chan struct{}) {
 	for _, ng := range e.st.nodegroups {
 		gone := slices.DeleteFunc(slices.Clone(ng.nodes), func(n groupNode) bool { return n.reservation != r.id })
 		if len(gone) == 0 {
 			continue
 		}
 		ng.nodes = slices.DeleteFunc(ng.nodes, func(n groupNode) bool { return n.reservation == r.id })
-		e.removeNodes(gone)
+		removed = append(removed, e.removeNodes(gone))
 	}
 	e.capacityChanged()
+	return removed
 }
 
 // capacityControl serves the capacity test controls over HTTP; handled is

@@ -253,8 +253,10 @@
 //     refuses one): it is taken as a name only, so that groups made before
 //     the emulator held templates keep working. Of a template, only the
 //     capacity targeting and instance type act on nodes (not AMI, user
-//     data, disks or tags). A version update replaces no nodes, so the
-//     update strategy changes nothing observable. No remote access, Windows
+//     data, disks or tags). A launch template version update replaces every
+//     node at once (EKS rolls them, bounded by updateConfig); a Kubernetes
+//     or release version update replaces none, so the update strategy
+//     changes nothing observable. No remote access, Windows
 //     nodes, or pagination of ListClusters.
 //   - Node repair is configuration only: no node monitoring agent, no
 //     repair of unhealthy nodes. A group created without updateStrategy or

@@ -444,6 +444,13 @@ func (e *Emulator) finishUpdate(key string, ng *nodegroup) {
 			lt := *ng.doc.LaunchTemplate
 			lt.Version = v.LaunchTemplate.Version
 			ng.doc.LaunchTemplate = &lt
+			// EKS rolls every node onto the new version (EKS User Guide,
+			// "Managed node update behavior"): here all at once, so that
+			// the new nodes launch where the new version says (a new
+			// capacity reservation) and the old ones free theirs.
+			replaced := ng.nodes
+			ng.nodes = nil
+			e.removeNodes(replaced)
 		}
 	}
 	ng.doc.Status = statusActive

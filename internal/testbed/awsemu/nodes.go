@@ -152,11 +152,14 @@ func (e *Emulator) registerNode(key string, ng *nodegroup, node groupNode) {
 
 // removeNodes deregisters nodes from the cluster, in the background.
 // e.mu is held.
-func (e *Emulator) removeNodes(nodes []groupNode) {
+func (e *Emulator) removeNodes(nodes []groupNode) <-chan struct{} {
+	done := make(chan struct{})
 	if len(nodes) == 0 || e.kube == nil {
-		return
+		close(done)
+		return done
 	}
 	go func() {
+		defer close(done)
 		e.kubeMu.Lock()
 		defer e.kubeMu.Unlock()
 		ctx, cancel := context.WithTimeout(e.ctx, kubeTimeout)
@@ -167,6 +170,7 @@ func (e *Emulator) removeNodes(nodes []groupNode) {
 			}
 		}
 	}()
+	return done
 }
 
 // nodeSpec is the kwok node an instance of the group registers as: the
