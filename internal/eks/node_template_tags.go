@@ -66,3 +66,17 @@ func commonNodeTemplateTags(groups []map[string]string) map[string]string {
 	}
 	return out
 }
+
+// Auto Scaling allows 50 tags per Auto Scaling group (Amazon EC2 Auto
+// Scaling User Guide, "Quotas": tags per Auto Scaling group), and EKS puts
+// its own on a managed node group's group before ours: eks:cluster-name,
+// eks:nodegroup-name, k8s.io/cluster-autoscaler/enabled,
+// k8s.io/cluster-autoscaler/<cluster> and kubernetes.io/cluster/<cluster>.
+const (
+	MaxAutoScalingGroupTags = 50
+	EKSAutoScalingGroupTags = 5
+)
+
+// NodeTemplateTagRoom is how many node-template tags fit on a managed node
+// group's Auto Scaling group beside EKS's own.
+const NodeTemplateTagRoom = MaxAutoScalingGroupTags - EKSAutoScalingGroupTags

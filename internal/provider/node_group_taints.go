@@ -86,3 +86,23 @@ func validateNodeGroupTaintCount(taints []eks.Taint, gpuTaint bool) diag.Diagnos
 			"or set gpu_taint = false to leave out the GPU taint the provider adds.", detail, eks.MaxTaintsPerNodeGroup, total-eks.MaxTaintsPerNodeGroup))
 	return diags
 }
+
+// validateNodeTemplateTagCount counts the cluster-autoscaler node-template
+// tags the provider puts on the group's Auto Scaling group (one per
+// effective label, one per effective taint key, one for the GPUs) against
+// the room Auto Scaling's 50-tag quota leaves beside EKS's own tags: past
+// it, tagging fails after EKS made the group, so it is refused here.
+func validateNodeTemplateTagCount(labels map[string]string, taints []eks.Taint, gpuTaint bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	tags := eks.NodeTemplateTags(effectiveLabels(labels), effectiveTaints(taints, gpuTaint), 1)
+	if len(tags) <= eks.NodeTemplateTagRoom {
+		return diags
+	}
+	diags.AddAttributeError(path.Root("labels"), "Too many labels and taints for the Auto Scaling group's tags",
+		fmt.Sprintf("the provider tags the node group's Auto Scaling group with one cluster-autoscaler node-template tag per label "+
+			"(%d with the GPU label), per taint key (%d with the GPU taint) and one for the GPUs: %d tags, and Auto Scaling allows %d per group, "+
+			"of which EKS uses %d. Remove %d labels or taints (gpu_taint = false leaves out the GPU taint).",
+			len(effectiveLabels(labels)), len(tags)-len(effectiveLabels(labels))-1, len(tags), eks.MaxAutoScalingGroupTags,
+			eks.EKSAutoScalingGroupTags, len(tags)-eks.NodeTemplateTagRoom))
+	return diags
+}

@@ -53,3 +53,26 @@ func TestTaintCountIncludesTheGPUTaint(t *testing.T) {
 	require.False(t, validateNodeGroupTaintCount(taints(50), false).HasError(), "50 without the GPU taint")
 	require.False(t, validateNodeGroupTaintCount(append(taints(49), nodeGroupGPUTaint), true).HasError(), "the GPU taint written by the user counts once")
 }
+
+// Auto Scaling's 50 tags per group hold EKS's 5 and the provider's
+// node-template tags: the GPU label, resource and taint count too.
+func TestNodeTemplateTagCountIncludesWhatTheProviderAdds(t *testing.T) {
+	taints := func(n int) []eks.Taint {
+		out := make([]eks.Taint, n)
+		for i := range out {
+			out[i] = eks.Taint{Key: fmt.Sprintf("t%02d", i), Effect: "NO_SCHEDULE"}
+		}
+		return out
+	}
+	// 1 GPU label + 42 taints + the GPU taint + the GPU resource = 45.
+	require.False(t, validateNodeTemplateTagCount(nil, taints(42), true).HasError(), "45 tags fit beside EKS's 5")
+	require.True(t, validateNodeTemplateTagCount(nil, taints(43), true).HasError(), "46 tags do not")
+	require.False(t, validateNodeTemplateTagCount(nil, taints(43), false).HasError(), "without the GPU taint, 45")
+	require.True(t, validateNodeTemplateTagCount(map[string]string{"team": "ml"}, taints(42), true).HasError(), "a label is a tag too")
+	// Two taints of one key are one tag.
+	twoEffects := append(taints(42), eks.Taint{Key: "t00", Effect: "NO_EXECUTE"})
+	require.False(t, validateNodeTemplateTagCount(nil, twoEffects, true).HasError(), "one tag per taint key")
+	d := validateNodeTemplateTagCount(nil, taints(45), true)
+	require.Contains(t, d.Errors()[0].Detail(), "48 tags")
+	require.Contains(t, d.Errors()[0].Detail(), "Remove 3 labels or taints")
+}

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -50,6 +52,9 @@ func (m *nodeGroupModel) validate(ctx context.Context) diag.Diagnostics {
 	diags.Append(validateNodeGroupTaints(taints, gpuTaint)...)
 	if !m.Taints.IsUnknown() && !anyUnknown(m.Taints.Elements()) {
 		diags.Append(validateNodeGroupTaintCount(taints, gpuTaint)...)
+		if !m.Labels.IsUnknown() && !anyUnknown(slices.Collect(maps.Values(m.Labels.Elements()))) {
+			diags.Append(validateNodeTemplateTagCount(stringMapOf(m.Labels), taints, gpuTaint)...)
+		}
 	}
 	diags.Append(validateNodeRepair(m.NodeRepairConfig)...)
 	return diags
