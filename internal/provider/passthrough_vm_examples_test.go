@@ -16,8 +16,8 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/pveemu"
 )
 
-// The Proxmox examples on the testbed's emulator: they pass the preflight
-// as written.
+// The Proxmox examples on the testbed's emulator: applied as written, each
+// VM running with its GPUs, and destroyed.
 
 func readExample(t *testing.T, parts ...string) string {
 	t.Helper()
@@ -28,28 +28,32 @@ func readExample(t *testing.T, parts ...string) string {
 
 // The resource example passes a raw address, so it runs as root@pam (the
 // environment's password, no token).
-func TestAccPassthroughVM_resourceExamplePlansAsRootPam(t *testing.T) {
+func TestAccPassthroughVM_resourceExampleAppliesAsRootPam(t *testing.T) {
 	testAccPreCheck(t)
 	t.Setenv("PM_API_TOKEN_ID", "")
 	t.Setenv("PM_API_TOKEN_SECRET", "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:             `provider "gpu" {}` + "\n" + readExample(t, "examples", "resources", "gpu_passthrough_vm", "resource.tf"),
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
+			Config: `provider "gpu" {}` + "\n" + readExample(t, "examples", "resources", "gpu_passthrough_vm", "resource.tf"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("gpu_passthrough_vm.train", tfjsonpath.New("status"), knownvalue.StringExact("running")),
+				statecheck.ExpectKnownValue("gpu_passthrough_vm.inference", tfjsonpath.New("status"), knownvalue.StringExact("running")),
+			},
 		}},
 	})
 }
 
-func TestAccInventoryDataSource_proxmoxExamplePlansAVMOnAFreeGPU(t *testing.T) {
+func TestAccInventoryDataSource_proxmoxExampleAppliesAVMOnAFreeGPU(t *testing.T) {
 	testAccPreCheck(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:             `provider "gpu" {}` + "\n" + readExample(t, "examples", "data-sources", "gpu_inventory", "proxmox.tf"),
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
+			Config: `provider "gpu" {}` + "\n" + readExample(t, "examples", "data-sources", "gpu_inventory", "proxmox.tf"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("gpu_passthrough_vm.on_a_free_gpu", tfjsonpath.New("status"), knownvalue.StringExact("running")),
+				statecheck.ExpectKnownValue("gpu_passthrough_vm.on_a_free_gpu", tfjsonpath.New("node"), knownvalue.StringExact("pve-a6000")),
+			},
 		}},
 	})
 }

@@ -3,15 +3,16 @@ data "gpu_inventory" "free_a6000" {
   source = "proxmox"
 
   filter {
-    nodes     = ["pve-a6000"]
-    product   = "A6000" # RE2 on the PCI device name
-    free_only = true    # no running VM has it
+    nodes   = ["pve-a6000"]
+    product = "A6000" # RE2 on the PCI device name
   }
 }
 
 locals {
   # GPU functions only (a GPU's audio function is listed with gpu = false).
-  free_gpus = [for d in data.gpu_inventory.free_a6000.pci_devices : d if d.gpu]
+  # Free (no running VM has it), or already this VM's: once applied, the
+  # VM keeps its GPU instead of moving to the next free one at every plan.
+  free_gpus = [for d in data.gpu_inventory.free_a6000.pci_devices : d if d.gpu && (d.free || d.vm_name == "train-2")]
 }
 
 output "free_gpus" {
