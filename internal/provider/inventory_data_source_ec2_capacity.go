@@ -99,12 +99,14 @@ func inventoryCapacityBlock() schema.Block {
 					"`duration_hours`, as EC2 does. Default `false`.",
 			},
 			"instance_count": schema.Int64Attribute{
-				Optional: true,
+				CustomType: wholeNumberType{},
+				Optional:   true,
 				MarkdownDescription: "Offerings: instances in the block; EC2 sells " + int32List(eks.CapacityBlockInstanceCounts) + ". " +
 					"Reservations: keep those with at least this many available instances.",
 			},
 			"duration_hours": schema.Int64Attribute{
-				Optional: true,
+				CustomType: wholeNumberType{},
+				Optional:   true,
 				MarkdownDescription: "Offerings: the block's length in hours; EC2 sells whole days up to 14 (24 to 336) and whole weeks up to 182 days " +
 					"(504, 672, ... 4368).",
 			},
