@@ -207,7 +207,6 @@ func (m *inventoryModel) validateCapacity() diag.Diagnostics {
 			"the capacity block lists EC2 capacity reservations and Capacity Block offerings: it applies with source = \"ec2\" only. Remove it")
 		return diags
 	}
-	known := func(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
 	if !c.Reservations.ValueBool() && !c.Reservations.IsUnknown() && !c.Offerings.ValueBool() && !c.Offerings.IsUnknown() {
 		diags.AddAttributeError(at, "Invalid gpu_inventory capacity",
 			"the capacity block asks for nothing: set reservations = true (the account's reservations and blocks), offerings = true "+

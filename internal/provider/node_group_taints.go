@@ -94,7 +94,8 @@ func validateNodeGroupTaintCount(taints []eks.Taint, gpuTaint bool) diag.Diagnos
 // it, tagging fails after EKS made the group, so it is refused here.
 func validateNodeTemplateTagCount(labels map[string]string, taints []eks.Taint, gpuTaint bool) diag.Diagnostics {
 	var diags diag.Diagnostics
-	tags := eks.NodeTemplateTags(effectiveLabels(labels), effectiveTaints(taints, gpuTaint), 1)
+	allLabels := effectiveLabels(labels)
+	tags := eks.NodeTemplateTags(allLabels, effectiveTaints(taints, gpuTaint), 1)
 	if len(tags) <= eks.NodeTemplateTagRoom {
 		return diags
 	}
@@ -102,7 +103,7 @@ func validateNodeTemplateTagCount(labels map[string]string, taints []eks.Taint, 
 		fmt.Sprintf("the provider tags the node group's Auto Scaling group with one cluster-autoscaler node-template tag per label "+
 			"(%d with the GPU label), per taint key (%d with the GPU taint) and one for the GPUs: %d tags, and Auto Scaling allows %d per group, "+
 			"of which EKS uses %d. Remove %d labels or taints (gpu_taint = false leaves out the GPU taint).",
-			len(effectiveLabels(labels)), len(tags)-len(effectiveLabels(labels))-1, len(tags), eks.MaxAutoScalingGroupTags,
+			len(allLabels), len(tags)-len(allLabels)-1, len(tags), eks.MaxAutoScalingGroupTags,
 			eks.EKSAutoScalingGroupTags, len(tags)-eks.NodeTemplateTagRoom))
 	return diags
 }

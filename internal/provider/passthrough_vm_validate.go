@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
 )
@@ -95,8 +95,8 @@ func (m *passthroughVMModel) validate() diag.Diagnostics {
 	return diags
 }
 
-// known says whether s is set and known.
-func known(s types.String) bool { return !s.IsNull() && !s.IsUnknown() }
+// known says whether v is set and known.
+func known(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
 
 // gpuDeviceKey names the device a gpu block passes, for duplicates: its
 // mapping, or its address's device; "" when unknown.
