@@ -1,0 +1,135 @@
+package gpuhealth
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ReadyMessage is the healthy condition's message (in the style of EKS's
+// "Monitoring for the Nvidia GPU system is active").
+const ReadyMessage = "GPU health monitoring through NVML is active; no GPU faults"
+
+// MaxMessageLength bounds the condition message so that an Event message
+// "<Reason>: <Message>" stays under the 1024 characters Kubernetes keeps
+// of an event's note.
+const MaxMessageLength = 960
+
+// Judge turns the standing faults into a verdict. With a fault of a class
+// in fatal: False, the reason of the first fatal fault, every fault's
+// message (fatal first, then degrading; each by GPU index) "; "-joined.
+// Without: True, ReasonReady, and a message naming any degradation.
+func Judge(faults []Fault, fatal []FaultClass) Verdict {
+	var bad, degraded []Fault
+	for _, f := range faults {
+		if slices.Contains(fatal, f.Class) {
+			bad = append(bad, f)
+		} else {
+			degraded = append(degraded, f)
+		}
+	}
+	sortFaults(bad)
+	sortFaults(degraded)
+
+	if len(bad) == 0 {
+		v := Verdict{Status: corev1.ConditionTrue, Reason: ReasonReady, Message: ReadyMessage, Degraded: degraded}
+		if len(degraded) > 0 {
+			v.Message = joinMessages("GPUs usable but degraded: ", degraded)
+		}
+		return v
+	}
+	v := Verdict{
+		Status:    corev1.ConditionFalse,
+		Reason:    bad[0].Reason(),
+		Message:   joinMessages("", append(slices.Clone(bad), degraded...)),
+		Unhealthy: unhealthyGPUs(bad),
+		Degraded:  degraded,
+	}
+	return v
+}
+
+// sortFaults orders faults: node faults first, then by GPU index, class,
+// XID.
+func sortFaults(faults []Fault) {
+	slices.SortStableFunc(faults, func(a, b Fault) int {
+		return cmp.Or(
+			cmp.Compare(gpuIndex(a), gpuIndex(b)),
+			cmp.Compare(a.Class.rank(), b.Class.rank()),
+			cmp.Compare(a.XID, b.XID),
+		)
+	})
+}
+
+func gpuIndex(f Fault) int {
+	if f.GPU == nil {
+		return -1
+	}
+	return f.GPU.Index
+}
+
+// unhealthyGPUs lists each GPU of the (sorted) fatal faults once, with the
+// reason of its first fault.
+func unhealthyGPUs(bad []Fault) []UnhealthyGPU {
+	var out []UnhealthyGPU
+	for _, f := range bad {
+		if f.GPU == nil {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Index == f.GPU.Index {
+			continue
+		}
+		out = append(out, UnhealthyGPU{GPURef: *f.GPU, Reason: f.Reason()})
+	}
+	return out
+}
+
+// joinMessages joins the faults' messages after prefix, ending in
+// "… and N more" where the whole would pass MaxMessageLength.
+func joinMessages(prefix string, faults []Fault) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i, f := range faults {
+		part := f.Message()
+		if i > 0 {
+			part = "; " + part
+		}
+		rest := len(faults) - i - 1
+		// Room for this part and, if more follow, their tail.
+		tail := 0
+		if rest > 0 {
+			tail = len(moreTail(rest))
+		}
+		if b.Len()+len(part)+tail > MaxMessageLength {
+			if i == 0 {
+				b.WriteString(truncate(part, MaxMessageLength-b.Len()-len(moreTail(rest))))
+				if rest > 0 {
+					b.WriteString(moreTail(rest))
+				}
+				return b.String()
+			}
+			b.WriteString(moreTail(len(faults) - i))
+			return b.String()
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+func moreTail(n int) string { return fmt.Sprintf("; … and %d more", n) }
+
+// truncate cuts s to at most n bytes on a rune boundary, ending in "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	cut := max(n-len(ellipsis), 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
