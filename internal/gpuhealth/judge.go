@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,36 +86,33 @@ func unhealthyGPUs(bad []Fault) []UnhealthyGPU {
 	return out
 }
 
-// joinMessages joins the faults' messages after prefix, ending in
-// "… and N more" where the whole would pass MaxMessageLength.
+// joinMessages joins the faults' messages after prefix with "; ". Where
+// the whole would pass MaxMessageLength it keeps the first ones that fit
+// and ends in "; … and N more" (the first message is cut if it alone is
+// too long).
 func joinMessages(prefix string, faults []Fault) string {
-	var b strings.Builder
-	b.WriteString(prefix)
+	msg := prefix
 	for i, f := range faults {
 		part := f.Message()
 		if i > 0 {
 			part = "; " + part
 		}
-		rest := len(faults) - i - 1
-		// Room for this part and, if more follow, their tail.
-		tail := 0
-		if rest > 0 {
-			tail = len(moreTail(rest))
+		tail := ""
+		if rest := len(faults) - i - 1; rest > 0 {
+			tail = moreTail(rest)
 		}
-		if b.Len()+len(part)+tail > MaxMessageLength {
-			if i == 0 {
-				b.WriteString(truncate(part, MaxMessageLength-b.Len()-len(moreTail(rest))))
-				if rest > 0 {
-					b.WriteString(moreTail(rest))
-				}
-				return b.String()
-			}
-			b.WriteString(moreTail(len(faults) - i))
-			return b.String()
+		if len(msg)+len(part)+len(tail) <= MaxMessageLength {
+			msg += part
+			continue
 		}
-		b.WriteString(part)
+		if i == 0 {
+			// Nothing kept yet: keep as much of the first as fits.
+			return msg + truncate(part, MaxMessageLength-len(msg)-len(tail)) + tail
+		}
+		// The previous step left room for exactly this tail.
+		return msg + moreTail(len(faults)-i)
 	}
-	return b.String()
+	return msg
 }
 
 func moreTail(n int) string { return fmt.Sprintf("; … and %d more", n) }

@@ -2,7 +2,9 @@ package gpuhealth
 
 // xidMeanings are what the XIDs a datacenter operator meets most often
 // usually mean, worded after NVIDIA's XID catalog
-// (https://docs.nvidia.com/deploy/xid-errors/) and its resolution buckets.
+// (https://docs.nvidia.com/deploy/xid-errors/, "Analyzing Xid Errors with
+// the Xid Catalog": each code's description, resolution bucket and trigger
+// conditions). It covers every code of criticalXIDs.
 // An XID is a driver report, not a diagnosis: the same number can have a
 // hardware, driver or application cause.
 var xidMeanings = map[uint64]string{
@@ -16,6 +18,7 @@ var xidMeanings = map[uint64]string{
 	45:  "preemptive cleanup of a channel after earlier errors (often follows a double-bit ECC error); look at the XIDs before it",
 	46:  "the GPU stopped processing (GPU timeout); reset the GPU",
 	48:  "double-bit (uncorrectable) ECC error in GPU memory; the application using it was stopped, reset the GPU",
+	54:  "auxiliary power is not connected to the GPU board; check the GPU's power connectors",
 	61:  "internal micro-controller breakpoint or warning",
 	62:  "internal micro-controller halt; reset the GPU",
 	63:  "ECC page retirement or row remapping recorded; takes effect at the next GPU reset",
@@ -28,12 +31,19 @@ var xidMeanings = map[uint64]string{
 	94:  "contained uncorrectable ECC error: only the application that used the memory was affected; restart it",
 	95:  "uncontained uncorrectable ECC error: every application on the GPU is affected; reset the GPU",
 	109: "context switch timeout; reset the GPU",
+	110: "security fault: uncommon unless the hardware failed; revert recent hardware changes and cold-reset the node, contact the hardware vendor if it repeats",
 	119: "timed out waiting for the GPU System Processor (GSP firmware); reset the GPU",
 	120: "GPU System Processor (GSP firmware) error; reset the GPU",
 	121: "C2C (chip-to-chip) link error",
+	136: "link training failed; reset the GPU, check the link's signal integrity if it repeats",
 	140: "uncorrectable ECC error that escaped containment; reset the GPU",
+	142: "video encoder (NVENC3) error; no automated recovery, contact the hardware vendor",
 	143: "GPU initialization failed; reset the GPU",
 	154: "the driver changed the GPU's recovery action (reset, reboot or drain); see the XID before it",
+	151: "confidential computing key rotation failed; restart the VM or instance",
+	155: "NVLink software-defined error: a link went down (also logged for an intentional link-down or sleep); reset the GPU",
+	156: "resource retirement event: the GPU retired a resource; reset the GPU",
+	158: "GPU fatal timeout; reset the GPU",
 	// NVML reports 999 for an XID it has no number for.
 	999: "an XID NVML could not identify; the kernel log (dmesg, journalctl -k) has its number",
 }
