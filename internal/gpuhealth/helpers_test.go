@@ -6,4 +6,4 @@ import (
 )
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-func utf8Valid(s string) bool { return utf8.ValidString(s) }
+func utf8Valid(s string) bool     { return utf8.ValidString(s) }

@@ -150,10 +150,12 @@ func TestVerdictSameAs(t *testing.T) {
 		t.Error("verdicts differing only in Degraded are not the same")
 	}
 	for name, change := range map[string]func(*Verdict){
-		"status":    func(v *Verdict) { v.Status = corev1.ConditionUnknown },
-		"reason":    func(v *Verdict) { v.Reason = "NvidiaXID48Error" },
-		"message":   func(v *Verdict) { v.Message = "n" },
-		"unhealthy": func(v *Verdict) { v.Unhealthy = append(slices.Clone(v.Unhealthy), UnhealthyGPU{GPURef: GPURef{Index: 2}}) },
+		"status":  func(v *Verdict) { v.Status = corev1.ConditionUnknown },
+		"reason":  func(v *Verdict) { v.Reason = "NvidiaXID48Error" },
+		"message": func(v *Verdict) { v.Message = "n" },
+		"unhealthy": func(v *Verdict) {
+			v.Unhealthy = append(slices.Clone(v.Unhealthy), UnhealthyGPU{GPURef: GPURef{Index: 2}})
+		},
 	} {
 		other := base
 		other.Unhealthy = slices.Clone(base.Unhealthy)
