@@ -14,29 +14,24 @@ type Damper struct {
 	// Interval is the shortest time between two published changes.
 	Interval time.Duration
 
-	published   *Verdict  // the last verdict published; nil before the first
+	published   *Verdict  // a copy of the last verdict published; nil before the first
 	publishedAt time.Time // when it was published
-	held        *Verdict  // the latest verdict held back, nil when none
 }
 
 // Offer gives the damper the current verdict. It returns the verdict to
 // publish now, or nil to hold; when it holds a change, retryAt is when to
 // offer again (the end of the interval); it is zero when nothing is held.
-// An offer at or after retryAt publishes the verdict offered then, so the
-// caller offers its latest verdict at retryAt.
+// The damper keeps no held verdict: the caller offers its latest verdict
+// at retryAt, and that one is published, so the latest change wins.
 func (d *Damper) Offer(now time.Time, v Verdict) (publish *Verdict, retryAt time.Time) {
 	if d.published != nil && v.SameAs(*d.published) {
-		// Back to what is published (or nothing new): nothing to change.
-		d.held = nil
+		// Nothing new, or back to what is published: nothing to change.
 		return nil, time.Time{}
 	}
 	if d.published == nil || !now.Before(d.publishedAt.Add(d.Interval)) {
-		out := v
-		d.published, d.publishedAt, d.held = &out, now, nil
-		ret := v
-		return &ret, time.Time{}
+		kept, out := v.clone(), v.clone()
+		d.published, d.publishedAt = &kept, now
+		return &out, time.Time{}
 	}
-	held := v
-	d.held = &held
 	return nil, d.publishedAt.Add(d.Interval)
 }

@@ -36,3 +36,10 @@ func (v Verdict) SameAs(o Verdict) bool {
 	return v.Status == o.Status && v.Reason == o.Reason && v.Message == o.Message &&
 		slices.Equal(v.Unhealthy, o.Unhealthy)
 }
+
+// clone copies v and its slices.
+func (v Verdict) clone() Verdict {
+	v.Unhealthy = slices.Clone(v.Unhealthy)
+	v.Degraded = slices.Clone(v.Degraded)
+	return v
+}
