@@ -3,6 +3,8 @@ package telemetry
 import (
 	"strings"
 	"testing"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
 )
 
 func TestXIDMeaning(t *testing.T) {
@@ -45,5 +47,16 @@ func TestXIDMeaning(t *testing.T) {
 	}
 	if got := describeXID(998); !strings.Contains(got, "docs.nvidia.com/deploy/xid-errors") {
 		t.Errorf("an unknown XID's detail %q does not say where to look it up", got)
+	}
+}
+
+// The telemetry words an XID as the health agent's condition does.
+func TestXIDMeaningIsGPUHealths(t *testing.T) {
+	for xid := uint64(0); xid <= 1000; xid++ {
+		got, gotOK := XIDMeaning(xid)
+		want, wantOK := gpuhealth.XIDMeaning(xid)
+		if got != want || gotOK != wantOK {
+			t.Errorf("XIDMeaning(%d) = %q, %v; gpuhealth says %q, %v", xid, got, gotOK, want, wantOK)
+		}
 	}
 }
