@@ -7,30 +7,41 @@ import (
 
 // FaultClass names a kind of GPU fault. Settings.Fatal says which classes
 // turn the condition False; the others degrade (the condition stays True,
-// the agent writes a Warning Event).
+// the agent writes a Warning Event). A fault clears only on evidence that
+// it is gone, never on a timer; each class says what that evidence is
+// (docs/guides/gpu-health.md has the same table).
 type FaultClass string
 
 // The fault classes, in the order they are listed and judged.
 const (
 	// ClassXIDCritical: an XID in EKS's well-known list (CriticalXID).
+	// Clears on a GPU reset (its since-driver-load counters go back) or a
+	// reboot (a new boot ID).
 	ClassXIDCritical FaultClass = "xid_critical"
-	// ClassXIDOther: any other XID.
+	// ClassXIDOther: any other XID. Clears after a whole sample window
+	// without that XID on that GPU (its count stopped growing).
 	ClassXIDOther FaultClass = "xid_other"
-	// ClassGPULost: NVML answers ERROR_GPU_IS_LOST (XID 79's state).
+	// ClassGPULost: NVML answers ERROR_GPU_IS_LOST (XID 79's state, even
+	// when the agent never saw the event). Clears when the GPU answers.
 	ClassGPULost FaultClass = "gpu_lost"
 	// ClassECCUncorrectable: uncorrectable (double-bit) ECC errors since
-	// the driver loaded.
+	// the driver loaded. Clears when the volatile counter goes back (a GPU
+	// reset) or on a reboot.
 	ClassECCUncorrectable FaultClass = "ecc_uncorrectable"
 	// ClassRowRemapFailure: row remapping failed (no spare rows left).
+	// Clears when NVML no longer reports the failure.
 	ClassRowRemapFailure FaultClass = "row_remap_failure"
 	// ClassRetirementPending: pages or rows wait for retirement at the
-	// next GPU reset.
+	// next GPU reset. Clears when NVML no longer reports them pending.
 	ClassRetirementPending FaultClass = "retirement_pending"
 	// ClassNVLinkErrors: NVLink error counters grew in the last window.
+	// Clears when they stop growing for a whole window, or go back.
 	ClassNVLinkErrors FaultClass = "nvlink_errors"
 	// ClassPCIeReplays: PCIe replay counters grew in the last window.
+	// Clears when they stop growing for a whole window, or go back.
 	ClassPCIeReplays FaultClass = "pcie_replays"
 	// ClassDeviceCount: fewer GPUs answer NVML than the node should have.
+	// Clears when the expected number answers.
 	ClassDeviceCount FaultClass = "device_count"
 )
 
