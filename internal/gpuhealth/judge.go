@@ -13,9 +13,11 @@ import (
 // "Monitoring for the Nvidia GPU system is active").
 const ReadyMessage = "GPU health monitoring through NVML is active; no GPU faults"
 
-// MaxMessageLength bounds the condition message so that an Event message
-// "<Reason>: <Message>" stays under the 1024 characters Kubernetes keeps
-// of an event's note.
+// MaxMessageLength bounds the condition message (in bytes) so that the
+// Event message "<Reason>: <Message>" fits the API server's limit on an
+// event's note: NoteLengthLimit = 1024 bytes in k8s.io/kubernetes
+// pkg/apis/core/validation/events.go (the longest reason,
+// "NvidiaDeviceCountMismatch: ", leaves room to spare).
 const MaxMessageLength = 960
 
 // Judge turns the standing faults into a verdict. With a fault of a class

@@ -172,3 +172,15 @@ func TestUnknownIsNeverFalse(t *testing.T) {
 		t.Errorf("Unknown() = %+v", v)
 	}
 }
+
+// The Event message "<Reason>: <Message>" must fit the API server's 1024-byte
+// note limit for any reason the agent writes.
+func TestMessagesFitAnEventNote(t *testing.T) {
+	reasons := []string{ReasonReady, ReasonDoubleBitError, ReasonNVLinkError, ReasonPCIeError, ReasonPageRetirement,
+		ReasonDeviceCountMismatch, ReasonRowRemapFailure, ReasonDriverNotLoaded, ReasonNoGPU, ReasonNVMLError, XIDErrorReason(999), XIDWarningReason(999)}
+	for _, r := range reasons {
+		if n := len(r) + len(": ") + MaxMessageLength; n > 1024 {
+			t.Errorf("an Event for %s can be %d bytes, more than 1024", r, n)
+		}
+	}
+}
