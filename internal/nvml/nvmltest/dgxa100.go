@@ -6,7 +6,8 @@
 //
 // For telemetry it also plays GPUs over time: a scripted series of steps per
 // GPU on a virtual clock (script.go), NVML events (events.go), NVLinks
-// between GPUs (nvlink.go), and a count of the NVML calls made (calls.go).
+// between GPUs (nvlink.go), faults such as a lost GPU and its reset
+// (faults.go), and a count of the NVML calls made (calls.go).
 // What a call answers, and in which units, follows nvml.h; where NVML leaves
 // a choice to the hardware, the double's choice is named where it is made.
 package nvmltest
@@ -86,10 +87,11 @@ type Fleet struct {
 	// 1 s unless a test sets it before Script.
 	StepDuration time.Duration
 
-	mu       sync.Mutex
-	clock    time.Time // the virtual clock (script.go)
-	calls    callCounter
-	gpuCalls [8]callCounter // the calls on each GPU's handle
+	mu             sync.Mutex
+	clock          time.Time // the virtual clock (script.go)
+	driverUnloaded bool      // nvmlInit answers ERROR_DRIVER_NOT_LOADED (faults.go)
+	calls          callCounter
+	gpuCalls       [8]callCounter // the calls on each GPU's handle
 }
 
 // NewDGXA100 returns a healthy, idle DGX A100: persistence off, default
@@ -100,6 +102,11 @@ type Fleet struct {
 // are empty (nvmlDeviceGetSamples answers ERROR_NOT_FOUND, as for an idle
 // GPU) until a script fills them.
 func NewDGXA100() *Fleet {
+	return newDGXA100(len(dgxBusNumbers))
+}
+
+// newDGXA100 is NewDGXA100 with only the first visible GPUs enumerated.
+func newDGXA100(visible int) *Fleet {
 	f := &Fleet{Server: dgxa100.New(), StepDuration: time.Second, clock: clockStart}
 	notSupported(&f.Server.Interface)
 	f.Server.SystemGetProcessNameFunc = func(pid int) (string, gonvml.Return) {
@@ -129,6 +136,8 @@ func NewDGXA100() *Fleet {
 		f.wireNVLink(dev, gpu)
 		f.wireEvents(dev, gpu)
 	}
+	f.wireVisibleGPUs(visible)
+	f.wireDriver()
 	f.countCalls()
 	return f
 }
