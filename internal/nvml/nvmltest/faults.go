@@ -54,6 +54,33 @@ func (f *Fleet) AddECCErrors(i int, corrected, uncorrected uint64) {
 	gpu.AggregateECC += uncorrected
 }
 
+// SetRowRemapping sets GPU i's row-remapping state
+// (nvmlDeviceGetRemappedRows): a remap waiting for the next reset, and a
+// remap that failed because no spare row was left.
+func (f *Fleet) SetRowRemapping(i int, pending, failure bool) {
+	gpu := f.GPUs[i]
+	gpu.mu.Lock()
+	defer gpu.mu.Unlock()
+	gpu.RemapPending, gpu.RemapFailure = pending, failure
+}
+
+// AddPCIeReplays adds n to GPU i's PCIe replay counter.
+func (f *Fleet) AddPCIeReplays(i int, n uint64) {
+	gpu := f.GPUs[i]
+	gpu.mu.Lock()
+	defer gpu.mu.Unlock()
+	gpu.PCIeReplays += n
+}
+
+// AddNVLinkCRCErrors adds n to the CRC flit error counter of GPU i's
+// NVLink link (ConnectNVLink made it).
+func (f *Fleet) AddNVLinkCRCErrors(i, link int, n uint64) {
+	gpu := f.GPUs[i]
+	gpu.mu.Lock()
+	defer gpu.mu.Unlock()
+	gpu.NVLinks[link].CRCFlit += n
+}
+
 // SetDriverLoaded loads or unloads the fleet's driver: while it is not
 // loaded, nvmlInit answers ERROR_DRIVER_NOT_LOADED (the kernel module is
 // missing), so a caller that initializes NVML again finds the driver once
