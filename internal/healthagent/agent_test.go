@@ -1,0 +1,298 @@
+package healthagent
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
+)
+
+func TestAgentReportsEachFaultClassFromTheDouble(t *testing.T) {
+	for _, tc := range []struct {
+		description string
+		fleet       func() *nvmltest.Fleet
+		fault       func(f *nvmltest.Fleet)
+		status      corev1.ConditionStatus
+		reason      string
+		// inMessage must be in the condition's message (fatal) or the
+		// Warning Event's (degrading).
+		inMessage string
+	}{
+		{description: "a critical XID on GPU 3 is False with its EKS reason",
+			fault:  func(f *nvmltest.Fleet) { f.FireXID(3, 79) },
+			status: corev1.ConditionFalse, reason: "NvidiaXID79Error", inMessage: "GPU-00000000-0000-4000-8000-000000000003"},
+		{description: "a GPU that fell off the bus without an event is XID 79's fault",
+			fault:  func(f *nvmltest.Fleet) { f.LoseGPU(5) },
+			status: corev1.ConditionFalse, reason: "NvidiaXID79Error", inMessage: "0000:90:00.0"},
+		{description: "uncorrectable ECC errors are NvidiaDoubleBitError",
+			fault:  func(f *nvmltest.Fleet) { f.AddECCErrors(2, 0, 3) },
+			status: corev1.ConditionFalse, reason: gpuhealth.ReasonDoubleBitError, inMessage: "GPU-00000000-0000-4000-8000-000000000002"},
+		{description: "a row remap failure is NvidiaRowRemapFailure",
+			fault:  func(f *nvmltest.Fleet) { f.SetRowRemapping(1, false, true) },
+			status: corev1.ConditionFalse, reason: gpuhealth.ReasonRowRemapFailure, inMessage: "GPU-00000000-0000-4000-8000-000000000001"},
+		{description: "fewer GPUs than the node's label says is NvidiaDeviceCountMismatch",
+			fleet:  func() *nvmltest.Fleet { return nvmltest.NewDGXA100WithGPUs(7) },
+			status: corev1.ConditionFalse, reason: gpuhealth.ReasonDeviceCountMismatch, inMessage: "8"},
+		{description: "an XID outside EKS's list degrades: True and a Warning Event",
+			fault:  func(f *nvmltest.Fleet) { f.FireXID(4, 43) },
+			status: corev1.ConditionTrue, reason: gpuhealth.ReasonReady, inMessage: gpuhealth.XIDWarningReason(43)},
+		{description: "a pending row remap degrades: True and a Warning Event",
+			fault:  func(f *nvmltest.Fleet) { f.SetRowRemapping(6, true, false) },
+			status: corev1.ConditionTrue, reason: gpuhealth.ReasonReady, inMessage: gpuhealth.ReasonPageRetirement},
+		{description: "growing PCIe replays degrade: True and a Warning Event",
+			fault:  func(f *nvmltest.Fleet) { f.AddPCIeReplays(0, 25) },
+			status: corev1.ConditionTrue, reason: gpuhealth.ReasonReady, inMessage: gpuhealth.ReasonPCIeError},
+		{description: "growing NVLink errors degrade: True and a Warning Event",
+			fleet: func() *nvmltest.Fleet {
+				f := nvmltest.NewDGXA100()
+				f.ConnectNVLink(0, 1, 2)
+				return f
+			},
+			fault:  func(f *nvmltest.Fleet) { f.AddNVLinkCRCErrors(0, 1, 9) },
+			status: corev1.ConditionTrue, reason: gpuhealth.ReasonReady, inMessage: gpuhealth.ReasonNVLinkError},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			t.Parallel()
+			node := newNode(t, "boot-1")
+			fleet := nvmltest.NewDGXA100()
+			if tc.fleet != nil {
+				fleet = tc.fleet()
+			}
+			run := startAgent(t, node, fleet, testSettings(), nil)
+			if tc.fault != nil {
+				waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+				tc.fault(fleet)
+			}
+			switch tc.status {
+			case corev1.ConditionFalse:
+				c := waitCondition(t, node, tc.status, tc.reason)
+				require.Contains(t, c.Message, tc.inMessage)
+				waitEvent(t, node, corev1.EventTypeWarning, tc.reason+": ")
+				n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+				require.NoError(t, err)
+				health := gpuhealth.ReadNode(n)
+				if tc.reason != gpuhealth.ReasonDeviceCountMismatch {
+					require.Len(t, health.Unhealthy, 1, "the annotation names the GPU")
+					require.Equal(t, tc.reason, health.Unhealthy[0].Reason)
+				}
+			default:
+				waitEvent(t, node, corev1.EventTypeWarning, tc.inMessage+": ")
+				c := waitCondition(t, node, tc.status, tc.reason)
+				require.Equal(t, corev1.ConditionTrue, c.Status)
+			}
+			run.running(t)
+		})
+	}
+}
+
+func TestAgentConditionChangesAtMostOncePerDampingIntervalUnderAStorm(t *testing.T) {
+	t.Parallel()
+	node := newNode(t, "boot-1")
+	fleet := nvmltest.NewDGXA100()
+	client, writes := countingClient(t, node)
+	settings := testSettings()
+	settings.Damping = time.Second
+	startAgent(t, node, fleet, settings, client)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	time.Sleep(settings.Damping) // a quiet interval: the storm's first XID is published at once
+
+	var critical []uint64
+	for xid := uint64(1); xid < 200 && len(critical) < 5; xid++ {
+		if gpuhealth.CriticalXID(xid) {
+			critical = append(critical, xid)
+		}
+	}
+	require.NotEmpty(t, critical)
+	before := writes.Load()
+	start := time.Now()
+	// 200 XIDs over about two seconds, spread over GPUs and XIDs so that
+	// nearly every one changes the message.
+	for i := range 200 {
+		fleet.FireXID(i%8, critical[(i/8)%len(critical)])
+		time.Sleep(10 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	c := waitCondition(t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(critical[0]))
+	// Let the last held verdict out.
+	time.Sleep(2 * settings.Damping)
+	storm := writes.Load() - before
+	allowed := int64(elapsed/settings.Damping) + 2 // the first change at once, then one per interval, then the held one
+	t.Logf("200 XIDs in %s: %d condition writes (at most %d allowed)", elapsed.Round(time.Millisecond), storm, allowed)
+	require.LessOrEqual(t, storm, allowed)
+	require.GreaterOrEqual(t, storm, int64(1))
+	final := condition(t, node)
+	require.Equal(t, c.LastTransitionTime, final.LastTransitionTime, "the status stayed False: the transition time is kept")
+	require.Contains(t, final.Message, "GPU 7", "the latest state was published when the interval ended")
+}
+
+func TestAgentClearsWhenTheGPURecoversAndNotBefore(t *testing.T) {
+	t.Parallel()
+	node := newNode(t, "boot-1")
+	fleet := nvmltest.NewDGXA100()
+	startAgent(t, node, fleet, testSettings(), nil)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+
+	fleet.LoseGPU(3)
+	fireXID(t, fleet, 3, 79)
+	c := waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+	// Many samples and damping intervals later it still stands.
+	calls := fleet.Calls().ByMethod["DeviceGetCount"]
+	time.Sleep(2 * time.Second)
+	require.Greater(t, fleet.Calls().ByMethod["DeviceGetCount"], calls+10, "the agent kept sampling")
+	still := condition(t, node)
+	require.Equal(t, corev1.ConditionFalse, still.Status, "a fault does not clear with time")
+	require.Equal(t, c.LastTransitionTime, still.LastTransitionTime)
+
+	fleet.RecoverGPU(3)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	waitEvent(t, node, corev1.EventTypeNormal, gpuhealth.ReasonReady+": ")
+	n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotContains(t, n.Annotations, gpuhealth.AnnotationUnhealthyGPUs)
+}
+
+func TestAgentTaintsOnlyWhenAskedAndRemovesOnlyItsOwn(t *testing.T) {
+	foreign := corev1.Taint{Key: "example.com/maintenance", Value: "planned", Effect: corev1.TaintEffectNoSchedule}
+	t.Run("with Taint the node is tainted while the fault stands", func(t *testing.T) {
+		t.Parallel()
+		node := newNode(t, "boot-1", foreign)
+		fleet := nvmltest.NewDGXA100()
+		settings := testSettings()
+		settings.Taint = true
+		startAgent(t, node, fleet, settings, nil)
+		waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+		require.Equal(t, []corev1.Taint{foreign}, taints(t, node))
+
+		fleet.LoseGPU(2)
+		waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+		waitTaints(t, node, func(ts []corev1.Taint) bool {
+			return len(ts) == 2 && ts[0] == foreign && ts[1].Key == gpuhealth.TaintKey && ts[1].Value == "NvidiaXID79Error" && ts[1].Effect == corev1.TaintEffectNoSchedule
+		})
+
+		fleet.RecoverGPU(2)
+		waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+		waitTaints(t, node, func(ts []corev1.Taint) bool { return len(ts) == 1 && ts[0] == foreign })
+	})
+	t.Run("without Taint no taint is set and another's taint with the key stays", func(t *testing.T) {
+		t.Parallel()
+		someoneElses := corev1.Taint{Key: gpuhealth.TaintKey, Value: "set-by-hand", Effect: corev1.TaintEffectNoSchedule}
+		node := newNode(t, "boot-1", foreign, someoneElses)
+		fleet := nvmltest.NewDGXA100()
+		startAgent(t, node, fleet, testSettings(), nil)
+		fleet.LoseGPU(2)
+		waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+		fleet.RecoverGPU(2)
+		waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+		time.Sleep(500 * time.Millisecond)
+		require.Equal(t, []corev1.Taint{foreign, someoneElses}, taints(t, node))
+	})
+}
+
+func taints(t *testing.T, node string) []corev1.Taint {
+	t.Helper()
+	n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	require.NoError(t, err)
+	// The node lifecycle controller taints a node without a kubelet
+	// node.kubernetes.io/not-ready: not ours, not the test's.
+	var out []corev1.Taint
+	for _, taint := range n.Spec.Taints {
+		if !strings.HasPrefix(taint.Key, "node.kubernetes.io/") {
+			taint.TimeAdded = nil
+			out = append(out, taint)
+		}
+	}
+	return out
+}
+
+func waitTaints(t *testing.T, node string, ok func([]corev1.Taint) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var last []corev1.Taint
+	for time.Now().Before(deadline) {
+		if last = taints(t, node); ok(last) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("node %s: taints never as wanted; last: %+v", node, last)
+}
+
+func TestAgentKeepsSamplingWhileTheAPIServerIsUnreachableAndCatchesUp(t *testing.T) {
+	t.Parallel()
+	node := newNode(t, "boot-1")
+	p := newProxy(t, apiServerAddress())
+	fleet := nvmltest.NewDGXA100()
+	// The API server is unreachable from the start.
+	run := startAgent(t, node, fleet, testSettings(), proxiedClient(t, p))
+	fireXID(t, fleet, 6, 79)
+	calls := fleet.Calls().ByMethod["DeviceGetCount"]
+	time.Sleep(time.Second)
+	require.Greater(t, fleet.Calls().ByMethod["DeviceGetCount"], calls+5, "the agent kept sampling")
+	require.Nil(t, condition(t, node), "nothing reached the API server")
+	run.running(t)
+
+	p.open()
+	c := waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+	require.Contains(t, c.Message, "GPU-00000000-0000-4000-8000-000000000006")
+	waitEvent(t, node, corev1.EventTypeWarning, "NvidiaXID79Error: ")
+
+	// It goes away again; the GPU is reset meanwhile; it comes back.
+	p.close()
+	fleet.LoseGPU(6)
+	time.Sleep(300 * time.Millisecond)
+	fleet.RecoverGPU(6)
+	time.Sleep(300 * time.Millisecond)
+	run.running(t)
+	p.open()
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+}
+
+func TestAgentWithoutDriverIsUnknownAndPicksUpADriverThatAppears(t *testing.T) {
+	t.Parallel()
+	node := newNode(t, "boot-1")
+	fleet := nvmltest.NewDGXA100()
+	fleet.SetDriverLoaded(false)
+	run := startAgent(t, node, fleet, testSettings(), nil)
+	c := waitCondition(t, node, corev1.ConditionUnknown, gpuhealth.ReasonDriverNotLoaded)
+	require.Contains(t, c.Message, "driver")
+	time.Sleep(500 * time.Millisecond)
+	run.running(t)
+
+	fleet.SetDriverLoaded(true)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	// Events are watched once the driver is there: an XID reaches the node.
+	fireXID(t, fleet, 0, 79)
+	waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+}
+
+func TestAgentRestartKeepsTheFaultsOfThisBootOnly(t *testing.T) {
+	t.Parallel()
+	node := newNode(t, "boot-1")
+	fleet := nvmltest.NewDGXA100()
+	first := startAgent(t, node, fleet, testSettings(), nil)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	fireXID(t, fleet, 1, 79) // the event only: NVML cannot tell a new agent about it
+	c := waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+	first.stop(t)
+
+	// The pod restarts; the node did not reboot.
+	second := startAgent(t, node, fleet, testSettings(), nil)
+	time.Sleep(time.Second)
+	still := condition(t, node)
+	require.Equal(t, corev1.ConditionFalse, still.Status, "the restarted agent remembers the XID")
+	require.Equal(t, c.LastTransitionTime, still.LastTransitionTime)
+	require.True(t, strings.Contains(still.Message, "XID 79"), still.Message)
+	second.stop(t)
+
+	// The node rebooted: a new boot ID, every GPU reset.
+	setBootID(t, node, "boot-2")
+	startAgent(t, node, nvmltest.NewDGXA100(), testSettings(), nil)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+}
