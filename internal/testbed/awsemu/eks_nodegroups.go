@@ -457,6 +457,8 @@ func (e *Emulator) finishUpdate(key string, ng *nodegroup) {
 	ng.doc.ModifiedAt = epochSeconds(time.Now())
 	ng.updates[p.id].Status = updateSuccessful
 	e.scaleTo(key, ng, int(*ng.doc.ScalingConfig.DesiredSize))
+	// A new nodeRepairConfig applies to the nodes' conditions at once.
+	e.evaluateRepairs(time.Now())
 }
 
 // deleteNodegroup marks the group DELETING and schedules its removal.
