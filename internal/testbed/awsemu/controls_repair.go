@@ -34,15 +34,13 @@ func (e *Emulator) NodeRepairStatus(cluster, name string) (NodeRepairStatus, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	key := nodegroupKey(cluster, name)
-	if _, ok := e.st.nodegroups[key]; !ok {
+	ng, ok := e.st.nodegroups[nodegroupKey(cluster, name)]
+	if !ok {
 		return NodeRepairStatus{}, errNodegroupNotFound(cluster, name)
 	}
-	out := NodeRepairStatus{Paused: e.st.repair.paused[key], Repairs: []NodeRepair{}}
-	for _, rec := range e.st.repair.history {
-		if rec.groupKey == key {
-			out.Repairs = append(out.Repairs, *rec)
-		}
+	out := NodeRepairStatus{Paused: ng.repairPaused, Repairs: []NodeRepair{}}
+	for _, rec := range ng.repairs {
+		out.Repairs = append(out.Repairs, *rec)
 	}
 	return out, nil
 }

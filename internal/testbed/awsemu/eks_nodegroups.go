@@ -38,6 +38,10 @@ type nodegroup struct {
 	updateTokens map[string]string
 	// pending is the update the current UPDATING applies.
 	pending *pendingUpdate
+	// repairs are node auto repair's repairs of the group's nodes, oldest
+	// first; repairPaused says why no repair starts now (node_repair.go).
+	repairs      []*NodeRepair
+	repairPaused string
 }
 
 // groupNode is one instance of the group and the Kubernetes node it

@@ -47,7 +47,7 @@ type NodeRepair struct {
 	// Error is why a reboot could not be written.
 	Error string `json:"error,omitempty"`
 
-	groupKey string
+	group *nodegroup
 }
 
 // NodeRepairStatus is a node group's repair state (NodeRepairStatus).
@@ -63,13 +63,11 @@ type repairState struct {
 	watching bool
 	nodes    map[string]*observedNode // by node name
 	active   map[string]*NodeRepair   // in progress, by node name
-	paused   map[string]string        // why, by group key
-	history  []*NodeRepair
 	timer    *time.Timer
 }
 
 func newRepairState(minute time.Duration) repairState {
-	return repairState{minute: minute, nodes: map[string]*observedNode{}, active: map[string]*NodeRepair{}, paused: map[string]string{}}
+	return repairState{minute: minute, nodes: map[string]*observedNode{}, active: map[string]*NodeRepair{}}
 }
 
 // observedNode is what the informer last saw of a node.
@@ -210,7 +208,7 @@ func nextRepair(c *nodeRepairConfig, node groupNode, o *observedNode, minute tim
 func (e *Emulator) evaluateRepairs(now time.Time) {
 	r := &e.st.repair
 	for _, rec := range r.active {
-		if ng := e.st.nodegroups[rec.groupKey]; ng == nil || (rec.Action == repairReplace &&
+		if ng := rec.group; e.st.nodegroups[nodegroupKey(ng.doc.ClusterName, ng.doc.NodegroupName)] != ng || (rec.Action == repairReplace &&
 			!slices.ContainsFunc(ng.nodes, func(n groupNode) bool { return n.nodeName == rec.ReplacementNode })) {
 			e.finishRepair(rec, now, "the replacement instance left the group")
 		}
@@ -220,12 +218,12 @@ func (e *Emulator) evaluateRepairs(now time.Time) {
 		ng := e.st.nodegroups[key]
 		cfg := ng.doc.NodeRepair
 		if !repairEnabled(cfg) || (ng.doc.Status != statusActive && ng.doc.Status != statusUpdating) {
-			delete(r.paused, key)
+			ng.repairPaused = ""
 			continue
 		}
 		inFlight := 0
 		for _, rec := range r.active {
-			if rec.groupKey == key {
+			if rec.group == ng {
 				inFlight++
 			}
 		}
@@ -252,15 +250,15 @@ func (e *Emulator) evaluateRepairs(now time.Time) {
 			}
 		}
 		if why := repairPause(cfg, unhealthy, len(ng.nodes)); why != "" {
-			if r.paused[key] != why {
+			if ng.repairPaused != why {
 				e.log.Printf("node group %s: node auto repair paused: %s; %d repairs in progress continue", ng.doc.NodegroupName, why, inFlight)
-				r.paused[key] = why
+				ng.repairPaused = why
 			}
 			continue
 		}
-		if r.paused[key] != "" {
+		if ng.repairPaused != "" {
 			e.log.Printf("node group %s: node auto repair resumed: %d of %d nodes unhealthy", ng.doc.NodegroupName, unhealthy, len(ng.nodes))
-			delete(r.paused, key)
+			ng.repairPaused = ""
 		}
 		slices.SortFunc(due, func(a, b candidate) int {
 			return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.node.nodeName, b.node.nodeName))
@@ -297,9 +295,9 @@ func (e *Emulator) startRepair(key string, ng *nodegroup, c candidate, now time.
 	r := &e.st.repair
 	rec := &NodeRepair{
 		Nodegroup: ng.doc.NodegroupName, Node: c.node.nodeName, InstanceID: c.node.instanceID,
-		Condition: c.condition, Reason: c.reason, Action: c.action, Started: now, groupKey: key,
+		Condition: c.condition, Reason: c.reason, Action: c.action, Started: now, group: ng,
 	}
-	r.history = append(r.history, rec)
+	ng.repairs = append(ng.repairs, rec)
 	r.active[rec.Node] = rec
 	e.log.Printf("node group %s: node auto repair: %s node %s (instance %s): %s %s",
 		ng.doc.NodegroupName, c.action, rec.Node, rec.InstanceID, c.condition, c.reason)
