@@ -104,6 +104,13 @@ func (e *Emulator) watchNodes() {
 		o.LabelSelector = nodegroupLabel
 	}))
 	informer := factory.Core().V1().Nodes().Informer()
+	// Watch errors go to the emulator's log, not client-go's standard
+	// error: the cluster stops before the emulator when the testbed does.
+	_ = informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
+		if ctx.Err() == nil {
+			e.log.Printf("node auto repair: watching nodes: %v", err)
+		}
+	})
 	_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    e.observeNode,
 		UpdateFunc: func(_, obj any) { e.observeNode(obj) },
