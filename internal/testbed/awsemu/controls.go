@@ -166,7 +166,7 @@ func (e *Emulator) controlHandler() http.Handler {
 			http.Error(w, "test controls take POST", http.StatusMethodNotAllowed)
 			return
 		}
-		if e.capacityControl(w, r) {
+		if e.capacityControl(w, r) || e.repairControl(w, r) {
 			return
 		}
 		var in struct {

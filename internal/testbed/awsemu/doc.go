@@ -111,6 +111,34 @@
 //     label or taint update is applied to the existing nodes; delete
 //     removes them.
 //
+// EKS node auto repair (EKS User Guide node-repair.html and
+// node-health-nma.html; API_NodeRepairConfig, API_NodeRepairConfigOverrides;
+// node_repair_policy.go cites each rule): for every group whose
+// nodeRepairConfig is enabled, an informer follows its nodes' conditions.
+// A node whose watched condition stays unhealthy for the wait gets the
+// repair action. Watched: AcceleratedHardwareReady False (10 minutes),
+// ContainerRuntimeReady, KernelReady, NetworkingReady and StorageReady
+// False and Ready False or Unknown (30 minutes); an override naming the
+// condition and the reason sets the wait (minRepairWaitTimeMins) and the
+// action first. Default actions: Replace, except the
+// AcceleratedHardwareReady reasons node-health-nma.html lists otherwise
+// (NvidiaXID13, 31, 48, 63, 64, 94 and 95Error Reboot; DCGMError,
+// DCGMDiagnosticFailure, DCGMHealthCode<N> and NvidiaDeviceCountMismatch
+// none). Replace terminates the instance and the Auto Scaling group
+// launches another (a new instance ID and node name; the old node leaves
+// the cluster; the group is back at its desired size); Reboot keeps the
+// node and writes a new status.nodeInfo.bootID (the testbed's simulators
+// restart the node's agents when it changes); NoAction does nothing. A
+// condition that turns healthy before the wait starts it again. At most
+// maxParallelNodesRepairedCount (or Percentage of the unhealthy nodes)
+// repairs run at once; no repair starts while more nodes are unhealthy
+// than maxUnhealthyNodeThresholdCount (or Percentage of the group), by
+// default while the group has more than five nodes and more than 20% of
+// them are unhealthy; repairs in progress continue. Starts, ends and
+// pauses are written to the emulator's log; NodeRepairStatus returns them.
+// Options.RepairMinute (default a minute; SetRepairMinute, `serve-aws
+// --repair-minute`) is how long one minute of these waits lasts.
+//
 // EC2 (API reference): DescribeInstanceTypes (InstanceType.N, where an
 // unknown name is InvalidInstanceType; filters instance-type with * and ?
 // wildcards, processor-info.supported-architecture, current-generation,
@@ -241,9 +269,10 @@
 // SDK's standard retryer retries), FailNextNodegroupCreate,
 // SetActiveDelay, DeleteNodegroupOutOfBand, AutoScalingGroupTags,
 // CallCounts, AddCapacityReservation, EndCapacityReservation,
-// SetOnDemandCapacity. They are also served as POST /_testbed/<control> (JSON) on
-// the EKS port, which a testbed whose emulator runs as a process of its
-// own (Options.Command, `gpu-testbed serve-aws`) uses.
+// SetOnDemandCapacity, SetRepairMinute, NodeRepairStatus. They are also
+// served as POST /_testbed/<control> (JSON) on the EKS port, which a
+// testbed whose emulator runs as a process of its own (Options.Command,
+// `gpu-testbed serve-aws`) uses.
 //
 // # What it does not reproduce
 //
@@ -258,10 +287,23 @@
 //     or release version update replaces none, so the update strategy
 //     changes nothing observable. No remote access, Windows
 //     nodes, or pagination of ListClusters.
-//   - Node repair is configuration only: no node monitoring agent, no
-//     repair of unhealthy nodes. A group created without updateStrategy or
-//     nodeRepairConfig reports none (EKS may report DEFAULT and enabled
-//     false); the messages of the repair and strategy checks are ours.
+//   - Node auto repair: the waits last Options.RepairMinute per minute
+//     (tests shorten them) and count from when the emulator saw the
+//     condition turn unhealthy. No node monitoring agent runs (the
+//     testbed's health agent, or a test, writes the conditions). Where AWS
+//     documents nothing, the choices are ours: an AcceleratedHardwareReady
+//     reason the User Guide does not list (another XID, our agent's
+//     NvidiaRowRemapFailure) is replaced, as EKS Auto Mode and Karpenter
+//     replace for every AcceleratedHardwareReady repair; no parallel limit
+//     by default; a percentage of unhealthy nodes rounds down, to at least
+//     one; a node still unhealthy after a reboot is rebooted again after
+//     another wait (never escalated to Replace); a replacement is in
+//     progress until its node registers, a reboot until its boot ID is
+//     written; a group that is CREATING or DELETING repairs nothing. No
+//     zonal-shift pause, no Auto Mode or Karpenter repair. A group created
+//     without updateStrategy or nodeRepairConfig reports none (EKS may
+//     report DEFAULT and enabled false); the messages of the repair and
+//     strategy checks are ours.
 //   - EC2 capacity: no PurchaseCapacityBlock, CreateCapacityReservation,
 //     Modify/Cancel, extensions or Capacity Reservation Fleets (buying is
 //     not the provider's, and money is not the emulator's to take); no

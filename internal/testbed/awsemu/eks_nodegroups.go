@@ -38,6 +38,10 @@ type nodegroup struct {
 	updateTokens map[string]string
 	// pending is the update the current UPDATING applies.
 	pending *pendingUpdate
+	// repairs are node auto repair's repairs of the group's nodes, oldest
+	// first; repairPaused says why no repair starts now (node_repair.go).
+	repairs      []*NodeRepair
+	repairPaused string
 }
 
 // groupNode is one instance of the group and the Kubernetes node it
@@ -457,6 +461,8 @@ func (e *Emulator) finishUpdate(key string, ng *nodegroup) {
 	ng.doc.ModifiedAt = epochSeconds(time.Now())
 	ng.updates[p.id].Status = updateSuccessful
 	e.scaleTo(key, ng, int(*ng.doc.ScalingConfig.DesiredSize))
+	// A new nodeRepairConfig applies to the nodes' conditions at once.
+	e.evaluateRepairs(time.Now())
 }
 
 // deleteNodegroup marks the group DELETING and schedules its removal.

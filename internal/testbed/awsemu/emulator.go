@@ -70,6 +70,11 @@ type Options struct {
 	// terminates the instances in it; default 30 minutes, as EC2 does
 	// (capacity_placement.go); negative: at the end.
 	BlockReclaimLead time.Duration
+	// RepairMinute is how long one minute of node auto repair's waits
+	// lasts (EKS's are 10 and 30 minutes, an override's
+	// minRepairWaitTimeMins): default a minute; tests shorten it.
+	// SetRepairMinute changes it on a running emulator.
+	RepairMinute time.Duration
 	// Command runs the emulator as a process of its own (a detached
 	// testbed): Start appends its flags, and the program must call Serve
 	// with them (gpu-testbed passes itself and `serve-aws`). Without it,
@@ -126,6 +131,9 @@ func New(opts Options) *Emulator {
 	}
 	if opts.NodeJoinDelay == 0 {
 		opts.NodeJoinDelay = time.Second
+	}
+	if opts.RepairMinute <= 0 {
+		opts.RepairMinute = time.Minute
 	}
 	switch {
 	case opts.BlockReclaimLead == 0:

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	e, c := NewWithCluster(Options{ActiveDelay: 300 * time.Millisecond, NodeJoinDelay: 100 * time.Millisecond}, k8s.Options{})
+	e, c := NewWithCluster(Options{ActiveDelay: 300 * time.Millisecond, NodeJoinDelay: 100 * time.Millisecond, RepairMinute: testRepairMinute}, k8s.Options{})
 	os.Exit(testbed.Main(m, testbed.Options{Backends: []testbed.Backend{e, c}}, func(*testbed.Testbed) { emu, cluster = e, c }))
 }
 

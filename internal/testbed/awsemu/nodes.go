@@ -147,7 +147,10 @@ func (e *Emulator) registerNode(key string, ng *nodegroup, node groupNode) {
 	defer cancel()
 	if err := e.kube.addNode(ctx, spec); err != nil && !apierrors.IsAlreadyExists(err) {
 		e.log.Printf("registering node %s of node group %s: %v", node.nodeName, ng.doc.NodegroupName, err)
+		return
 	}
+	// The cluster is up: node auto repair follows the nodes from now on.
+	e.watchNodes()
 }
 
 // removeNodes deregisters nodes from the cluster, in the background.

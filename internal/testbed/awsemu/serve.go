@@ -38,6 +38,7 @@ func (e *Emulator) serveFlags(host *testbed.Host) []string {
 		"--kubeconfig", k8s.AdminKubeconfigIn(filepath.Dir(host.Dir())),
 		"--capacity-reservations", capacitySeedsFlag(e.opts.CapacityReservations),
 		"--block-reclaim-lead", e.opts.BlockReclaimLead.String(),
+		"--repair-minute", e.opts.RepairMinute.String(),
 	}
 }
 
@@ -55,6 +56,7 @@ func Serve(ctx context.Context, args []string, log io.Writer) error {
 	kubeconfig := flags.String("kubeconfig", "", "the testbed cluster's admin kubeconfig (read once it exists)")
 	seeds := flags.String("capacity-reservations", "", "EC2 capacity reservations to put in the account at start: a JSON array of CapacityReservationSeed")
 	reclaimLead := flags.Duration("block-reclaim-lead", blockReclaimLead, "how long before a Capacity Block's end EC2 terminates its instances")
+	repairMinute := flags.Duration("repair-minute", time.Minute, "how long one minute of node auto repair's waits lasts")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func Serve(ctx context.Context, args []string, log io.Writer) error {
 		return errors.New("serve-aws needs --dir, --ports, --ca-file and --kubeconfig (gpu-testbed up passes them)")
 	}
 	e := New(Options{Region: *region, ClusterName: *cluster, ActiveDelay: *activeDelay, NodeJoinDelay: *joinDelay,
-		CapacityReservations: capacity, BlockReclaimLead: lead})
+		CapacityReservations: capacity, BlockReclaimLead: lead, RepairMinute: *repairMinute})
 	e.dir = *dir
 	e.ports = map[string]int{}
 	for _, pair := range strings.Split(*portList, ",") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -64,6 +65,13 @@ func TestEmulatorProcessServesTheControlsOverHTTP(t *testing.T) {
 	asgName := aws.ToString(created.Nodegroup.Resources.AutoScalingGroups[0].Name)
 	if tags := remote.AutoScalingGroupTags(asgName); tags["eks:nodegroup-name"] != "remote-group" {
 		t.Errorf("tags of %s over HTTP: %v", asgName, tags)
+	}
+	remote.SetRepairMinute(time.Second)
+	if status, err := remote.NodeRepairStatus("remote", "remote-group"); err != nil || status.Paused != "" || len(status.Repairs) != 0 {
+		t.Errorf("node repair status over HTTP: %+v, %v", status, err)
+	}
+	if _, err := remote.NodeRepairStatus("remote", "no-such-group"); err == nil {
+		t.Error("the node repair status of a group that does not exist, over HTTP: no error")
 	}
 	if err := remote.DeleteNodegroupOutOfBand("remote", "remote-group"); err != nil {
 		t.Fatal(err)

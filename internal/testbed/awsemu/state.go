@@ -33,6 +33,9 @@ type state struct {
 	// launchTemplates are EC2's launch templates (ec2_launch_templates.go).
 	launchTemplates   []*launchTemplate
 	launchTemplateSeq int
+
+	// repair is node auto repair's state (node_repair.go).
+	repair repairState
 }
 
 func newState(opts Options) *state {
@@ -46,6 +49,7 @@ func newState(opts Options) *state {
 		joinDelay:        opts.NodeJoinDelay,
 		calls:            map[string]int{},
 		noOnDemand:       map[string]bool{},
+		repair:           newRepairState(opts.RepairMinute),
 	}
 }
 
