@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )
 
@@ -32,7 +33,10 @@ type GPUNode struct {
 	// pods (device plugin), the whole GPUs that ResourceClaims hold (DRA),
 	// or both added up (both).
 	Allocated int64
-	Free      int64 // Allocatable - Allocated, never below zero
+	// Free is Allocatable - Allocated, never below zero, less the GPUs the
+	// node's health agent reports unhealthy (the rule in
+	// inventory_health.go).
+	Free int64
 	// DRA counts every device NVIDIA's DRA driver publishes for the node,
 	// whole GPUs and MIG devices; zero on device-plugin nodes.
 	DRA DeviceCounts
@@ -49,6 +53,11 @@ type GPUNode struct {
 	// Labels are the node's labels that InventoryOptions.Labels keeps; nil
 	// when it keeps none.
 	Labels map[string]string
+	// Health is the node's GPU health as its health agent reports it
+	// (gpuhealth.ReadNode); Health.Reported is false when none does.
+	Health NodeGPUHealth
+
+	gpuLabels gpuLabelCounts // for the health rule's device-plugin count
 }
 
 // Inventory is the GPU nodes of a cluster, sorted by name.
@@ -217,6 +226,8 @@ func gpuNodeFrom(node *corev1.Node) (GPUNode, bool) {
 		MIGStrategy:   labels[gpulabels.MIGStrategy],
 		Ready:         nodeReady(node),
 		Schedulable:   !node.Spec.Unschedulable,
+		Health:        gpuhealth.ReadNode(node),
+		gpuLabels:     gpuLabelCounts{physical: labelInt(labels, gpulabels.Count), replicas: labelInt(labels, gpulabels.Replicas)},
 	}
 	if major, minor := labels[gpulabels.ComputeMajor], labels[gpulabels.ComputeMinor]; major != "" && minor != "" {
 		n.ComputeCapability = major + "." + minor

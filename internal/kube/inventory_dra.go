@@ -42,21 +42,31 @@ type DeviceCounts struct {
 	Published int64
 	// Allocated are in some ResourceClaim's allocation (admin access aside).
 	Allocated int64
-	// Free is Published - Allocated.
+	// Unhealthy are of GPUs the node's health agent reports unhealthy
+	// (allocated or not).
+	Unhealthy int64
+	// Free is Published - Allocated, less the unhealthy devices that are
+	// not allocated.
 	Free int64
 }
 
-func (c *DeviceCounts) count(allocated bool) {
+func (c *DeviceCounts) count(allocated, unhealthy bool) {
 	c.Published++
 	if allocated {
 		c.Allocated++
 	}
-	c.Free = c.Published - c.Allocated
+	if unhealthy {
+		c.Unhealthy++
+	}
+	if !allocated && !unhealthy {
+		c.Free++
+	}
 }
 
 func (c *DeviceCounts) add(o DeviceCounts) {
 	c.Published += o.Published
 	c.Allocated += o.Allocated
+	c.Unhealthy += o.Unhealthy
 	c.Free += o.Free
 }
 
@@ -69,6 +79,9 @@ type draDevice struct {
 	computeCapability string // "9.0"
 	driverVersion     string
 	cudaVersion       string // "12.8"
+	uuid              string // "GPU-…" or "MIG-…"
+	parentUUID        string // MIG devices: their GPU's
+	pciBusID          string // "0000:9a:00.0"
 	allocated         bool
 }
 
@@ -209,6 +222,9 @@ func draDeviceFrom(dev *resourcev1.Device) *draDevice {
 		computeCapability: majorMinor(version(nvdra.AttrCUDAComputeCapability)),
 		driverVersion:     version(nvdra.AttrDriverVersion),
 		cudaVersion:       majorMinor(version(nvdra.AttrCUDADriverVersion)),
+		uuid:              str(nvdra.AttrUUID),
+		parentUUID:        str(nvdra.AttrParentUUID),
+		pciBusID:          str(nvdra.AttrPCIeBusID),
 	}
 	if c, ok := dev.Capacity[resourcev1.QualifiedName(nvdra.CapacityMemory)]; ok {
 		d.memoryMiB = c.Value.Value() / (1 << 20)
@@ -245,21 +261,23 @@ func podGPUsThroughDRA(pod *corev1.Pod) bool {
 
 // settleGPUPath counts the node's DRA devices into it and decides, from
 // what each path offers, which the node uses and what its GPU counts are.
-// dpAllocated is what its pods request through the device plugin.
+// dpAllocated is what its pods request through the device plugin. Free
+// follows the health rule of inventory_health.go.
 func (n *GPUNode) settleGPUPath(devices []*draDevice, dpAllocated int64) {
 	var gpus DeviceCounts
+	unhealthy, unmatched := unhealthyDevices(n.Health, devices)
 	for _, d := range devices {
-		n.DRA.count(d.allocated)
+		n.DRA.count(d.allocated, unhealthy[d])
 		if d.mig {
 			if n.MIG == nil {
 				n.MIG = map[string]DeviceCounts{}
 			}
 			c := n.MIG[d.profile]
-			c.count(d.allocated)
+			c.count(d.allocated, unhealthy[d])
 			n.MIG[d.profile] = c
 			continue
 		}
-		gpus.count(d.allocated)
+		gpus.count(d.allocated, unhealthy[d])
 		n.fillFromDevice(d)
 	}
 	for _, d := range devices {
@@ -269,17 +287,33 @@ func (n *GPUNode) settleGPUPath(devices []*draDevice, dpAllocated int64) {
 	case len(devices) == 0 && n.Count == 0:
 		n.GPUPath = GPUPathNone
 		n.Allocated = dpAllocated
+		n.Free = n.devicePluginFree(n.gpuLabels)
 	case len(devices) == 0:
 		n.GPUPath = GPUPathDevicePlugin
 		n.Allocated = dpAllocated
+		n.Free = n.devicePluginFree(n.gpuLabels)
 	case n.Count == 0:
 		n.GPUPath = GPUPathDRA
 		n.Count, n.Allocatable, n.Allocated = gpus.Published, gpus.Published, gpus.Allocated
+		n.Free = max(gpus.Free-unmatched, 0)
 	default:
 		n.GPUPath = GPUPathBoth
 		n.Count, n.Allocatable, n.Allocated = gpus.Published, gpus.Published, gpus.Allocated+dpAllocated
+		n.Free = max(gpus.Free-dpAllocated-unmatched, 0)
 	}
-	n.Free = max(n.Allocatable-n.Allocated, 0)
+	if faultWithoutGPU(n.Health) {
+		n.noneFree()
+	}
+}
+
+// noneFree makes none of the node's GPUs and devices free: its condition
+// is False and names no GPU.
+func (n *GPUNode) noneFree() {
+	n.Free, n.DRA.Free = 0, 0
+	for profile, c := range n.MIG {
+		c.Free = 0
+		n.MIG[profile] = c
+	}
 }
 
 // fillFromDevice sets the GPU facts GFD's labels did not give.

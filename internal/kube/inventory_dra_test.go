@@ -300,7 +300,8 @@ func testGPUDevice(i int, product string, memoryGiB int64) resourcev1.Device {
 		Name: fmt.Sprintf("gpu-%d", i),
 		Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
 			nvdra.AttrType:                  {StringValue: ptr.To(nvdra.DeviceTypeGPU)},
-			nvdra.AttrUUID:                  {StringValue: ptr.To(fmt.Sprintf("GPU-%08d", i))},
+			nvdra.AttrUUID:                  {StringValue: ptr.To(testGPUUUID(i))},
+			nvdra.AttrPCIeBusID:             {StringValue: ptr.To(testGPUPCIBusID(i))},
 			nvdra.AttrProductName:           {StringValue: ptr.To(product)},
 			nvdra.AttrCUDAComputeCapability: {VersionValue: ptr.To("9.0.0")},
 			nvdra.AttrDriverVersion:         {VersionValue: ptr.To("580.95.5")},
@@ -311,6 +312,12 @@ func testGPUDevice(i int, product string, memoryGiB int64) resourcev1.Device {
 		},
 	}
 }
+
+// testGPUUUID and testGPUPCIBusID are the UUID and PCI bus ID of
+// testGPUDevice i, as the driver spells them.
+func testGPUUUID(i int) string { return fmt.Sprintf("GPU-%08d", i) }
+
+func testGPUPCIBusID(i int) string { return fmt.Sprintf("0000:%02x:00.0", 0x1a+i) }
 
 // testMIGDevice is a MIG device of GPU parent (MigDeviceInfo.GetDevice),
 // named as the driver names it: parent, MIG profile ID, placement start and
