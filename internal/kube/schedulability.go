@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )
 
@@ -81,6 +82,11 @@ type NodeFacts struct {
 	// mounts the kubelet's device-plugins directory: a device plugin, perhaps
 	// still starting. "" when there is none.
 	DevicePluginPod string
+	// Health is the node's GPU health as its health agent reports it
+	// (gpuhealth.ReadNode). The scheduler does not read it: it says why a
+	// node that fits is a poor place, or where the gpu-unhealthy taint
+	// comes from.
+	Health NodeGPUHealth
 }
 
 // advertisesNothing reports whether no NVIDIA device plugin has made any
@@ -104,6 +110,7 @@ const (
 	reasonPluginStarting
 	reasonAllocatable
 	reasonNotReady
+	reasonGPUUnhealthy
 	reasonCordoned
 	reasonBusy
 	reasonCount
@@ -112,9 +119,10 @@ const (
 // transient reasons may pass without anyone changing the workload: GPUs
 // free up, nodes come back or are uncordoned, a taint such as
 // node.kubernetes.io/not-ready goes away, a device plugin that is starting
-// advertises its GPUs.
+// advertises its GPUs, a GPU fault clears (the health agent removes its
+// taint on a reset or reboot, or node repair replaces the node).
 func (r nodeReason) transient() bool {
-	return r == reasonBusy || r == reasonNotReady || r == reasonCordoned || r == reasonPluginStarting
+	return r == reasonBusy || r == reasonNotReady || r == reasonCordoned || r == reasonPluginStarting || r == reasonGPUUnhealthy
 }
 
 // ReasonGroup is the nodes that cannot take the pod for one reason.
@@ -301,6 +309,9 @@ func nodeHealth(n *NodeFacts, req GPURequest) (nodeReason, string, bool) {
 	if !n.Ready {
 		return reasonNotReady, "", false
 	}
+	if t := untoleratedGPUUnhealthyTaint(n.Taints, req.Tolerations); t != nil {
+		return reasonGPUUnhealthy, formatTaint(t), false
+	}
 	// The scheduler's NodeUnschedulable filter lets a pod that tolerates
 	// the unschedulable taint onto a cordoned node.
 	if !n.Schedulable && !tolerates(req.Tolerations, &corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
@@ -389,14 +400,29 @@ func formatTaint(t *corev1.Taint) string {
 // untoleratedTaint returns the first NoSchedule or NoExecute taint that no
 // toleration tolerates, as the scheduler's TaintToleration filter does,
 // among the node lifecycle controller's node.kubernetes.io/ taints
-// (lifecycle true) or among the others.
+// (lifecycle true) or among the others. The GPU health agent's
+// gpu-unhealthy taint is neither: it comes and goes with a GPU fault
+// (untoleratedGPUUnhealthyTaint).
 func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration, lifecycle bool) *corev1.Taint {
 	for i := range taints {
 		t := &taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule || strings.HasPrefix(t.Key, "node.kubernetes.io/") != lifecycle {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule || strings.HasPrefix(t.Key, "node.kubernetes.io/") != lifecycle || t.Key == gpuhealth.TaintKey {
 			continue
 		}
 		if !tolerates(tolerations, t) {
+			return t
+		}
+	}
+	return nil
+}
+
+// untoleratedGPUUnhealthyTaint returns the GPU health agent's taint
+// (gpuhealth.TaintKey, NoSchedule while a fatal GPU fault stands) when the
+// pod does not tolerate it.
+func untoleratedGPUUnhealthyTaint(taints []corev1.Taint, tolerations []corev1.Toleration) *corev1.Taint {
+	for i := range taints {
+		t := &taints[i]
+		if t.Key == gpuhealth.TaintKey && t.Effect != corev1.TaintEffectPreferNoSchedule && !tolerates(tolerations, t) {
 			return t
 		}
 	}
@@ -440,6 +466,10 @@ func reasonPhrase(r nodeReason, req GPURequest, one bool) string {
 		return verb("runs a device plugin pod but advertises", "run a device plugin pod but advertise") + " no " + gpulabels.ResourceName + " yet"
 	case reasonNotReady:
 		return verb("is", "are") + " not Ready"
+	case reasonGPUUnhealthy:
+		return verb("has", "have") + " a fatal GPU fault: the GPU health agent's taint " + gpuhealth.TaintKey +
+			" keeps pods off until the fault clears (a GPU reset or reboot) or node repair replaces the node; " +
+			"do not tolerate it, the pod would land on the broken GPU"
 	case reasonCordoned:
 		return verb("is", "are") + " cordoned"
 	case reasonAllocatable:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
 )
 
 // PodCapacity is how many pods of one GPURequest the nodes can hold at once
@@ -27,7 +29,7 @@ type NodeCapacity struct {
 	Name        string
 	Pods        int64
 	Allocatable int64
-	Away        string // "cordoned" or "not Ready" when the node cannot take pods now, else ""
+	Away        string // "cordoned", "not Ready" or "tainted gpu.gpuinfra.io/gpu-unhealthy" when the node cannot take pods now, else ""
 }
 
 // Bounded reports whether Pods is a true upper bound: no node's capacity is
@@ -62,6 +64,8 @@ func CapacityFor(nodes []NodeFacts, req GPURequest) PodCapacity {
 			away = "not Ready"
 		case reason == reasonCordoned:
 			away = "cordoned"
+		case reason == reasonGPUUnhealthy:
+			away = "tainted " + gpuhealth.TaintKey
 		case reason == reasonPluginStarting:
 			c.Unknown = append(c.Unknown, n.Name)
 			continue

@@ -56,6 +56,9 @@ func (d Diagnosis) WaitingFor() string {
 	if g := d.group(reasonNotReady); g != nil {
 		waits = append(waits, nameList(g.Nodes)+" "+isAre(len(g.Nodes), "is", "are")+" Ready again")
 	}
+	if g := d.group(reasonGPUUnhealthy); g != nil {
+		waits = append(waits, "the GPU fault on "+nameList(g.Nodes)+" clears or node repair replaces "+isAre(len(g.Nodes), "it", "them"))
+	}
 	if g := d.group(reasonCordoned); g != nil {
 		waits = append(waits, nameList(g.Nodes)+" "+isAre(len(g.Nodes), "is", "are")+" uncordoned")
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpulabels"
 )
 
@@ -79,6 +80,7 @@ func nodeFactsFrom(node *corev1.Node, resource corev1.ResourceName) NodeFacts {
 		Ready:       nodeReady(node),
 		Schedulable: !node.Spec.Unschedulable,
 		Allocatable: quantity(node.Status.Allocatable, resource),
+		Health:      gpuhealth.ReadNode(node),
 	}
 	f.Free = f.Allocatable
 	f.Advertised = advertisedNVIDIAResources(node)

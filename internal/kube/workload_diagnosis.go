@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -79,6 +80,11 @@ func (c *Cluster) describeWaitingPods(ctx context.Context, spec WorkloadSpec, po
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "pods: %s.", strings.Join(states, ", "))
+	health := newGPUHealthNotes(time.Now())
+	for i := range pods {
+		c.notePodNodes(ctx, health, &pods[i])
+	}
+	b.WriteString(health.sentence())
 	if pending == nil {
 		return b.String()
 	}
@@ -86,12 +92,14 @@ func (c *Cluster) describeWaitingPods(ctx context.Context, spec WorkloadSpec, po
 		fmt.Fprintf(&b, " The scheduler says about %s: %s", pending.Name, msg)
 	}
 	if spec.Pod.GPU.DRA() {
-		d, err := c.diagnoseDRA(ctx, spec)
+		d, nodes, err := c.diagnoseDRA(ctx, spec)
 		if err != nil {
 			fmt.Fprintf(&b, " The devices could not be read: %v.", err)
 			return b.String()
 		}
 		fmt.Fprintf(&b, " %s.", capitalize(d.String()))
+		health.noteCandidates(d, nodes)
+		b.WriteString(health.sentence())
 		if !d.CouldEverFit() {
 			b.WriteString(" " + d.Remedy())
 		} else if waits := d.WaitingFor(); waits != "" {
@@ -107,6 +115,8 @@ func (c *Cluster) describeWaitingPods(ctx context.Context, spec WorkloadSpec, po
 	req := spec.GPURequest()
 	d := Diagnose(nodes, req)
 	fmt.Fprintf(&b, " %s.", capitalize(d.String()))
+	health.noteCandidates(d, nodes)
+	b.WriteString(health.sentence())
 	b.WriteString(" " + waitAdvice(spec, nodes, req, d))
 	return b.String()
 }
@@ -134,7 +144,8 @@ func waitAdvice(spec WorkloadSpec, nodes []NodeFacts, req GPURequest, d Diagnosi
 	switch {
 	case waits == "":
 		return "A node has room for it now: the scheduler had not placed it yet; raise the timeout."
-	case d.group(reasonBusy) != nil && d.group(reasonNotReady) == nil && d.group(reasonCordoned) == nil && d.group(reasonPluginStarting) == nil:
+	case d.group(reasonBusy) != nil && d.group(reasonNotReady) == nil && d.group(reasonCordoned) == nil && d.group(reasonPluginStarting) == nil &&
+		d.group(reasonGPUUnhealthy) == nil:
 		return "Nodes that match are busy: it runs once " + waits + ", or raise the timeout."
 	}
 	return "It can run once " + waits + ", or raise the timeout."
@@ -201,6 +212,9 @@ func (c *Cluster) describeJobFailure(ctx context.Context, job *batchv1.Job) stri
 	for i := len(pods) - 1; i >= 0; i-- {
 		if desc := describeTermination(&pods[i]); desc != "" {
 			b.WriteString(" " + desc)
+			health := newGPUHealthNotes(time.Now())
+			c.notePodNodes(ctx, health, &pods[i])
+			b.WriteString(health.sentence())
 			break
 		}
 	}

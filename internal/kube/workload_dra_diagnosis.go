@@ -13,16 +13,18 @@ import (
 // those free), besides node_selector, taints and the node's health. A
 // node none of whose devices can ever meet a choice says which constraint
 // fails; a node whose matching devices are all allocated says to whom.
-func (c *Cluster) diagnoseDRA(ctx context.Context, spec WorkloadSpec) (Diagnosis, error) {
+// It returns the node facts too.
+func (c *Cluster) diagnoseDRA(ctx context.Context, spec WorkloadSpec) (Diagnosis, []NodeFacts, error) {
 	facts, err := c.ReadDRAFacts(ctx, true)
 	if err != nil {
-		return Diagnosis{}, err
+		return Diagnosis{}, nil, err
 	}
 	nodes, err := c.nodeFacts(ctx, ResourceGPU)
 	if err != nil {
-		return Diagnosis{}, err
+		return Diagnosis{}, nil, err
 	}
-	return diagnoseDRA(ctx, facts, nodes, spec)
+	d, err := diagnoseDRA(ctx, facts, nodes, spec)
+	return d, nodes, err
 }
 
 func diagnoseDRA(ctx context.Context, facts DRAFacts, nodes []NodeFacts, spec WorkloadSpec) (Diagnosis, error) {

@@ -232,7 +232,7 @@ func (c *Cluster) watchingScheduling(ctx context.Context, spec WorkloadSpec, pod
 // what it can).
 func (c *Cluster) unschedulableForGood(ctx context.Context, spec WorkloadSpec, req GPURequest, pod *corev1.Pod) *UnschedulableError {
 	if spec.Pod.GPU.DRA() {
-		d, err := c.diagnoseDRA(ctx, spec)
+		d, _, err := c.diagnoseDRA(ctx, spec)
 		if err != nil || d.CouldEverFit() {
 			return nil //nolint:nilerr // as below
 		}

@@ -216,7 +216,7 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 					"min_free_gpus": schema.Int64Attribute{
 						CustomType:          wholeNumberType{},
 						Optional:            true,
-						MarkdownDescription: "Least number of allocatable GPUs not requested by running pods.",
+						MarkdownDescription: "Least number of free GPUs (a node's `free`: allocatable, not requested by running pods, and not reported unhealthy by its GPU health agent).",
 						Validators:          []validator.Int64{int64validator.AtLeast(0)},
 					},
 					"label_selector": schema.StringAttribute{

@@ -70,7 +70,8 @@ data "gpu_inventory" "dra" {
 	const ds = "data.gpu_inventory.dra"
 	counts := func(published, allocated int64) knownvalue.Check {
 		return knownvalue.ObjectExact(map[string]knownvalue.Check{
-			"published": knownvalue.Int64Exact(published), "allocated": knownvalue.Int64Exact(allocated), "free": knownvalue.Int64Exact(published - allocated),
+			"published": knownvalue.Int64Exact(published), "allocated": knownvalue.Int64Exact(allocated),
+			"unhealthy": knownvalue.Int64Exact(0), "free": knownvalue.Int64Exact(published - allocated),
 		})
 	}
 	// h100 checks the DRA node against the H100s the claims hold, which

@@ -37,7 +37,7 @@ func sums(nodes, gpus, allocatable, allocated, free int64) knownvalue.Check {
 		"device_plugin_nodes": knownvalue.Int64Exact(nodes),
 		"dra_nodes":           zero,
 		"both_paths_nodes":    zero,
-		"dra_devices":         knownvalue.ObjectExact(map[string]knownvalue.Check{"published": zero, "allocated": zero, "free": zero}),
+		"dra_devices":         knownvalue.ObjectExact(map[string]knownvalue.Check{"published": zero, "allocated": zero, "unhealthy": zero, "free": zero}),
 		"mig_devices":         knownvalue.MapExact(map[string]knownvalue.Check{}),
 	})
 }

@@ -1,11 +1,14 @@
 package provider
 
 import (
+	"time"
+
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
@@ -31,7 +34,15 @@ func inventoryNodeAttributes() map[string]schema.Attribute {
 		"allocatable": num("Allocatable `nvidia.com/gpu`, or `gpu_count` through DRA."),
 		"allocated": num("Device plugin: `nvidia.com/gpu` requested by the node's pods that are neither Succeeded nor Failed. " +
 			"DRA: whole GPUs some ResourceClaim's allocation holds. `both`: the two added up."),
-		"free":               num("`allocatable` minus `allocated`, never below zero."),
+		"free": num("`allocatable` minus `allocated`, never below zero, less the GPUs the node's GPU health agent reports unhealthy " +
+			"(`gpu_health`): " + inventoryHealthRule),
+		"gpu_health": schema.SingleNestedAttribute{
+			Computed:   true,
+			Attributes: gpuHealthAttributes(),
+			MarkdownDescription: "The node's GPU health as a GPU health agent (`gpu-bootstrap health-agent`, or EKS's node monitoring agent) " +
+				"reports it: the node condition `" + string(gpuhealth.ConditionType) + "` and the annotation `" + gpuhealth.AnnotationUnhealthyGPUs +
+				"`. Never null: on a node no agent reports on, `status` is empty and `unhealthy_gpus` is empty.",
+		},
 		"dra_devices":        draDevicesAttribute("Every device NVIDIA's DRA driver publishes for the node, whole GPUs and MIG devices; zeros on a device-plugin node."),
 		"mig_devices":        migDevicesAttribute("The node's DRA MIG devices by profile (e.g. `1g.10gb`); empty when it has none."),
 		"memory_mib":         num("Memory per GPU in MiB as the driver reports it (`nvidia.com/gpu.memory`)."),
@@ -57,7 +68,7 @@ func inventoryTotalsAttributes() map[string]schema.Attribute {
 		"gpus":                num("Sum of their `gpu_count`."),
 		"allocatable":         num("Sum of their `allocatable`."),
 		"allocated":           num("Sum of their `allocated`."),
-		"free":                num("Sum of their `free`."),
+		"free":                num("Sum of their `free` (which leaves out GPUs reported unhealthy)."),
 		"device_plugin_nodes": num("Nodes whose `gpu_path` is `" + kube.GPUPathDevicePlugin + "`."),
 		"dra_nodes":           num("Nodes whose `gpu_path` is `" + kube.GPUPathDRA + "`."),
 		"both_paths_nodes":    num("Nodes whose `gpu_path` is `" + kube.GPUPathBoth + "`."),
@@ -75,8 +86,86 @@ func draDeviceCountsAttributes() map[string]schema.Attribute {
 			"(as the scheduler counts them while the driver rewrites its pool)."),
 		"allocated": num("Those of them named in some ResourceClaim's `status.allocation.devices.results` (driver, pool, device); " +
 			"admin access takes no device and is not counted."),
-		"free": num("`published` minus `allocated`."),
+		"unhealthy": num("Those of them whose GPU (its `uuid`, a MIG device's `parentUUID`, or its `pciBusID`) the node's GPU health agent " +
+			"lists in `gpu_health.unhealthy_gpus`, allocated or not."),
+		"free": num("`published` minus `allocated`, less the unhealthy devices not allocated; 0 on a node whose `gpu_health.status` is " +
+			"`False` with no GPU listed."),
 	}
+}
+
+// inventoryHealthRule is how GPU health takes GPUs out of `free`
+// (internal/kube/inventory_health.go), said once for every attribute that
+// follows it.
+const inventoryHealthRule = "a GPU listed in `gpu_health.unhealthy_gpus` is not free (device plugin: `free` = max(0, " +
+	"min(`allocatable`, (GPUs − unhealthy GPUs) × shares per GPU) − `allocated`), where GPUs is GPU Feature Discovery's " +
+	"`nvidia.com/gpu.count` and shares per GPU its `nvidia.com/gpu.replicas`, 1 without time-slicing; DRA: the devices of an " +
+	"unhealthy GPU are not free); `gpu_health.status` `False` with no GPU listed (a fault of the whole node, such as a device count " +
+	"mismatch) makes `free` 0; `True`, `Unknown` or no condition changes nothing."
+
+// gpuHealthAttributes are a node's `gpu_health`.
+func gpuHealthAttributes() map[string]schema.Attribute {
+	str := func(d string) schema.Attribute { return schema.StringAttribute{Computed: true, MarkdownDescription: d} }
+	return map[string]schema.Attribute{
+		"status": str("The condition's status: `True` (healthy), `False` (a fatal GPU fault stands), `Unknown` (the agent cannot tell: " +
+			"no driver, no GPU, NVML failing), or empty when no agent reports the condition on the node."),
+		"reason": str("The condition's reason, e.g. `" + gpuhealth.ReasonReady + "` or `NvidiaXID79Error` (EKS's vocabulary); empty when not reported."),
+		"message": str("The condition's message, e.g. `XID 79 on GPU 3 (GPU-…, 0000:9a:00.0): the GPU has fallen off the bus: …`; " +
+			"empty when not reported."),
+		"since": str("When the condition last changed status (its `lastTransitionTime`), RFC 3339 in UTC; empty when not reported."),
+		"unhealthy_gpus": schema.ListNestedAttribute{
+			Computed: true,
+			MarkdownDescription: "The GPUs with a fatal fault, from the annotation `" + gpuhealth.AnnotationUnhealthyGPUs + "`, by index; " +
+				"empty when there are none. They are not counted in `free`.",
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"index":      schema.Int64Attribute{Computed: true, MarkdownDescription: "NVML's index of the GPU on the node."},
+				"uuid":       str("The GPU's UUID, `GPU-…`; empty when the agent could not read it."),
+				"pci_bus_id": str("The GPU's PCI bus ID as NVML writes it, e.g. `00000000:9A:00.0`; empty when the agent could not read it."),
+				"reason":     str("The fault's reason, e.g. `NvidiaXID79Error`."),
+			}},
+		},
+	}
+}
+
+var unhealthyGPUAttrTypes = map[string]attr.Type{
+	"index": types.Int64Type, "uuid": types.StringType, "pci_bus_id": types.StringType, "reason": types.StringType,
+}
+
+var gpuHealthAttrTypes = map[string]attr.Type{
+	"status": types.StringType, "reason": types.StringType, "message": types.StringType, "since": types.StringType,
+	"unhealthy_gpus": types.ListType{ElemType: types.ObjectType{AttrTypes: unhealthyGPUAttrTypes}},
+}
+
+// gpuHealthValue is a node's `gpu_health`: status and the rest empty, and
+// no GPUs, when no agent reports.
+func gpuHealthValue(h kube.NodeGPUHealth) (types.Object, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elemType := types.ObjectType{AttrTypes: unhealthyGPUAttrTypes}
+	gpus := make([]attr.Value, 0, len(h.Unhealthy))
+	for _, g := range h.Unhealthy {
+		v, d := types.ObjectValue(unhealthyGPUAttrTypes, map[string]attr.Value{
+			"index":      types.Int64Value(int64(g.Index)),
+			"uuid":       types.StringValue(g.UUID),
+			"pci_bus_id": types.StringValue(g.PCIBusID),
+			"reason":     types.StringValue(g.Reason),
+		})
+		diags.Append(d...)
+		gpus = append(gpus, v)
+	}
+	list, d := types.ListValue(elemType, gpus)
+	diags.Append(d...)
+	since := ""
+	if h.Reported && !h.Since.IsZero() {
+		since = h.Since.UTC().Format(time.RFC3339)
+	}
+	obj, d := types.ObjectValue(gpuHealthAttrTypes, map[string]attr.Value{
+		"status":         types.StringValue(string(h.Status)),
+		"reason":         types.StringValue(h.Reason),
+		"message":        types.StringValue(h.Message),
+		"since":          types.StringValue(since),
+		"unhealthy_gpus": list,
+	})
+	diags.Append(d...)
+	return obj, diags
 }
 
 func draDevicesAttribute(d string) schema.Attribute {
@@ -88,7 +177,7 @@ func migDevicesAttribute(d string) schema.Attribute {
 }
 
 var draDeviceCountsAttrTypes = map[string]attr.Type{
-	"published": types.Int64Type, "allocated": types.Int64Type, "free": types.Int64Type,
+	"published": types.Int64Type, "allocated": types.Int64Type, "unhealthy": types.Int64Type, "free": types.Int64Type,
 }
 
 var (
@@ -103,7 +192,7 @@ var inventoryNodeAttrTypes = map[string]attr.Type{
 	"dra_devices": draDeviceCountsType, "mig_devices": migDevicesType,
 	"memory_mib": types.Int64Type, "compute_capability": types.StringType, "driver_version": types.StringType,
 	"cuda_version": types.StringType, "mig_strategy": types.StringType, "ready": types.BoolType, "schedulable": types.BoolType,
-	"labels": types.MapType{ElemType: types.StringType},
+	"labels": types.MapType{ElemType: types.StringType}, "gpu_health": types.ObjectType{AttrTypes: gpuHealthAttrTypes},
 }
 
 var inventoryTotalsAttrTypes = map[string]attr.Type{
@@ -140,7 +229,10 @@ func inventoryNodesValue(nodes []kube.GPUNode, withLabels bool) (types.Map, diag
 		diags.Append(d...)
 		mig, d := migDevicesValue(n.MIG)
 		diags.Append(d...)
+		health, d := gpuHealthValue(n.Health)
+		diags.Append(d...)
 		obj, d := types.ObjectValue(inventoryNodeAttrTypes, map[string]attr.Value{
+			"gpu_health":         health,
 			"name":               types.StringValue(n.Name),
 			"gpu_path":           types.StringValue(n.GPUPath),
 			"dra_devices":        dra,
@@ -198,6 +290,7 @@ func draDeviceCountsValue(c kube.DeviceCounts) (types.Object, diag.Diagnostics) 
 	return types.ObjectValue(draDeviceCountsAttrTypes, map[string]attr.Value{
 		"published": types.Int64Value(c.Published),
 		"allocated": types.Int64Value(c.Allocated),
+		"unhealthy": types.Int64Value(c.Unhealthy),
 		"free":      types.Int64Value(c.Free),
 	})
 }

@@ -59,7 +59,7 @@ func TestInventoryByProductValue(t *testing.T) {
 	h100 := h100Object.Attributes()
 	counts := func(published, allocated, free int64) attr.Value {
 		return types.ObjectValueMust(draDeviceCountsAttrTypes, map[string]attr.Value{
-			"published": types.Int64Value(published), "allocated": types.Int64Value(allocated), "free": types.Int64Value(free),
+			"published": types.Int64Value(published), "allocated": types.Int64Value(allocated), "unhealthy": types.Int64Value(0), "free": types.Int64Value(free),
 		})
 	}
 	require.Equal(t, map[string]attr.Value{
@@ -114,7 +114,23 @@ func BenchmarkInventoryNodesValue(b *testing.B) {
 type deviceCountsModel struct {
 	Published int64 `tfsdk:"published"`
 	Allocated int64 `tfsdk:"allocated"`
+	Unhealthy int64 `tfsdk:"unhealthy"`
 	Free      int64 `tfsdk:"free"`
+}
+
+type gpuHealthTestModel struct {
+	Status        string                  `tfsdk:"status"`
+	Reason        string                  `tfsdk:"reason"`
+	Message       string                  `tfsdk:"message"`
+	Since         string                  `tfsdk:"since"`
+	UnhealthyGPUs []unhealthyGPUTestModel `tfsdk:"unhealthy_gpus"`
+}
+
+type unhealthyGPUTestModel struct {
+	Index    int64  `tfsdk:"index"`
+	UUID     string `tfsdk:"uuid"`
+	PCIBusID string `tfsdk:"pci_bus_id"`
+	Reason   string `tfsdk:"reason"`
 }
 
 type inventoryNodeTestModel struct {
@@ -137,4 +153,5 @@ type inventoryNodeTestModel struct {
 	Ready             bool                         `tfsdk:"ready"`
 	Schedulable       bool                         `tfsdk:"schedulable"`
 	Labels            map[string]string            `tfsdk:"labels"`
+	GPUHealth         gpuHealthTestModel           `tfsdk:"gpu_health"`
 }
