@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
@@ -70,17 +71,23 @@ func reportNodeGPUHealth(t *testing.T, node string, status corev1.ConditionStatu
 	return since
 }
 
+// healthRunSuffix tells one run's nodes and namespace from the previous
+// run's, which may still be going away (go test -count=2).
+func healthRunSuffix() string { return utilrand.String(5) }
+
 func TestAccInventoryDataSource_kubernetesGPUHealth(t *testing.T) {
 	testAccPreCheck(t)
-	const label = "inventory-gpu-health"
-	healthAccNode(t, "inv-health-faulty", label)
-	healthAccNode(t, "inv-health-ok", label)
-	healthAccNode(t, "inv-health-silent", label)
-	ns := testNamespace(t, "inventory-gpu-health")
-	holdGPUs(t, ns, "trainer", "inv-health-faulty", 2)
+	run := healthRunSuffix()
+	label := "inventory-gpu-health-" + run
+	faulty, ok, silent := "inv-health-faulty-"+run, "inv-health-ok-"+run, "inv-health-silent-"+run
+	healthAccNode(t, faulty, label)
+	healthAccNode(t, ok, label)
+	healthAccNode(t, silent, label)
+	ns := testNamespace(t, "inventory-gpu-health-"+run)
+	holdGPUs(t, ns, "trainer", faulty, 2)
 	xid := gpuhealth.XIDErrorReason(79)
-	since := reportNodeGPUHealth(t, "inv-health-faulty", corev1.ConditionFalse, xid, accXID79Message, accUnhealthyGPU3)
-	okSince := reportNodeGPUHealth(t, "inv-health-ok", corev1.ConditionTrue, gpuhealth.ReasonReady, "")
+	since := reportNodeGPUHealth(t, faulty, corev1.ConditionFalse, xid, accXID79Message, accUnhealthyGPU3)
+	okSince := reportNodeGPUHealth(t, ok, corev1.ConditionTrue, gpuhealth.ReasonReady, "")
 
 	config := providerConfig() + fmt.Sprintf(`
 data "gpu_inventory" "health" {
@@ -108,7 +115,7 @@ data "gpu_inventory" "seven_free" {
 			{
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
-					nodeAt(ds, "inv-health-faulty", "gpu_health", knownvalue.ObjectExact(map[string]knownvalue.Check{
+					nodeAt(ds, faulty, "gpu_health", knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"status":  str("False"),
 						"reason":  str(xid),
 						"message": str(accXID79Message),
@@ -117,22 +124,22 @@ data "gpu_inventory" "seven_free" {
 							"index": knownvalue.Int64Exact(3), "uuid": str("GPU-5f1c8f5e-0003"), "pci_bus_id": str("00000000:9A:00.0"), "reason": str(xid),
 						})}),
 					})),
-					nodeAt(ds, "inv-health-faulty", "allocatable", knownvalue.Int64Exact(8)),
-					nodeAt(ds, "inv-health-faulty", "allocated", knownvalue.Int64Exact(2)),
-					nodeAt(ds, "inv-health-faulty", "free", knownvalue.Int64Exact(5)),
-					nodeAt(ds, "inv-health-ok", "gpu_health", knownvalue.ObjectExact(map[string]knownvalue.Check{
+					nodeAt(ds, faulty, "allocatable", knownvalue.Int64Exact(8)),
+					nodeAt(ds, faulty, "allocated", knownvalue.Int64Exact(2)),
+					nodeAt(ds, faulty, "free", knownvalue.Int64Exact(5)),
+					nodeAt(ds, ok, "gpu_health", knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"status": str("True"), "reason": str(gpuhealth.ReasonReady), "message": str(""),
 						"since": str(okSince.Format(time.RFC3339)), "unhealthy_gpus": knownvalue.ListExact(nil),
 					})),
-					nodeAt(ds, "inv-health-ok", "free", knownvalue.Int64Exact(8)),
+					nodeAt(ds, ok, "free", knownvalue.Int64Exact(8)),
 					// No agent on the node: empty status, nothing listed.
-					nodeAt(ds, "inv-health-silent", "gpu_health", knownvalue.ObjectExact(map[string]knownvalue.Check{
+					nodeAt(ds, silent, "gpu_health", knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"status": str(""), "reason": str(""), "message": str(""), "since": str(""), "unhealthy_gpus": knownvalue.ListExact(nil),
 					})),
-					nodeAt(ds, "inv-health-silent", "free", knownvalue.Int64Exact(8)),
+					nodeAt(ds, silent, "free", knownvalue.Int64Exact(8)),
 					statecheck.ExpectKnownValue(ds, tfjsonpath.New("totals").AtMapKey("free"), knownvalue.Int64Exact(5+8+8)),
 					// min_free_gpus follows the same free.
-					nodeNames("data.gpu_inventory.seven_free", "inv-health-ok", "inv-health-silent"),
+					nodeNames("data.gpu_inventory.seven_free", ok, silent),
 				},
 			},
 		},
@@ -141,9 +148,10 @@ data "gpu_inventory" "seven_free" {
 
 func TestAccWorkload_diagnosisNamesGPUHealth(t *testing.T) {
 	testAccPreCheck(t)
-	const node = "wl-health-p5"
-	healthAccNode(t, node, "workload-gpu-health")
-	ns := testNamespace(t, "wl-gpu-health")
+	run := healthRunSuffix()
+	node, label := "wl-health-p5-"+run, "workload-gpu-health-"+run
+	healthAccNode(t, node, label)
+	ns := testNamespace(t, "wl-gpu-health-"+run)
 	since := reportNodeGPUHealth(t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(79), accXID79Message, accUnhealthyGPU3)
 	config := providerConfig() + fmt.Sprintf(`
 resource "gpu_workload" "crashes" {
@@ -167,14 +175,14 @@ resource "gpu_workload" "crashes" {
   }
 
   node_selector = {
-    "gpu-test" = "workload-gpu-health"
+    "gpu-test" = %q
   }
 
   job {
     backoff_limit = 0
   }
 }
-`, ns, k8s.FailExitCodeAnnotation, k8s.FailMessageAnnotation)
+`, ns, k8s.FailExitCodeAnnotation, k8s.FailMessageAnnotation, label)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
