@@ -66,12 +66,19 @@ func clockSince(t, now time.Time) string {
 type gpuHealthNotes struct {
 	now   time.Time
 	named map[string]bool
+	read  map[string]bool // nodes notePodNodes read, named or not
 	lines []string
 }
 
 func newGPUHealthNotes(now time.Time) *gpuHealthNotes {
-	return &gpuHealthNotes{now: now, named: map[string]bool{}}
+	return &gpuHealthNotes{now: now, named: map[string]bool{}, read: map[string]bool{}}
 }
+
+// maxPodNodesRead caps how many nodes notePodNodes reads for one
+// diagnosis: a Deployment crashing on hundreds of nodes still gets its
+// diagnosis within diagnosisTimeout (from the hub's cache, reads cost
+// nothing; from the API server, one GET each).
+const maxPodNodesRead = 20
 
 // add notes node's health when it is worth naming and not noted yet.
 func (n *gpuHealthNotes) add(node string, h NodeGPUHealth) {
@@ -138,15 +145,17 @@ func (c *Cluster) nodeGPUHealth(ctx context.Context, name string) (NodeGPUHealth
 }
 
 // notePodNodes notes the health of the nodes that pods which failed or
-// whose containers are in trouble ran on.
+// whose containers are in trouble ran on, each node read once, at most
+// maxPodNodesRead of them.
 func (c *Cluster) notePodNodes(ctx context.Context, notes *gpuHealthNotes, pods ...*corev1.Pod) {
 	for _, p := range pods {
-		if p.Spec.NodeName == "" || notes.named[p.Spec.NodeName] {
+		if p.Spec.NodeName == "" || notes.read[p.Spec.NodeName] || len(notes.read) >= maxPodNodesRead {
 			continue
 		}
 		if p.Status.Phase != corev1.PodFailed && describeContainerTrouble(p) == "" && describeTermination(p) == "" {
 			continue
 		}
+		notes.read[p.Spec.NodeName] = true
 		if h, ok := c.nodeGPUHealth(ctx, p.Spec.NodeName); ok {
 			notes.add(p.Spec.NodeName, h)
 		}
