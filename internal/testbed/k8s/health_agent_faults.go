@@ -203,39 +203,72 @@ func (s *healthAgentSimulator) playFaultRequests(ctx context.Context, node *core
 			requests[id] = value
 		}
 	}
-	if g != nil {
-		for id := range g.consumed {
-			if _, ok := requests[id]; !ok {
-				delete(g.consumed, id) // the removal reached the cache
-			}
+	s.mu.Lock()
+	if len(requests) == 0 {
+		delete(s.answered, node.Name) // every answer reached the cache
+		s.mu.Unlock()
+		return nil
+	}
+	answered := s.answered[node.Name]
+	if answered == nil {
+		answered = map[string]*faultAnswer{}
+		s.answered[node.Name] = answered
+	}
+	for id := range answered {
+		if _, ok := requests[id]; !ok {
+			delete(answered, id) // the removal reached the cache
 		}
 	}
-	answers := map[string]any{}
+	s.mu.Unlock()
+
+	patch := map[string]any{}
 	var retry error
 	for _, id := range slices.Sorted(maps.Keys(requests)) {
-		if g != nil && g.consumed[id] {
+		s.mu.Lock()
+		answer := answered[id]
+		s.mu.Unlock()
+		if answer == nil {
+			err := s.playFaultRequest(ctx, node.Name, g, id, requests[id])
+			if errors.Is(err, errRetry) {
+				retry = err
+				continue
+			}
+			answer = &faultAnswer{}
+			if err != nil {
+				answer.err = err.Error()
+				s.pods.log("node %s: fault request %s refused: %v", node.Name, id, err)
+			}
+			s.mu.Lock()
+			answered[id] = answer // played is played, whether or not the answer gets through
+			s.mu.Unlock()
+		}
+		if answer.sent {
 			continue
 		}
-		err := s.playFaultRequest(ctx, node.Name, g, id, requests[id])
-		if errors.Is(err, errRetry) {
-			retry = err
-			continue
-		}
-		answers[GPUFaultRequestPrefix+id] = nil
-		if err != nil {
-			answers[GPUFaultErrorPrefix+id] = err.Error()
-			s.pods.log("node %s: fault request %s refused: %v", node.Name, id, err)
-		}
-		if g != nil {
-			g.consumed[id] = true
+		patch[GPUFaultRequestPrefix+id] = nil
+		if answer.err != "" {
+			patch[GPUFaultErrorPrefix+id] = answer.err
 		}
 	}
-	if len(answers) > 0 {
-		if err := patchNodeAnnotations(ctx, s.client, node.Name, answers); err != nil {
-			return fmt.Errorf("answering fault requests: %w", err)
-		}
+	if len(patch) == 0 {
+		return retry
 	}
+	if err := patchNodeAnnotations(ctx, s.client, node.Name, patch); err != nil {
+		return fmt.Errorf("answering fault requests: %w", err)
+	}
+	s.mu.Lock()
+	for _, answer := range answered {
+		answer.sent = true
+	}
+	s.mu.Unlock()
 	return retry
+}
+
+// faultAnswer is what the simulator answers a request: err is empty
+// when it played it; sent once the answer is on the node.
+type faultAnswer struct {
+	err  string
+	sent bool
 }
 
 // playFaultRequest plays one request; errRetry keeps it for later.

@@ -53,6 +53,10 @@ type healthAgentSimulator struct {
 
 	mu  sync.Mutex
 	gpu map[string]*simulatedGPUs // per node with a double
+	// answered are, per node, the fault requests played (or refused) and
+	// not yet seen gone from the node, with their answer: the cache may
+	// lag the patch that removes them, and that patch may fail.
+	answered map[string]map[string]*faultAnswer
 }
 
 // simulatedGPUs is one node's double, its boot and its agent.
@@ -61,9 +65,6 @@ type simulatedGPUs struct {
 	fleet  *nvmltest.Fleet // nil until an agent first runs in this boot
 	gpus   int             // how many GPUs the double enumerates
 	agent  *runningAgent   // nil while no agent pod runs
-	// consumed are the fault requests played and not yet seen gone from
-	// the node (the cache may lag the patch that removes them).
-	consumed map[string]bool
 	// pending are XID requests the agent did not receive yet (it had not
 	// registered for events): by id, since when.
 	pending map[string]time.Time
@@ -82,10 +83,11 @@ type runningAgent struct {
 // RequestGPUFault. It logs to log. RunSimulators runs it.
 func RunHealthAgentSimulator(ctx context.Context, client kubernetes.Interface, log io.Writer) error {
 	s := &healthAgentSimulator{
-		ctx:    ctx,
-		client: client,
-		pods:   newNodeAgentPods("health-agent simulator", log, isHealthAgentPod),
-		gpu:    map[string]*simulatedGPUs{},
+		ctx:      ctx,
+		client:   client,
+		pods:     newNodeAgentPods("health-agent simulator", log, isHealthAgentPod),
+		gpu:      map[string]*simulatedGPUs{},
+		answered: map[string]map[string]*faultAnswer{},
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	nodeInformer := factory.Core().V1().Nodes()
@@ -158,6 +160,7 @@ func (s *healthAgentSimulator) reconcile(ctx context.Context, name string) error
 		s.mu.Lock()
 		g := s.gpu[name]
 		delete(s.gpu, name)
+		delete(s.answered, name)
 		s.mu.Unlock()
 		if g != nil {
 			g.stopAgent()
@@ -176,7 +179,7 @@ func (s *healthAgentSimulator) reconcile(ctx context.Context, name string) error
 	s.mu.Lock()
 	g := s.gpu[name]
 	if g == nil && pod != nil {
-		g = &simulatedGPUs{bootID: node.Status.NodeInfo.BootID, consumed: map[string]bool{}, pending: map[string]time.Time{}}
+		g = &simulatedGPUs{bootID: node.Status.NodeInfo.BootID, pending: map[string]time.Time{}}
 		s.gpu[name] = g
 	}
 	s.mu.Unlock()

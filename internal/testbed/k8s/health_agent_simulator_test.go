@@ -3,6 +3,7 @@ package k8s
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,15 +76,21 @@ func healthAgentNodes(ctx context.Context, t *testing.T, namespace string, n int
 }
 
 // waitForGPUHealth watches node until its AcceleratedHardwareReady
-// condition has status and reason, and returns what it read.
-func waitForGPUHealth(ctx context.Context, t *testing.T, node string, status corev1.ConditionStatus, reason string) gpuhealth.NodeHealth {
+// condition has status and reason and its unhealthy-GPU annotation names
+// the GPUs with these indices (the agent writes the two apart), and
+// returns what it read.
+func waitForGPUHealth(ctx context.Context, t *testing.T, node string, status corev1.ConditionStatus, reason string, unhealthy ...int) gpuhealth.NodeHealth {
 	t.Helper()
 	var got gpuhealth.NodeHealth
 	_, err := waitFor(ctx, cluster.Client().CoreV1().RESTClient(), "nodes", "", metav1.ListOptions{FieldSelector: "metadata.name=" + node}, func(n *corev1.Node) bool {
 		got = gpuhealth.ReadNode(n)
-		return got.Status == status && got.Reason == reason
+		var indices []int
+		for _, gpu := range got.Unhealthy {
+			indices = append(indices, gpu.Index)
+		}
+		return got.Status == status && got.Reason == reason && slices.Equal(indices, unhealthy)
 	})
-	require.NoError(t, err, "waiting for node %s's %s to be %s (%s); last read %+v", node, gpuhealth.ConditionType, status, reason, got)
+	require.NoError(t, err, "waiting for node %s's %s to be %s (%s) with unhealthy GPUs %v; last read %+v", node, gpuhealth.ConditionType, status, reason, unhealthy, got)
 	return got
 }
 
@@ -93,17 +100,14 @@ func TestHealthAgentReportsAnXIDAndTheRecovery(t *testing.T) {
 	node := healthAgentNodes(ctx, t, createNamespace(ctx, t), 1, healthTestSettings(false))[0]
 
 	require.NoError(t, cluster.FireXID(ctx, node, 3, 79))
-	health := waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(79))
+	health := waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(79), 3)
 	require.Contains(t, health.Message, "GPU 3")
-	require.Len(t, health.Unhealthy, 1)
-	require.Equal(t, 3, health.Unhealthy[0].Index)
 
 	require.NoError(t, cluster.RecoverGPU(ctx, node, 3))
-	health = waitForGPUHealth(ctx, t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
-	require.Empty(t, health.Unhealthy)
+	waitForGPUHealth(ctx, t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
 
 	require.NoError(t, cluster.AddECCErrors(ctx, node, 5, 0, 2))
-	waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.ReasonDoubleBitError)
+	waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.ReasonDoubleBitError, 5)
 }
 
 // A reboot (a new boot ID, as the AWS emulator's node repair writes it)
@@ -114,7 +118,7 @@ func TestHealthAgentNodeRebootBringsHealthyGPUs(t *testing.T) {
 	node := healthAgentNodes(ctx, t, createNamespace(ctx, t), 1, healthTestSettings(false))[0]
 
 	require.NoError(t, cluster.LoseGPU(ctx, node, 6))
-	waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(79))
+	waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(79), 6)
 
 	patch := []byte(`{"status":{"nodeInfo":{"bootID":"` + rand.String(8) + `"}}}`)
 	_, err := cluster.Client().CoreV1().Nodes().PatchStatus(ctx, node, patch)
@@ -154,7 +158,9 @@ func TestJobOnAFaultedNodeFailsOver(t *testing.T) {
 	require.Equal(t, spare, retry.Spec.NodeName)
 	node, err := cluster.Client().CoreV1().Nodes().Get(ctx, faulted, metav1.GetOptions{})
 	require.NoError(t, err)
-	require.Contains(t, node.Spec.Taints, corev1.Taint{Key: gpuhealth.TaintKey, Value: gpuhealth.XIDErrorReason(79), Effect: corev1.TaintEffectNoSchedule})
+	require.True(t, slices.ContainsFunc(node.Spec.Taints, func(taint corev1.Taint) bool {
+		return taint.Key == gpuhealth.TaintKey && taint.Value == gpuhealth.XIDErrorReason(79) && taint.Effect == corev1.TaintEffectNoSchedule
+	}), "the agent's taint on %s: %v", faulted, node.Spec.Taints)
 }
 
 func TestGPUFaultControlsNeedAHealthAgent(t *testing.T) {
@@ -187,8 +193,7 @@ func TestGPUFaultRequestByAnnotation(t *testing.T) {
 		require.NoError(t, err)
 	}
 	annotate(GPUFaultRequestPrefix+"by-kubectl-1", `{"gpu":2,"lose":true}`)
-	health := waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(79))
-	require.Equal(t, 2, health.Unhealthy[0].Index)
+	waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(79), 2)
 	annotate(GPUFaultRequestPrefix+"by-kubectl-2", `{"gpu":2,"recover":true}`)
 	waitForGPUHealth(ctx, t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
 
