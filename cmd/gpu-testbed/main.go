@@ -11,7 +11,9 @@
 //	gpu-testbed env [--dir DIR]               print the shell exports that point clients at its backends
 //	gpu-testbed nodes [--dir DIR]             list its nodes and their GPUs
 //	gpu-testbed down [--dir DIR]              stop it and remove its files
-//	gpu-testbed simulate --kubeconfig K       simulate device-plugin registration (up starts it)
+//	gpu-testbed simulate --kubeconfig K       simulate device-plugin registration and GPU health agents (up starts it)
+//	gpu-testbed gpu-fault --node N --gpu I --xid X | --lose | --recover | --ecc-uncorrected C
+//	                                          play a GPU fault on a node where the health agent runs
 //	gpu-testbed serve-aws FLAGS               run the AWS emulator (up starts it)
 //	gpu-testbed serve-proxmox FLAGS           run the Proxmox VE emulator (up starts it)
 //	gpu-testbed rootfs --suite S --dir DIR    extract a fresh Debian root (see internal/testbed/debroot)
@@ -45,7 +47,8 @@ var commands = []command{
 	{"env", "print shell exports pointing clients at the running testbed", runEnv},
 	{"nodes", "list the testbed's nodes and their GPUs", runNodes},
 	{"down", "stop the testbed and remove its files", runDown},
-	{"simulate", "simulate the kubelet's device-plugin registration (up runs it)", runSimulate},
+	{"simulate", "simulate the kubelet's device-plugin registration and GPU health agents (up runs it)", runSimulate},
+	{"gpu-fault", "play a GPU fault (XID, lost GPU, reset, ECC errors) on a node where the health agent runs", runGPUFault},
 	{"serve-aws", "run the AWS emulator: EKS, EC2, Auto Scaling, STS (up runs it)", runServeAWS},
 	{"serve-proxmox", "run the Proxmox VE emulator (up runs it)", runServeProxmox},
 	{"rootfs", "extract a fresh Debian root made once with debootstrap (tests, CI scripts)", runRootfs},

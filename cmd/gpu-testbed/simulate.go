@@ -13,10 +13,10 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/k8s"
 )
 
-// runSimulate runs the simulators of NVIDIA's node agents (device plugin
-// and DRA kubelet plugin, k8s.RunSimulators) of a detached testbed in the
-// foreground; `up` starts it in the background, and `down` stops it with
-// the rest of the testbed.
+// runSimulate runs the simulators of node agents (NVIDIA's device plugin
+// and DRA kubelet plugin, gpu-bootstrap's health agent: k8s.RunSimulators)
+// of a detached testbed in the foreground; `up` starts it in the
+// background, and `down` stops it with the rest of the testbed.
 func runSimulate(ctx context.Context, args []string) error {
 	flags := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	kubeconfig := flags.String("kubeconfig", "", "kubeconfig of the testbed to simulate NVIDIA's device plugin and DRA kubelet plugin on")

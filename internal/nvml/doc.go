@@ -17,7 +17,10 @@
 // while NVML stays initialized; a GPU that answers ERROR_GPU_IS_LOST gets
 // no further call in that pass and is listed with Lost and what was read.
 //
-// Only the bootstrap (cmd/gpu-bootstrap, internal/bootstrap) imports this
+// Only the bootstrap (cmd/gpu-bootstrap, internal/bootstrap and the
+// packages of its commands) and the testbed's Kubernetes backend
+// (internal/testbed/k8s, which runs the health agent over the nvmltest
+// double; its tests and cmd/gpu-testbed build with cgo) import this
 // package: the Terraform provider is built with CGO_ENABLED=0.
 //
 // Four small pieces overlap github.com/NVIDIA/go-nvlib: bus-id spelling,

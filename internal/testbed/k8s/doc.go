@@ -65,7 +65,63 @@
 // the back-off reset after 10 minutes of running, and the events the
 // kubelet records.
 //
+// # GPU health
+//
+// The health-agent simulator (RunHealthAgentSimulator, part of every
+// cluster through RunSimulators) stands in for the kubelet running
+// gpu-bootstrap's health-agent DaemonSet pod (a container whose args are
+// `health-agent [flags]`, gpuhealth.ParseArgs) and for the node's GPUs:
+// while such a pod is Running on a node, the real agent
+// (healthagent.Run) runs in the simulator's process for that node, with
+// the pod's flags, the simulator's client (system:masters: the pod's
+// service account and its RBAC are not exercised) and internal/nvml's
+// telemetry over an NVML double of the node (nvmltest: a DGX A100 cut to
+// the node's GPU count, from nvidia.com/gpu.count, else its nvidia.com/gpu
+// capacity, else its instance type; at most 8 GPUs, A100s whatever the
+// instance type says; a node without GPUs gets a driver that is not
+// loaded). The command's /metrics and /healthz (--listen) are not
+// served. The double's energy counters grow while the agent runs, as a
+// working GPU's do. The agent stops when its pod stops
+// running or goes; the double lives as long as the node's boot: a new
+// status.nodeInfo.bootID (a reboot, as the AWS emulator's node repair
+// writes it) gives the node fresh, healthy GPUs and restarts its agent,
+// and a deleted node drops its double.
+//
+// Faults reach the double through the API server, so that tests, a
+// detached testbed (`gpu-testbed gpu-fault`) and kubectl play them alike:
+// a request is a node annotation gpu-fault.testbed.gpuinfra.io/<id> whose
+// value is a GPUFault in JSON ({"gpu":3,"xid":79}, {"gpu":3,"lose":true},
+// {"gpu":3,"recover":true}, {"gpu":3,"ecc_uncorrected":1}); the simulator
+// plays it once and removes it, or answers why not in
+// gpu-fault-error.testbed.gpuinfra.io/<id> (no agent runs there, no such
+// GPU). Cluster.FireXID, LoseGPU, RecoverGPU and AddECCErrors, and
+// RequestGPUFault for a detached testbed, make the request and wait for
+// the answer; they refuse a node where no agent pod runs. An XID is an
+// NVML event on the GPU (XID 79 also makes the GPU lost, as the driver
+// does); a lost GPU answers ERROR_GPU_IS_LOST; a recovery is a GPU reset
+// (the GPU answers again, volatile ECC and energy counters start from 0);
+// ECC errors add to the counters and fire their NVML events.
+//
+// A fatal fault (a critical XID, gpuhealth.CriticalXID; a lost GPU; an
+// uncorrectable ECC error) also kills the node's GPU work: every pod
+// Running on the node that asks for an nvidia.com/ resource or has DRA
+// claims fails as FailExitCodeAnnotation makes it (exit code 1, a message
+// naming the GPU and the XID), not only the pods that would have had the
+// faulted GPU (kwok assigns no device to a pod). A Job's pod goes to
+// Failed and the Job controller retries it, elsewhere once the agent's
+// taint (--taint) keeps it off the node; a Deployment's pod crash-loops,
+// and keeps doing so after the GPU recovers, until it is deleted.
+// KeepRunningAnnotation keeps a Job's pod Running until then.
+//
+// What it does not simulate: the device plugin's view of GPU health (a
+// lost GPU stays in the node's allocatable), faults that begin on their
+// own, pods started on the node after the fault (they run), XIDs other
+// than the critical ones killing the application that caused them, DCGM
+// diagnostics, and NVLink, PCIe or row-remap faults (nvmltest can play
+// them; no control asks for them yet).
+//
 // What the cluster does not do at all: run containers, route traffic to pod
 // or service addresses (they are data only), or simulate GPUs below the
-// Kubernetes API. Nothing here dials anything but 127.0.0.1.
+// Kubernetes API other than through the health agent's NVML double.
+// Nothing here dials anything but 127.0.0.1.
 package k8s

@@ -22,8 +22,9 @@ const podCIDR = "10.244.0.0/16"
 // registered), and its Ready condition is refreshed every five to six
 // minutes, as a kubelet reports status while its lease carries the
 // heartbeat. Pod stages: kwok's own defaults (pods bound to a kwok node
-// become Running and Ready, pods of a Job then Succeed, deleted pods go
-// away) for pods without FailExitCodeAnnotation, and for pods with it the
+// become Running and Ready, pods of a Job then Succeed unless they carry
+// KeepRunningAnnotation, deleted pods go away) for pods without
+// FailExitCodeAnnotation, and for pods with it the
 // failures the package comment describes.
 //
 //go:embed kwok_config.yaml

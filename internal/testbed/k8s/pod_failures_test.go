@@ -38,6 +38,8 @@ func TestKwokConfigKeysItsPodFailuresOnTheExportedAnnotations(t *testing.T) {
 		require.Contains(t, stages[name], `'.metadata.annotations["`+FailExitCodeAnnotation+`"]'
       operator: 'DoesNotExist'`, name)
 	}
+	require.Contains(t, stages["pod-complete"], `'.metadata.annotations["`+KeepRunningAnnotation+`"]'
+      operator: 'DoesNotExist'`)
 	for _, name := range []string{"gpu-testbed-pod-fail", "gpu-testbed-pod-crash-loop"} {
 		require.Contains(t, stages[name], `'.metadata.annotations["`+FailExitCodeAnnotation+`"]'
       operator: 'Exists'`, name)
