@@ -121,7 +121,11 @@ func BenchmarkAgentXIDToCondition(b *testing.B) {
 				if e.Type != watch.Modified && e.Type != watch.Added {
 					continue
 				}
-				for _, c := range e.Object.(*corev1.Node).Status.Conditions {
+				n, isNode := e.Object.(*corev1.Node)
+				if !isNode {
+					continue
+				}
+				for _, c := range n.Status.Conditions {
 					if c.Type == gpuhealth.ConditionType && ok(&c) {
 						return
 					}
@@ -165,6 +169,8 @@ func benchNode(b *testing.B) string {
 	if _, err := cluster.Client().CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = cluster.Client().CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	b.Cleanup(func() {
+		_ = cluster.Client().CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	return name
 }

@@ -309,4 +309,3 @@ func proxiedClient(t *testing.T, p *proxy) kubernetes.Interface {
 func apiServerAddress() string {
 	return strings.TrimPrefix(cluster.RESTConfig().Host, "https://")
 }
-
