@@ -143,6 +143,8 @@ func (a *agent) loop(ctx context.Context) {
 			}
 		case node := <-a.pub.firstNode:
 			a.restore(node)
+		case count := <-a.pub.gpuCount:
+			a.expectGPUs(count)
 		case <-a.retry.C:
 		}
 		a.evaluate()
@@ -163,11 +165,7 @@ func (a *agent) sample() {
 func (a *agent) restore(node *corev1.Node) {
 	a.restored = true
 	a.bootID = node.Status.NodeInfo.BootID
-	if a.tracker.expected == 0 {
-		if n, err := strconv.Atoi(node.Labels[LabelGPUCount]); err == nil && n > 0 {
-			a.tracker.expected = n
-		}
-	}
+	a.expectGPUs(node.Labels[LabelGPUCount])
 	saved, err := decodeState(node.Annotations[AnnotationState])
 	switch {
 	case err != nil:
@@ -180,6 +178,19 @@ func (a *agent) restore(node *corev1.Node) {
 			a.log.printf("restored %d standing faults saved by the agent before this one (boot %s)", n, a.bootID)
 		}
 	}
+}
+
+// expectGPUs takes the node's GPU count label as the GPUs to expect,
+// unless Settings.ExpectedGPUs says how many.
+func (a *agent) expectGPUs(label string) {
+	if a.opts.Settings.ExpectedGPUs > 0 {
+		return
+	}
+	n, err := strconv.Atoi(label)
+	if err != nil || n < 0 {
+		n = 0 // no label (or not a count): no expectation
+	}
+	a.tracker.expected = n
 }
 
 // evaluate judges the faults now and hands what changed to the publisher.
