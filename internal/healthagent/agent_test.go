@@ -1,4 +1,4 @@
-package healthagent
+package healthagent_test
 
 import (
 	"context"

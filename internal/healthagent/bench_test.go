@@ -1,4 +1,4 @@
-package healthagent
+package healthagent_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/healthagent"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
@@ -63,7 +64,7 @@ func BenchmarkAgentNVMLCallsAndCPUPerMinute(b *testing.B) {
 	agentTel := nvml.New(nvml.Options{Lib: fleet.Server, SysfsRoot: b.TempDir()})
 	go func() {
 		defer close(done)
-		_ = Run(ctx, Options{NodeName: node, Client: cluster.Client(), Telemetry: agentTel, Settings: gpuhealth.DefaultSettings()})
+		_ = healthagent.Run(ctx, healthagent.Options{NodeName: node, Client: cluster.Client(), Telemetry: agentTel, Settings: gpuhealth.DefaultSettings()})
 	}()
 	time.Sleep(2 * time.Second) // past the start: the first sample, the watch, the first write
 	callsStart, cpuStart := fleet.Calls(), processCPU(b)
@@ -103,7 +104,7 @@ func BenchmarkAgentXIDToCondition(b *testing.B) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = Run(ctx, Options{NodeName: node, Client: cluster.Client(), Telemetry: tel, Settings: settings})
+		_ = healthagent.Run(ctx, healthagent.Options{NodeName: node, Client: cluster.Client(), Telemetry: tel, Settings: settings})
 	}()
 	defer func() { cancel(); <-done; _ = tel.Close() }()
 
@@ -165,7 +166,7 @@ func BenchmarkAgentXIDToCondition(b *testing.B) {
 func benchNode(b *testing.B) string {
 	b.Helper()
 	name := fmt.Sprintf("gpu-health-bench-%d", nodeCounter.Add(1))
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelGPUCount: "8"}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{healthagent.LabelGPUCount: "8"}}}
 	if _, err := cluster.Client().CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
