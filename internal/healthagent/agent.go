@@ -74,6 +74,7 @@ type agent struct {
 	damper   *gpuhealth.Damper
 	pub      *publisher
 	restored bool   // the node was read: its state restored, the GPU count known
+	reported bool   // a verdict was handed to the publisher
 	bootID   string // the node's boot ID
 	// degraded are the keys of the degrading faults standing, for their
 	// Warning Event when one starts.
@@ -205,7 +206,17 @@ func (a *agent) evaluate() {
 	a.warnDegraded(v.Degraded)
 	state := a.tracker.save()
 	state.BootID = a.bootID
-	publish, retryAt := a.damper.Offer(now, v)
+	offerAt := now
+	if !a.reported {
+		// The agent's first report is not a change of the condition: it
+		// starts no damping interval, so the first fault after a start is
+		// published at once too.
+		offerAt = now.Add(-a.damper.Interval)
+	}
+	publish, retryAt := a.damper.Offer(offerAt, v)
+	if publish != nil {
+		a.reported = true
+	}
 	switch {
 	case publish != nil:
 		a.saved = state

@@ -302,3 +302,15 @@ func TestAgentRestartKeepsTheFaultsOfThisBootOnly(t *testing.T) {
 	startAgent(t, node, nvmltest.NewDGXA100(), testSettings(), nil)
 	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
 }
+
+func TestAgentPublishesTheFirstFaultAfterItsStartAtOnce(t *testing.T) {
+	t.Parallel()
+	node := newNode(t, "boot-1")
+	fleet := nvmltest.NewDGXA100()
+	settings := testSettings()
+	settings.Damping = time.Hour // the agent's first report must not hold the fault for an hour
+	startAgent(t, node, fleet, settings, nil)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	fireXID(t, fleet, 2, 79)
+	waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+}
