@@ -5,7 +5,10 @@
 // codes fit for Docker HEALTHCHECK and Kubernetes probes, watches them over
 // time (monitor: nvidia-smi-compatible CSV, NVML events, a summary with
 // findings), serves their telemetry with dcgm-exporter's metric names
-// (metrics) and chooses GPUs for a container (select).
+// (metrics), keeps a Kubernetes node's AcceleratedHardwareReady condition up
+// to date from NVML as the node's GPU health agent (health-agent, in a
+// DaemonSet; it serves metrics' /metrics too) and chooses GPUs for a
+// container (select).
 //
 // It is the node-side half of terraform-provider-gpu, run from AMI builds
 // (Packer), EC2 user data and cloud-init. It needs cgo: NVML is loaded at run

@@ -11,33 +11,101 @@ import (
 	"os"
 	"time"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/dcgm"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/podresources"
 )
 
 // metricsFlags are `gpu-bootstrap metrics`' flags.
 type metricsFlags struct {
-	host      desiredFlags
-	listen    string
-	maxAge    time.Duration
-	podSocket string
+	host     desiredFlags
+	listen   string
+	exporter exporterFlags
 }
 
 func (f *metricsFlags) register(fs *flag.FlagSet) {
 	f.host.registerHost(fs)
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:9400", "`address` to serve /metrics and /healthz on; :9400 (dcgm-exporter's port) listens on every interface")
+	f.exporter.register(fs)
+}
+
+func (f *metricsFlags) validate() error {
+	if f.listen == "" {
+		return errors.New("--listen: an address such as 127.0.0.1:9400 or :9400")
+	}
+	return f.exporter.validate()
+}
+
+// exporterFlags are the flags of the dcgm-exporter-compatible /metrics,
+// which `metrics` and `health-agent` both serve.
+type exporterFlags struct {
+	maxAge    time.Duration
+	podSocket string
+}
+
+func (f *exporterFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.maxAge, "max-age", time.Second, "serve a scrape from the last NVML pass when it is younger than this; 0 reads NVML for every scrape (concurrent scrapes share one pass either way)")
 	fs.StringVar(&f.podSocket, "pod-resources-socket", podresources.DefaultSocket, "the kubelet's PodResources socket: while it exists, series of a GPU or MIG device a container holds get pod, namespace and container labels; \"\" for none")
 }
 
-func (f *metricsFlags) validate() error {
-	switch {
-	case f.listen == "":
-		return errors.New("--listen: an address such as 127.0.0.1:9400 or :9400")
-	case f.maxAge < 0:
+func (f *exporterFlags) validate() error {
+	if f.maxAge < 0 {
 		return fmt.Errorf("--max-age %s: 0 (a pass per scrape) or more, e.g. 1s", f.maxAge)
 	}
 	return nil
+}
+
+// newExporter is the dcgm-exporter-compatible exporter over tel; command
+// prefixes its log lines.
+func (f *exporterFlags) newExporter(tel nvml.Telemetry, env environment, command string) *dcgm.Exporter {
+	opts := dcgm.Options{
+		Hostname: hostname(env),
+		MaxAge:   f.maxAge,
+		Log:      prefixWriter{w: env.stderr, prefix: "gpu-bootstrap " + command + ": "},
+	}
+	if f.podSocket != "" {
+		opts.Holders = podresources.Lister{Socket: f.podSocket}
+	}
+	return dcgm.New(tel, opts)
+}
+
+// podLabels says where the exporter's pod labels come from, for the
+// serving line.
+func (f *exporterFlags) podLabels() string {
+	if f.podSocket == "" {
+		return "no pod labels"
+	}
+	return "pod labels from " + f.podSocket + " while it exists"
+}
+
+// metricsEndpoint is an exporter's /metrics and /healthz served in the
+// background.
+type metricsEndpoint struct {
+	addr   net.Addr
+	srv    *http.Server
+	served chan error // the error Serve returned
+}
+
+// serveMetrics listens on listen and serves exp there until shutdown.
+func serveMetrics(exp *dcgm.Exporter, listen string) (*metricsEndpoint, error) {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", listen, err)
+	}
+	m := &metricsEndpoint{
+		addr:   ln.Addr(),
+		srv:    &http.Server{Handler: exp.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		served: make(chan error, 1),
+	}
+	go func() { m.served <- m.srv.Serve(ln) }()
+	return m, nil
+}
+
+// shutdown stops serving, waiting up to 5 s for scrapes in progress.
+func (m *metricsEndpoint) shutdown(ctx context.Context) error {
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
+	return m.srv.Shutdown(shutdownCtx)
 }
 
 // runMetrics serves the GPUs' telemetry as dcgm-exporter does, for
@@ -59,15 +127,7 @@ func runMetrics(ctx context.Context, args []string, env environment) int {
 
 	tel := env.openTelemetry(f.host.sysfsRoot())
 	defer tel.Close()
-	opts := dcgm.Options{
-		Hostname: hostname(env),
-		MaxAge:   f.maxAge,
-		Log:      prefixWriter{w: env.stderr, prefix: "gpu-bootstrap metrics: "},
-	}
-	if f.podSocket != "" {
-		opts.Holders = podresources.Lister{Socket: f.podSocket}
-	}
-	exp := dcgm.New(tel, opts)
+	exp := f.exporter.newExporter(tel, env, "metrics")
 
 	// The first pass finds the driver and the GPUs; it also serves the
 	// first scrapes.
@@ -89,9 +149,9 @@ func runMetrics(ctx context.Context, args []string, env environment) int {
 		return exitError
 	}
 
-	ln, err := net.Listen("tcp", f.listen)
+	endpoint, err := serveMetrics(exp, f.listen)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: listening on %s: %v\n", f.listen, err)
+		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: %v\n", err)
 		return exitError
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -99,26 +159,16 @@ func runMetrics(ctx context.Context, args []string, env environment) int {
 	if err := exp.WatchEvents(ctx); err != nil {
 		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: XID errors will not be reported: %v\n", err)
 	}
-	srv := &http.Server{Handler: exp.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-
-	pods := "no pod labels"
-	if f.podSocket != "" {
-		pods = "pod labels from " + f.podSocket + " while it exists"
-	}
 	fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: serving %d GPUs at http://%s/metrics (NVML read at most once per %s; %s)\n",
-		first.GPUs, ln.Addr(), f.maxAge, pods)
+		first.GPUs, endpoint.addr, f.exporter.maxAge, f.exporter.podLabels())
 
 	select {
 	case <-ctx.Done():
-	case err := <-served:
+	case err := <-endpoint.served:
 		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: serving: %v\n", err)
 		return exitError
 	}
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer stop()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := endpoint.shutdown(ctx); err != nil {
 		fmt.Fprintf(env.stderr, "gpu-bootstrap metrics: stopping: %v\n", err)
 		return exitError
 	}

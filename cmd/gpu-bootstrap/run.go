@@ -31,6 +31,7 @@ func commands() []command {
 		{"check", "check the node's GPU health; exit 0 healthy or CPU only, 1 unhealthy", runCheck},
 		{"monitor", "watch the GPUs over time: a table, nvidia-smi CSV or JSON lines, events (XID, throttling, a GPU lost) as they come, a summary with findings", runMonitor},
 		{"metrics", "serve the GPUs' telemetry for Prometheus with dcgm-exporter's metric names and labels (/metrics, /healthz)", runMetrics},
+		{"health-agent", "keep the node's AcceleratedHardwareReady condition (EKS's), Events and an optional taint up to date from NVML, and serve /metrics as `metrics` does; runs as a DaemonSet", runHealthAgent},
 		{"select", "choose GPUs for a container by free memory, utilization and NVLink; prints them for docker run --gpus, NVIDIA_VISIBLE_DEVICES or Compose", runSelect},
 		{"version", "print the version", runVersion},
 	}
@@ -58,7 +59,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: gpu-bootstrap <command> [flags]")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, cmd := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
+		fmt.Fprintf(w, "  %-12s %s\n", cmd.name, cmd.summary)
 	}
 	fmt.Fprintln(w, "\nRun `gpu-bootstrap <command> -h` for the flags of a command.")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error (check: unhealthy), 2 plan has changes, 64 bad usage.")

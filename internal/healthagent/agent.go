@@ -74,6 +74,7 @@ type agent struct {
 	damper   *gpuhealth.Damper
 	pub      *publisher
 	restored bool   // the node was read: its state restored, the GPU count known
+	reported bool   // a verdict was handed to the publisher
 	bootID   string // the node's boot ID
 	// degraded are the keys of the degrading faults standing, for their
 	// Warning Event when one starts.
@@ -143,6 +144,8 @@ func (a *agent) loop(ctx context.Context) {
 			}
 		case node := <-a.pub.firstNode:
 			a.restore(node)
+		case count := <-a.pub.gpuCount:
+			a.expectGPUs(count)
 		case <-a.retry.C:
 		}
 		a.evaluate()
@@ -163,11 +166,7 @@ func (a *agent) sample() {
 func (a *agent) restore(node *corev1.Node) {
 	a.restored = true
 	a.bootID = node.Status.NodeInfo.BootID
-	if a.tracker.expected == 0 {
-		if n, err := strconv.Atoi(node.Labels[LabelGPUCount]); err == nil && n > 0 {
-			a.tracker.expected = n
-		}
-	}
+	a.expectGPUs(node.Labels[LabelGPUCount])
 	saved, err := decodeState(node.Annotations[AnnotationState])
 	switch {
 	case err != nil:
@@ -182,6 +181,19 @@ func (a *agent) restore(node *corev1.Node) {
 	}
 }
 
+// expectGPUs takes the node's GPU count label as the GPUs to expect,
+// unless Settings.ExpectedGPUs says how many.
+func (a *agent) expectGPUs(label string) {
+	if a.opts.Settings.ExpectedGPUs > 0 {
+		return
+	}
+	n, err := strconv.Atoi(label)
+	if err != nil || n < 0 {
+		n = 0 // no label (or not a count): no expectation
+	}
+	a.tracker.expected = n
+}
+
 // evaluate judges the faults now and hands what changed to the publisher.
 // Nothing is published before the node was read: its saved state may hold
 // faults the verdict must include.
@@ -194,7 +206,17 @@ func (a *agent) evaluate() {
 	a.warnDegraded(v.Degraded)
 	state := a.tracker.save()
 	state.BootID = a.bootID
-	publish, retryAt := a.damper.Offer(now, v)
+	offerAt := now
+	if !a.reported {
+		// The agent's first report is not a change of the condition: it
+		// starts no damping interval, so the first fault after a start is
+		// published at once too.
+		offerAt = now.Add(-a.damper.Interval)
+	}
+	publish, retryAt := a.damper.Offer(offerAt, v)
+	if publish != nil {
+		a.reported = true
+	}
 	switch {
 	case publish != nil:
 		a.saved = state

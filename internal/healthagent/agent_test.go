@@ -1,4 +1,4 @@
-package healthagent
+package healthagent_test
 
 import (
 	"context"
@@ -129,7 +129,13 @@ func TestAgentConditionChangesAtMostOncePerDampingIntervalUnderAStorm(t *testing
 	require.GreaterOrEqual(t, storm, int64(1))
 	final := condition(t, node)
 	require.Equal(t, c.LastTransitionTime, final.LastTransitionTime, "the status stayed False: the transition time is kept")
-	require.Contains(t, final.Message, "GPU 7", "the latest state was published when the interval ended")
+	// Each of the 40 (GPU, XID) pairs fired 5 times: the last state, held
+	// in the storm's last interval, was published when it ended.
+	require.Contains(t, final.Message, "(5 times)", "the latest state was published when the interval ended")
+	require.NotContains(t, final.Message, "(4 times)")
+	n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Len(t, gpuhealth.ReadNode(n).Unhealthy, 8, "the annotation names every GPU")
 }
 
 func TestAgentClearsWhenTheGPURecoversAndNotBefore(t *testing.T) {
@@ -295,4 +301,16 @@ func TestAgentRestartKeepsTheFaultsOfThisBootOnly(t *testing.T) {
 	setBootID(t, node, "boot-2")
 	startAgent(t, node, nvmltest.NewDGXA100(), testSettings(), nil)
 	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+}
+
+func TestAgentPublishesTheFirstFaultAfterItsStartAtOnce(t *testing.T) {
+	t.Parallel()
+	node := newNode(t, "boot-1")
+	fleet := nvmltest.NewDGXA100()
+	settings := testSettings()
+	settings.Damping = time.Hour // the agent's first report must not hold the fault for an hour
+	startAgent(t, node, fleet, settings, nil)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	fireXID(t, fleet, 2, 79)
+	waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
 }

@@ -11,6 +11,9 @@
 // Rules it keeps (docs/guides/gpu-health.md says them for users):
 //   - An event reaches the API server at once; a sample adds what events
 //     do not report (a lost GPU, ECC and row-remapping state, counters).
+//     The published condition changes at most once per Settings.Damping;
+//     the agent's first report after a start is not a change and starts
+//     no interval.
 //   - A fatal fault clears only on evidence that it is gone: a lost GPU
 //     answers again, the GPU was reset (its since-driver-load counters went
 //     backwards), or the node rebooted (a new boot ID). Never on a timer.

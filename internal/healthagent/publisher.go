@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -50,21 +51,29 @@ type publisher struct {
 	// its state and learns the GPU count label from it.
 	firstNode chan *corev1.Node
 
+	// gpuCount receives the node's nvidia.com/gpu.count label each time
+	// the publisher sees it changed (GPU Feature Discovery may add it after
+	// the agent started): on the node a write returns, at the latest with
+	// the heartbeat.
+	gpuCount chan string
+
 	mu     sync.Mutex
+	seq    int64              // Events queued so far, to name them apart
 	want   *gpuhealth.Verdict // nil: nothing to publish yet
 	state  savedState         // the tracker's part; Tainted is the publisher's
 	events []*corev1.Event
 	kick   chan struct{}
 
 	// Owned by run.
-	seen    *corev1.Node // the node as last read or written
-	lastErr string
+	seen      *corev1.Node // the node as last read or written
+	lastErr   string
+	lastCount string // the GPU count label last sent on gpuCount
 }
 
 func newPublisher(client kubernetes.Interface, node string, taint bool, now func() time.Time, log *logger) *publisher {
 	return &publisher{
 		client: client, node: node, taint: taint, now: now, log: log,
-		firstNode: make(chan *corev1.Node, 1), kick: make(chan struct{}, 1),
+		firstNode: make(chan *corev1.Node, 1), gpuCount: make(chan string, 1), kick: make(chan struct{}, 1),
 	}
 }
 
@@ -87,10 +96,15 @@ func (p *publisher) setState(s savedState) {
 // event queues an Event on the node.
 func (p *publisher) event(eventType, reason, message string) {
 	at := metav1.NewTime(p.now())
+	p.mu.Lock()
+	p.seq++
+	seq := p.seq
+	p.mu.Unlock()
 	e := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			// client-go's recorder names Events this way (<object>.<unique hex>).
-			Name:      fmt.Sprintf("%s.%x", p.node, at.UnixNano()),
+			// client-go's recorder names Events this way (<object>.<unique
+			// hex>); seq keeps two Events of one instant apart.
+			Name:      fmt.Sprintf("%s.%x", p.node, at.UnixNano()+seq),
 			Namespace: metav1.NamespaceDefault,
 		},
 		InvolvedObject: corev1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: p.node},
@@ -183,8 +197,10 @@ func (p *publisher) sync(ctx context.Context) error {
 			return fmt.Errorf("reading node %s: %w", p.node, err)
 		}
 		p.seen = node
+		p.lastCount = node.Labels[LabelGPUCount]
 		p.firstNode <- node.DeepCopy()
 	}
+	defer p.reportGPUCount()
 	p.mu.Lock()
 	want, state := p.want, p.state
 	p.mu.Unlock()
@@ -345,7 +361,7 @@ func (p *publisher) syncEvents(ctx context.Context) error {
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		_, err := p.client.CoreV1().Events(e.Namespace).Create(rctx, e, metav1.CreateOptions{})
 		cancel()
-		if err != nil {
+		if err != nil && !apierrors.IsAlreadyExists(err) { // exists: written before an answer was lost
 			return fmt.Errorf("writing an Event on node %s: %w", p.node, err)
 		}
 		p.mu.Lock()
@@ -354,6 +370,23 @@ func (p *publisher) syncEvents(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 	}
+}
+
+// reportGPUCount sends the node's GPU count label when it changed.
+func (p *publisher) reportGPUCount() {
+	if p.seen == nil {
+		return
+	}
+	count := p.seen.Labels[LabelGPUCount]
+	if count == p.lastCount {
+		return
+	}
+	p.lastCount = count
+	select {
+	case <-p.gpuCount: // replace a value not taken yet
+	default:
+	}
+	p.gpuCount <- count
 }
 
 func findTaint(taints []corev1.Taint) *corev1.Taint {

@@ -1,4 +1,4 @@
-package healthagent
+package healthagent_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/healthagent"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
@@ -55,7 +56,7 @@ func newNode(t *testing.T, boot string, taints ...corev1.Taint) string {
 	testbed.SkipIfUnavailable(t)
 	name := fmt.Sprintf("gpu-health-%d", nodeCounter.Add(1))
 	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelGPUCount: "8"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{healthagent.LabelGPUCount: "8"}},
 		Spec:       corev1.NodeSpec{Taints: taints},
 	}
 	ctx := context.Background()
@@ -118,7 +119,7 @@ func startAgent(t *testing.T, node string, fleet *nvmltest.Fleet, settings gpuhe
 	r := &agentRun{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.err = Run(ctx, Options{NodeName: node, Client: client, Telemetry: tel, Settings: settings, Log: testLog{t}})
+		r.err = healthagent.Run(ctx, healthagent.Options{NodeName: node, Client: client, Telemetry: tel, Settings: settings, Log: testLog{t}})
 		_ = tel.Close()
 	}()
 	t.Cleanup(func() {
@@ -309,4 +310,3 @@ func proxiedClient(t *testing.T, p *proxy) kubernetes.Interface {
 func apiServerAddress() string {
 	return strings.TrimPrefix(cluster.RESTConfig().Host, "https://")
 }
-

@@ -234,7 +234,7 @@ func (t *tracker) Event(e nvml.Event) {
 	}
 	switch e.Kind {
 	case nvml.EventXID:
-		f := gpuhealth.Fault{Class: gpuhealth.ClassXIDCritical, GPU: ref, XID: e.XID, Count: 1, Since: e.Time, Detail: xidDetail(e.XID)}
+		f := gpuhealth.Fault{Class: gpuhealth.ClassXIDCritical, GPU: ref, XID: e.XID, Count: 1, Since: e.Time}
 		if gpuhealth.CriticalXID(e.XID) {
 			t.hold(f)
 			return
@@ -247,8 +247,7 @@ func (t *tracker) Event(e nvml.Event) {
 		}
 		x.add(e.Time, 1, t.window)
 	case nvml.EventECCDoubleBit:
-		t.hold(gpuhealth.Fault{Class: gpuhealth.ClassECCUncorrectable, GPU: ref, Count: 1, Since: e.Time,
-			Detail: "NVML reported a double-bit (uncorrectable) ECC error"})
+		t.hold(gpuhealth.Fault{Class: gpuhealth.ClassECCUncorrectable, GPU: ref, Count: 1, Since: e.Time})
 	}
 }
 
@@ -301,8 +300,7 @@ func (t *tracker) Faults(now time.Time) []gpuhealth.Fault {
 		}
 	}
 	if t.sampled && t.expected > 0 && t.count < t.expected {
-		f := gpuhealth.Fault{Class: gpuhealth.ClassDeviceCount, Count: uint64(t.expected - t.count), Since: now,
-			Detail: fmt.Sprintf("NVML lists %d GPUs, the node should have %d", t.count, t.expected)}
+		f := gpuhealth.DeviceCountFault(t.count, t.expected, nil, now)
 		byKey[f.Key()] = f
 	}
 	faults := make([]gpuhealth.Fault, 0, len(byKey))
@@ -337,32 +335,32 @@ func (t *tracker) Faults(now time.Time) []gpuhealth.Fault {
 func (t *tracker) stateFaults(now time.Time, g *gpuTrack) []gpuhealth.Fault {
 	ref := g.ref
 	var out []gpuhealth.Fault
-	add := func(class gpuhealth.FaultClass, count uint64, detail string) {
-		out = append(out, gpuhealth.Fault{Class: class, GPU: &ref, Count: count, Since: now, Detail: detail})
+	add := func(class gpuhealth.FaultClass, count uint64) {
+		out = append(out, gpuhealth.Fault{Class: class, GPU: &ref, Count: count, Since: now})
 	}
 	if g.lost {
 		// A lost GPU is XID 79's state; the XID's own fault says it when
 		// its event was seen.
 		if _, seen := t.held[(gpuhealth.Fault{Class: gpuhealth.ClassXIDCritical, GPU: &ref, XID: 79}).Key()]; !seen {
-			add(gpuhealth.ClassGPULost, 1, "NVML answers ERROR_GPU_IS_LOST: "+xidDetail(79))
+			add(gpuhealth.ClassGPULost, 1)
 		}
 		return out
 	}
 	if g.eccUncorrected > 0 {
-		add(gpuhealth.ClassECCUncorrectable, g.eccUncorrected, fmt.Sprintf("%d uncorrectable ECC errors since the driver loaded", g.eccUncorrected))
+		add(gpuhealth.ClassECCUncorrectable, g.eccUncorrected)
 	}
 	if g.remapFailure {
-		add(gpuhealth.ClassRowRemapFailure, 1, "row remapping failed: the GPU has no spare rows left for an uncorrectable error")
+		add(gpuhealth.ClassRowRemapFailure, 1)
 	}
 	if g.retirementPending {
-		add(gpuhealth.ClassRetirementPending, 1, "memory rows or pages wait to be retired at the next GPU reset")
+		add(gpuhealth.ClassRetirementPending, 1)
 	}
 	if g.pcie.standing(now, t.window) {
-		add(gpuhealth.ClassPCIeReplays, g.pcie.by, fmt.Sprintf("%d PCIe replays since %s", g.pcie.by, g.pcie.since.UTC().Format(time.RFC3339)))
+		add(gpuhealth.ClassPCIeReplays, g.pcie.by)
 		out[len(out)-1].Since = g.pcie.since
 	}
 	if g.nvlink.standing(now, t.window) {
-		add(gpuhealth.ClassNVLinkErrors, g.nvlink.by, fmt.Sprintf("%d NVLink errors (CRC, replay, recovery) since %s", g.nvlink.by, g.nvlink.since.UTC().Format(time.RFC3339)))
+		add(gpuhealth.ClassNVLinkErrors, g.nvlink.by)
 		out[len(out)-1].Since = g.nvlink.since
 	}
 	return out
@@ -382,14 +380,6 @@ func classRank(c gpuhealth.FaultClass) int {
 		}
 	}
 	return len(gpuhealth.AllClasses())
-}
-
-// xidDetail is what an XID usually means, from NVIDIA's XID catalog.
-func xidDetail(xid uint64) string {
-	if meaning, ok := gpuhealth.XIDMeaning(xid); ok {
-		return meaning
-	}
-	return "see NVIDIA's XID catalog (https://docs.nvidia.com/deploy/xid-errors/)"
 }
 
 func deref(v *uint64) uint64 {
