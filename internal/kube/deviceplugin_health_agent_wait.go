@@ -62,6 +62,8 @@ func describeNodeNotReporting(ctx context.Context, client kubernetes.Interface, 
 	if err != nil {
 		return fmt.Sprintf("%s: (listing its health agent pod: %v)", node, err)
 	}
+	// The field selector already did this, where the server applies it.
+	pods = slices.DeleteFunc(pods, func(p corev1.Pod) bool { return p.Spec.NodeName != node })
 	if len(pods) == 0 {
 		return fmt.Sprintf("%s: no health agent pod is bound to it", node)
 	}
