@@ -61,12 +61,15 @@ func devicePluginHealthAgentBlock() schema.SingleNestedBlock {
 			"its metrics port. From what NVML reports, the agent keeps each node's `AcceleratedHardwareReady` condition (EKS node " +
 			"monitoring agent's type and reasons, so EKS node auto repair acts on it), the `gpu.gpuinfra.io/unhealthy-gpus` annotation and " +
 			"optionally a `NoSchedule` taint up to date, writes an Event per transition, and serves the DCGM exporter's metric names on " +
-			"`/metrics`. See the GPU health guide for the reasons and fault classes.\n\n" +
+			"`/metrics`. See the [GPU health guide](../guides/gpu-health.md) for the reasons and fault classes.\n\n" +
 			"With `wait_for_allocatable` the apply also waits until every node the agent runs on reports the condition, whatever its " +
 			"status; a failed wait names the nodes and the state of their agent pods. Removing the block deletes the agent's objects.",
 		Attributes: map[string]schema.Attribute{
 			"image": schema.StringAttribute{
-				Required: true,
+				// Required in the block, checked in validate: the framework
+				// holds a Required attribute of a SingleNestedBlock to be set
+				// even when the block is removed.
+				Optional: true,
 				MarkdownDescription: "Image of gpu-bootstrap (its `gpu-bootstrap` binary on the `PATH`, built with NVML). Required: no image " +
 					"is published; build one from this repository's `cmd/gpu-bootstrap`.",
 				Validators: []validator.String{imageReferenceValidator{}},
@@ -164,6 +167,11 @@ func (h *devicePluginHealthAgentModel) validate(ctx context.Context) diag.Diagno
 	var diags diag.Diagnostics
 	if h == nil {
 		return diags
+	}
+	if h.Image.IsNull() {
+		diags.AddAttributeError(healthAgentPath.AtName("image"), "Missing health agent image",
+			"health_agent.image is required: no image of gpu-bootstrap is published. Build one from cmd/gpu-bootstrap, push it to a "+
+				"registry the nodes pull from, and set health_agent.image to it.")
 	}
 	c := *h
 	defaults := devicePluginHealthAgentFromKube(kube.HealthAgentSpec{Settings: gpuhealth.DefaultSettings()}, "", nil)
