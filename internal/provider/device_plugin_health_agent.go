@@ -86,9 +86,9 @@ func devicePluginHealthAgentBlock() schema.SingleNestedBlock {
 				Computed: true,
 				Default:  stringdefault.StaticString(shortDuration(defaults.Damping)),
 				MarkdownDescription: "The published condition changes at most once per interval (the first change after a quiet " +
-					"interval at once), so that a flapping GPU does not trigger repair. A duration as Go writes it. Defaults to `" +
-					shortDuration(defaults.Damping) + "`.",
-				Validators: []validator.String{positiveDurationValidator{}},
+					"interval at once), so that a flapping GPU does not trigger repair; `0s` publishes every change at once. A duration as " +
+					"Go writes it. Defaults to `" + shortDuration(defaults.Damping) + "`.",
+				Validators: []validator.String{nonNegativeDurationValidator{}},
 			},
 			"sample_interval": schema.StringAttribute{
 				Optional: true,
@@ -131,6 +131,34 @@ func devicePluginHealthAgentBlock() schema.SingleNestedBlock {
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 		},
+	}
+}
+
+// nonNegativeDurationValidator accepts a duration as Go writes it that is
+// not negative.
+type nonNegativeDurationValidator struct{}
+
+func (nonNegativeDurationValidator) Description(context.Context) string {
+	return "value must be a duration as Go writes it, e.g. \"30s\" or \"1m\", and not negative"
+}
+
+func (v nonNegativeDurationValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (nonNegativeDurationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	s := req.ConfigValue.ValueString()
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
+			req.Path.String()+" "+quote(s)+" is not a duration. Write a number with a unit as Go does: \"30s\", \"1m\" or \"1m30s\" (units ns, us, ms, s, m, h).")
+	case d < 0:
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
+			req.Path.String()+" "+quote(s)+" is negative. Write a duration such as \"1m\", or \"0s\" to publish every change at once.")
 	}
 }
 

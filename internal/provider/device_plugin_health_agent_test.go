@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -157,6 +158,8 @@ fatal_faults = ["xid_critical", "xid_79"]`,
 damping_interval = "a minute"`, `(?s)health_agent.damping_interval "a minute" is not a duration`},
 		{"a zero duration", `image = "x/y:1"
 sample_interval = "0s"`, `(?s)health_agent.sample_interval "0s" is not positive`},
+		{"a negative damping", `image = "x/y:1"
+damping_interval = "-1m"`, `(?s)health_agent.damping_interval "-1m" is negative`},
 		{"a fraction", `image = "x/y:1"
 expected_gpus = 1.5`, `(?s)health_agent.expected_gpus must be a whole number`},
 		{"a port out of range", `image = "x/y:1"
@@ -213,4 +216,18 @@ resource "gpu_device_plugin" "test" {
 			},
 		}},
 	})
+}
+
+func TestHealthAgentDurationSpelling(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Minute: "1m", 5 * time.Second: "5s", 90 * time.Second: "1m30s", time.Hour: "1h", 90 * time.Minute: "1h30m", 0: "0s",
+	} {
+		require.Equal(t, want, shortDuration(d))
+		parsed, err := time.ParseDuration(want)
+		require.NoError(t, err)
+		require.Equal(t, d, parsed, "%s reads back as written", want)
+	}
+	require.Equal(t, "60s", keepDurationSpelling(time.Minute, types.StringValue("60s")).ValueString(), "the configuration's spelling of the same time stays")
+	require.Equal(t, "30s", keepDurationSpelling(30*time.Second, types.StringValue("60s")).ValueString(), "a changed time is the cluster's")
+	require.Equal(t, "1m", keepDurationSpelling(time.Minute, types.StringNull()).ValueString(), "an import spells it shortest")
 }
