@@ -100,15 +100,11 @@ func TestBuildHealthAgentObjects(t *testing.T) {
 		rule := func(resource string, verbs ...string) rbacv1ac.PolicyRuleApplyConfiguration {
 			return *rbacv1ac.PolicyRule().WithAPIGroups("").WithResources(resource).WithVerbs(verbs...)
 		}
-		var rules []rbacv1ac.PolicyRuleApplyConfiguration
-		for _, r := range a.ClusterRole.Rules {
-			rules = append(rules, r)
-		}
 		require.Equal(t, []rbacv1ac.PolicyRuleApplyConfiguration{
 			rule("nodes", "get", "list", "watch", "patch"),
 			rule("nodes/status", "patch"),
 			rule("events", "create", "patch"),
-		}, rules)
+		}, a.ClusterRole.Rules)
 		b := a.ClusterRoleBinding
 		require.Equal(t, "nvidia:plugin-health-agent", *b.Name)
 		require.Equal(t, "ClusterRole", *b.RoleRef.Kind)
