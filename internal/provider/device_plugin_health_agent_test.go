@@ -231,3 +231,46 @@ func TestHealthAgentDurationSpelling(t *testing.T) {
 	require.Equal(t, "30s", keepDurationSpelling(30*time.Second, types.StringValue("60s")).ValueString(), "a changed time is the cluster's")
 	require.Equal(t, "1m", keepDurationSpelling(time.Minute, types.StringNull()).ValueString(), "an import spells it shortest")
 }
+
+// The apply returns once every node the agent runs on reports its
+// condition, here from the real agent the testbed's health-agent simulator
+// runs for each agent pod over the node's NVML double; nothing stands in.
+func TestAccDevicePlugin_healthAgentReadyWhenEveryNodeReports(t *testing.T) {
+	testAccPreCheck(t)
+	if !testbedRunsHealthAgents {
+		t.Skip("needs the testbed's health-agent simulator, which runs the agent for each agent pod")
+	}
+	nodes := map[string]string{"dp-ready-g5-0": "g5.xlarge", "dp-ready-p4d-0": "p4d.24xlarge"}
+	devicePluginTestNodes(t, "health-ready", nodes)
+	for node := range nodes {
+		n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.False(t, gpuhealth.ReadNode(n).Reported, "%s reports before any agent runs", node)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testAccDevicePluginDestroyed("dp-health-ready", "nvidia-device-plugin", true),
+		Steps: []resource.TestStep{{
+			Config: testAccDevicePluginConfig("dp-health-ready", "health-ready", fmt.Sprintf(`
+  health_agent {
+    image = %q
+  }
+`, testHealthAgentImage)),
+			Check: func(*terraform.State) error {
+				for node := range nodes {
+					n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+					require.NoError(t, err)
+					health := gpuhealth.ReadNode(n)
+					require.True(t, health.Reported, "%s reports its condition when the apply returns", node)
+					require.Equal(t, corev1.ConditionTrue, health.Status, "%s: %s %s", node, health.Reason, health.Message)
+					require.Equal(t, gpuhealth.ReasonReady, health.Reason)
+				}
+				return nil
+			},
+		}},
+	})
+}
+
+// testbedRunsHealthAgents: the testbed's health-agent simulator is on
+// main (helper "simulator", issue 27); until then the test above skips.
+const testbedRunsHealthAgents = false
