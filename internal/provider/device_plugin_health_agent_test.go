@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -274,3 +276,41 @@ func TestAccDevicePlugin_healthAgentReadyWhenEveryNodeReports(t *testing.T) {
 // testbedRunsHealthAgents: the testbed's health-agent simulator is on
 // main (helper "simulator", issue 27); until then the test above skips.
 const testbedRunsHealthAgents = false
+
+// A create whose ClusterRoleBinding for the agent is made but whose answer
+// is lost leaves nothing behind, cluster-wide objects included: the
+// binding is found by its owner marker and deleted with the rest.
+func TestAccDevicePlugin_healthAgentCreateWhoseAnswerIsLostLeavesNothingBehind(t *testing.T) {
+	testAccPreCheck(t)
+	namespace := testNamespace(t, "dp-health-lost")
+	block, dropped := answerDroppingProxy(t, func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/clusterrolebindings")
+	})
+	config := block + fmt.Sprintf(`
+resource "gpu_device_plugin" "test" {
+  namespace     = %q
+  node_selector = { "gpu-test" = "health-lost" }
+  health_agent {
+    image = %q
+  }
+}
+`, namespace, testHealthAgentImage)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testAccDevicePluginDestroyed(namespace, "nvidia-device-plugin", false),
+		Steps: []resource.TestStep{{
+			Config:      config,
+			ExpectError: regexp.MustCompile(`creating ClusterRoleBinding ` + namespace + `:nvidia-device-plugin-health-agent`),
+		}},
+	})
+	require.True(t, dropped.Load(), "the binding's create went through the proxy")
+	ctx := context.Background()
+	client := cluster.Client()
+	name := namespace + ":nvidia-device-plugin-health-agent"
+	_, err := client.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the binding whose answer was lost is gone: %v", err)
+	_, err = client.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the ClusterRole made before it is gone: %v", err)
+	_, err = client.CoreV1().ServiceAccounts(namespace).Get(ctx, "nvidia-device-plugin-health-agent", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the ServiceAccount made before it is gone: %v", err)
+}
