@@ -98,6 +98,9 @@ func (c *Cluster) putDevicePlugin(ctx context.Context, spec DevicePluginSpec, pr
 		objects = append(objects, runtimeClassObject(client, spec.RuntimeClass.Name, objs.RuntimeClass))
 	}
 	objects = append(objects, configMapObject(client, spec.Namespace, spec.ConfigMapName(), objs.ConfigMap))
+	if objs.HealthAgent != nil {
+		objects = append(objects, spec.healthAgentAccess(client, objs.HealthAgent)...)
+	}
 	for _, ds := range objs.DaemonSets {
 		objects = append(objects, daemonSetObject(client, spec.Namespace, *ds.Name, ds))
 	}
@@ -186,6 +189,11 @@ func removeDropped(ctx context.Context, client kubernetes.Interface, spec, prior
 	}
 	if prior.DCGM != nil && spec.DCGM == nil {
 		dropped = append(dropped, serviceObject(client, spec.Namespace, prior.DCGMName(), nil))
+	}
+	if prior.HealthAgent != nil && spec.HealthAgent == nil {
+		access := prior.healthAgentAccess(client, nil)
+		slices.Reverse(access) // the Service first, the ServiceAccount last
+		dropped = append(dropped, access...)
 	}
 	if prior.DCGM != nil && prior.DCGM.ServiceMonitor && (spec.DCGM == nil || !spec.DCGM.ServiceMonitor) {
 		if installed, err := serviceMonitorCRDInstalled(client); err != nil {

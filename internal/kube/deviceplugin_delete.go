@@ -70,7 +70,7 @@ func (c *Cluster) deleteDevicePlugin(ctx context.Context, spec DevicePluginSpec,
 			return result, err
 		}
 	}
-	result.NamespaceKept, err = c.deleteCreatedNamespace(ctx, namespace, owner, ns, serviceEndpoints(spec.DCGMName()))
+	result.NamespaceKept, err = c.deleteCreatedNamespace(ctx, namespace, owner, ns, serviceEndpoints(spec.DCGMName(), spec.HealthAgentName()))
 	return result, err
 }
 
@@ -80,12 +80,15 @@ func (c *Cluster) deleteDevicePlugin(ctx context.Context, spec DevicePluginSpec,
 func devicePluginObjectsNamed(client kubernetes.Interface, spec DevicePluginSpec) ([]managedObject, error) {
 	namespace := spec.Namespace
 	var objects []managedObject
-	for _, name := range []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName()} {
+	for _, name := range []string{spec.Name, spec.MPSName(), spec.GFDName(), spec.DCGMName(), spec.HealthAgentName()} {
 		objects = append(objects, daemonSetObject(client, namespace, name, nil))
 	}
 	nfd := spec.nfdObjects(client, false)
 	slices.Reverse(nfd) // the pods first
 	objects = append(objects, nfd...)
+	access := spec.healthAgentAccess(client, nil)
+	slices.Reverse(access)
+	objects = append(objects, access...)
 	objects = append(objects,
 		configMapObject(client, namespace, spec.ConfigMapName(), nil),
 		serviceObject(client, namespace, spec.DCGMName(), nil))

@@ -38,6 +38,7 @@ type DevicePluginObjects struct {
 	ConfigMap    *corev1ac.ConfigMapApplyConfiguration
 	DaemonSets   []*appsv1ac.DaemonSetApplyConfiguration // the plugin's first
 	Service      *corev1ac.ServiceApplyConfiguration     // the DCGM exporter's, or nil
+	HealthAgent  *HealthAgentObjects                     // the health agent's access and Service, or nil
 	ConfigHash   string
 }
 
@@ -76,6 +77,10 @@ func BuildDevicePluginObjects(s DevicePluginSpec) (DevicePluginObjects, error) {
 				WithSelector(s.selectorLabels(ComponentDCGM)).
 				WithPorts(corev1ac.ServicePort().WithName(dcgmMetricsPort).WithPort(s.DCGM.Port).
 					WithTargetPort(intstr.FromString(dcgmMetricsPort)).WithProtocol(corev1.ProtocolTCP)))
+	}
+	if s.HealthAgent != nil {
+		objs.DaemonSets = append(objs.DaemonSets, s.healthAgentDaemonSet())
+		objs.HealthAgent = s.healthAgentObjects()
 	}
 	return objs, nil
 }

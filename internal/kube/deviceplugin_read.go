@@ -25,7 +25,11 @@ type DevicePluginLive struct {
 	// ConfigMap is gone or holds something else); Spec.Config is then
 	// empty, which matches no configuration, so the next apply rewrites it.
 	ConfigProblem string
-	Status        DevicePluginStatus
+	// HealthAgentProblem says why the health agent's DaemonSet could not
+	// be read back into Spec.HealthAgent (its arguments are not the
+	// agent's); the next apply rewrites it.
+	HealthAgentProblem string
+	Status             DevicePluginStatus
 }
 
 // DevicePluginStatus counts the nodes the plugin runs on and their GPUs.
@@ -119,6 +123,16 @@ func (c *Cluster) readDevicePlugin(ctx context.Context, namespace, name string, 
 		}
 		if s.DCGM.ServiceMonitor, live.ServiceMonitorKnown, err = serviceMonitorExists(ctx, client, namespace, s.DCGMName()); err != nil {
 			return nil, err
+		}
+	}
+
+	if agent, err := getDaemonSet(ctx, client, namespace, s.HealthAgentName()); err != nil {
+		return nil, err
+	} else if agent != nil && agent.DeletionTimestamp == nil {
+		var problem string
+		s.HealthAgent, problem = readHealthAgent(agent.Spec.Template.Spec)
+		if problem != "" {
+			live.HealthAgentProblem = fmt.Sprintf("DaemonSet %s/%s: %s", namespace, s.HealthAgentName(), problem)
 		}
 	}
 

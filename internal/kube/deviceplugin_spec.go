@@ -56,6 +56,9 @@ type DevicePluginSpec struct {
 
 	GFD  *GFDSpec  // nil: no GPU Feature Discovery
 	DCGM *DCGMSpec // nil: no DCGM exporter
+	// HealthAgent deploys gpu-bootstrap's GPU health agent (see
+	// deviceplugin_health_agent.go); nil: none.
+	HealthAgent *HealthAgentSpec
 
 	// Owner is written into AnnotationOwner on every object (see
 	// Ownership); empty writes none.
@@ -121,6 +124,9 @@ func (s DevicePluginSpec) DaemonSetNames() []string {
 	}
 	if s.DCGM != nil {
 		names = append(names, s.DCGMName())
+	}
+	if s.HealthAgent != nil {
+		names = append(names, s.HealthAgentName())
 	}
 	return names
 }

@@ -191,7 +191,7 @@ func TestAccDevicePlugin_existingDaemonSetIsNotTakenOver(t *testing.T) {
 // node, and the shared fleet must keep its GPUs for the inventory tests.
 func TestAccDevicePlugin_examplesValidate(t *testing.T) {
 	testAccPreCheck(t)
-	for _, file := range []string{"resource.tf", "time-slicing.tf"} {
+	for _, file := range []string{"resource.tf", "time-slicing.tf", "health-agent.tf"} {
 		t.Run(file, func(t *testing.T) {
 			example, err := os.ReadFile(filepath.Join("..", "..", "examples", "resources", "gpu_device_plugin", file))
 			require.NoError(t, err)

@@ -44,6 +44,7 @@ type devicePluginModel struct {
 	RuntimeClass *devicePluginRuntimeClassModel `tfsdk:"runtime_class"`
 	GFD          *devicePluginGFDModel          `tfsdk:"gpu_feature_discovery"`
 	DCGM         *devicePluginDCGMModel         `tfsdk:"dcgm_exporter"`
+	HealthAgent  *devicePluginHealthAgentModel  `tfsdk:"health_agent"`
 	Timeouts     timeouts.Value                 `tfsdk:"timeouts"`
 }
 
@@ -117,6 +118,8 @@ func (m *devicePluginModel) toSpec(ctx context.Context) (kube.DevicePluginSpec, 
 	if m.DCGM != nil && m.DCGM.Enabled.ValueBool() {
 		s.DCGM = &kube.DCGMSpec{Image: m.DCGM.Image.ValueString(), Port: int32(m.DCGM.Port.ValueInt64()), ServiceMonitor: m.DCGM.ServiceMonitor.ValueBool()}
 	}
+	s.HealthAgent, d = m.HealthAgent.toKube(ctx)
+	diags.Append(d...)
 	return s, diags
 }
 
@@ -219,6 +222,11 @@ func (m *devicePluginModel) setFromLive(live kube.DevicePluginLive) {
 	default:
 		m.DCGM = nil
 	}
+	if s.HealthAgent != nil {
+		m.HealthAgent = devicePluginHealthAgentFromKube(*s.HealthAgent, s.HealthAgentName(), m.HealthAgent)
+	} else {
+		m.HealthAgent = nil
+	}
 	m.setStatus(s.Config, live.Status)
 }
 
@@ -228,6 +236,9 @@ func (m *devicePluginModel) setStatus(config kube.DevicePluginConfig, status kub
 	m.DesiredNodes = types.Int64Value(status.DesiredNodes)
 	m.ReadyNodes = types.Int64Value(status.ReadyNodes)
 	m.AllocatableGPUs = types.Int64Value(status.AllocatableGPUs)
+	if m.HealthAgent != nil {
+		m.HealthAgent.DaemonSet = types.StringValue(m.Name.ValueString() + "-health-agent")
+	}
 }
 
 // resourcesValue is r as the `resources` attribute. A quantity keeps

@@ -63,6 +63,7 @@ func (r *DevicePluginResource) ValidateConfig(ctx context.Context, req resource.
 	}
 	resp.Diagnostics.Append(config.Config.validateSharing(path.Root("config"))...)
 	resp.Diagnostics.Append(validateRequestsWithinLimits(ctx, config.Resources)...)
+	resp.Diagnostics.Append(config.HealthAgent.validate(ctx)...)
 }
 
 func (r *DevicePluginResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -167,6 +168,10 @@ func (r *DevicePluginResource) Read(ctx context.Context, req resource.ReadReques
 	if live.ConfigProblem != "" {
 		resp.Diagnostics.AddWarning(summary, "The plugin's config file cannot be read: "+live.ConfigProblem+
 			". The next apply writes it again from the configuration.")
+	}
+	if live.HealthAgentProblem != "" {
+		resp.Diagnostics.AddWarning(summary, "The GPU health agent's settings cannot be read: "+live.HealthAgentProblem+
+			". The next apply writes them again from the configuration.")
 	}
 	state.setFromLive(live)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)

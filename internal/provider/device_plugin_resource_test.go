@@ -295,7 +295,7 @@ func testAccDevicePluginDestroyed(namespace, name string, namespaceGone bool) re
 	return func(*terraform.State) error {
 		ctx := context.Background()
 		client := cluster.Client()
-		for _, ds := range []string{name, name + "-gfd", name + "-dcgm-exporter", name + "-mps-control-daemon"} {
+		for _, ds := range []string{name, name + "-gfd", name + "-dcgm-exporter", name + "-mps-control-daemon", name + "-health-agent"} {
 			if _, err := client.AppsV1().DaemonSets(namespace).Get(ctx, ds, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("DaemonSet %s/%s still exists (err %v)", namespace, ds, err)
 			}

@@ -54,6 +54,7 @@ func devicePluginSchema(ctx context.Context) schema.Schema {
 			"runtime_class":         devicePluginRuntimeClassBlock(),
 			"gpu_feature_discovery": devicePluginGFDBlock(),
 			"dcgm_exporter":         devicePluginDCGMBlock(),
+			"health_agent":          devicePluginHealthAgentBlock(),
 			"timeouts":              timeoutsBlock,
 		},
 	}
@@ -152,7 +153,8 @@ func devicePluginAttributes() map[string]schema.Attribute {
 			Default:  booldefault.StaticBool(true),
 			MarkdownDescription: "Wait, within `timeouts`, until every node that runs a plugin pod advertises allocatable GPUs " +
 				"(`resource_name` > 0) and, with `gpu_feature_discovery`, every node GFD runs on carries its labels (`nvidia.com/gpu.count`, ...): " +
-				"a failed wait names the nodes and says whether Node Feature Discovery runs. Defaults to `true`.",
+				"a failed wait names the nodes and says whether Node Feature Discovery runs; with `health_agent`, until every node the agent runs on " +
+				"reports the `AcceleratedHardwareReady` condition. Defaults to `true`.",
 		},
 		"resource_name": schema.StringAttribute{
 			Computed: true,

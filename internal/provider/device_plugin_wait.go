@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/kube"
 )
 
@@ -46,6 +47,12 @@ func (r *DevicePluginResource) waitAndCount(ctx context.Context, cluster *kube.C
 	if ok && m.WaitForAllocatable.ValueBool() {
 		if err := cluster.WaitForNodesAllocatable(ctx, spec); err != nil {
 			waitErr("allocatable "+spec.Config.AdvertisedGPUResource()+" on every node running the plugin", err)
+			ok = false
+		}
+	}
+	if ok && m.WaitForAllocatable.ValueBool() && spec.HealthAgent != nil {
+		if err := cluster.WaitForHealthReported(ctx, spec); err != nil {
+			waitErr("the GPU health agent's "+string(gpuhealth.ConditionType)+" condition on every node it runs on", err)
 			ok = false
 		}
 	}
