@@ -135,8 +135,8 @@ data "gpu_inventory" "group" {
   }
 }
 `, healthE2EGroup)
-	pinned := func() string {
-		return fmt.Sprintf(`
+	// The job is pinned to the node the inventory reports unhealthy.
+	pinned := fmt.Sprintf(`
 resource "gpu_workload" "pinned" {
   kind = "job"
   metadata {
@@ -149,13 +149,14 @@ resource "gpu_workload" "pinned" {
   gpu {
     count = 1
   }
-  node_selector = { "kubernetes.io/hostname" = %q }
+  node_selector = {
+    "kubernetes.io/hostname" = one([for n in data.gpu_inventory.group.nodes : n.name if n.gpu_health.status == "False"])
+  }
   timeouts {
     create = "20s"
   }
 }
-`, ns, faulty)
-	}
+`, ns)
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -204,7 +205,7 @@ resource "gpu_workload" "pinned" {
 			// A job pinned to that node cannot start there (the agent's
 			// taint), and the error names the node's GPU health.
 			{
-				Config:      healthE2EConfig(plugin, "", inventory) + pinned(),
+				Config:      healthE2EConfig(plugin, "", inventory) + pinned,
 				ExpectError: wrapped("GPU health: node", "AcceleratedHardwareReady=False since", "XID 79 on GPU 3"),
 			},
 			// Node repair on: EKS's repair replaces the node after the
