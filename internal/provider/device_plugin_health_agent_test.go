@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -29,19 +28,6 @@ import (
 // pulls nothing.
 const testHealthAgentImage = "registry.example/gpu-bootstrap:dev"
 
-// reportNodeHealth writes node's AcceleratedHardwareReady condition as the
-// agent does: a stand-in for the agent where the testbed runs none.
-func reportNodeHealth(t *testing.T, node string) {
-	t.Helper()
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{{
-		Type: gpuhealth.ConditionType, Status: corev1.ConditionTrue, Reason: "NvidiaGPUIsReady", Message: "reported by the test",
-		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
-	}}}})
-	require.NoError(t, err)
-	_, err = cluster.Client().CoreV1().Nodes().PatchStatus(context.Background(), node, patch)
-	require.NoError(t, err)
-}
-
 // healthAgentArgs are the arguments of the agent's container now.
 func healthAgentArgs(t *testing.T, namespace string) []string {
 	t.Helper()
@@ -55,7 +41,6 @@ func healthAgentArgs(t *testing.T, namespace string) []string {
 func TestAccDevicePlugin_healthAgentLifecycle(t *testing.T) {
 	testAccPreCheck(t)
 	devicePluginTestNodes(t, "health", map[string]string{"dp-health-g5-0": "g5.xlarge"})
-	reportNodeHealth(t, "dp-health-g5-0")
 	const namespace = "dp-health"
 	withAgent := func(body string) string {
 		return testAccDevicePluginConfig(namespace, "health", fmt.Sprintf(`
@@ -187,7 +172,6 @@ func TestAccCompatibility_documentedRBACIsEnoughForTheHealthAgent(t *testing.T) 
 	testAccPreCheck(t)
 	token := tokenWithDocumentedRoles(t, "terraform-documented-health", "terraform-gpu-device-plugin")
 	devicePluginTestNodes(t, "rbac-health", map[string]string{"dp-rbac-health-g5-0": "g5.xlarge"})
-	reportNodeHealth(t, "dp-rbac-health-g5-0")
 	config := fmt.Sprintf(`
 provider "gpu" {
   kubernetes {
@@ -235,29 +219,28 @@ func TestHealthAgentDurationSpelling(t *testing.T) {
 }
 
 // The apply returns once every node the agent runs on reports its
-// condition, here from the real agent the testbed's health-agent simulator
-// runs for each agent pod over the node's NVML double; nothing stands in.
+// condition, from the real agent the testbed's health-agent simulator runs
+// for each agent pod over the node's NVML double; what the condition says
+// is no drift of the resource.
 func TestAccDevicePlugin_healthAgentReadyWhenEveryNodeReports(t *testing.T) {
 	testAccPreCheck(t)
-	if !testbedRunsHealthAgents {
-		t.Skip("needs the testbed's health-agent simulator, which runs the agent for each agent pod")
-	}
-	nodes := map[string]string{"dp-ready-g5-0": "g5.xlarge", "dp-ready-p4d-0": "p4d.24xlarge"}
+	nodes := map[string]string{"dp-ready-g5-0": "g5.xlarge", "dp-ready-g4dn-0": "g4dn.12xlarge"}
 	devicePluginTestNodes(t, "health-ready", nodes)
 	for node := range nodes {
 		n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
 		require.NoError(t, err)
 		require.False(t, gpuhealth.ReadNode(n).Reported, "%s reports before any agent runs", node)
 	}
+	config := testAccDevicePluginConfig("dp-health-ready", "health-ready", fmt.Sprintf(`
+  health_agent {
+    image = %q
+  }
+`, testHealthAgentImage))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccDevicePluginDestroyed("dp-health-ready", "nvidia-device-plugin", true),
 		Steps: []resource.TestStep{{
-			Config: testAccDevicePluginConfig("dp-health-ready", "health-ready", fmt.Sprintf(`
-  health_agent {
-    image = %q
-  }
-`, testHealthAgentImage)),
+			Config: config,
 			Check: func(*terraform.State) error {
 				for node := range nodes {
 					n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
@@ -269,13 +252,13 @@ func TestAccDevicePlugin_healthAgentReadyWhenEveryNodeReports(t *testing.T) {
 				}
 				return nil
 			},
+		}, {
+			// The nodes' conditions are no drift of the deployment.
+			Config:   config,
+			PlanOnly: true,
 		}},
 	})
 }
-
-// testbedRunsHealthAgents: the testbed's health-agent simulator is on
-// main (helper "simulator", issue 27); until then the test above skips.
-const testbedRunsHealthAgents = false
 
 // A create whose ClusterRoleBinding for the agent is made but whose answer
 // is lost leaves nothing behind, cluster-wide objects included: the
