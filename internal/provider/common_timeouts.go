@@ -51,14 +51,22 @@ func (positiveDurationValidator) ValidateString(_ context.Context, req validator
 		return
 	}
 	s := req.ConfigValue.ValueString()
-	d, err := time.ParseDuration(s)
-	switch {
-	case err != nil:
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			req.Path.String()+" "+quote(s)+" is not a duration. Write a number with a unit as Go does: \"90s\", \"30m\", \"2h\" or \"1h30m\" (units ns, us, ms, s, m, h).")
-	case d <= 0:
+	if d, ok := durationOf(req, resp); ok && d <= 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
 			req.Path.String()+" "+quote(s)+" is not positive: a wait bounded by it would end before it starts, after the objects were created. "+
 				"Write a positive duration, e.g. \"30m\", or remove it for the default.")
 	}
+}
+
+// durationOf parses a known duration attribute; when it is not a duration
+// it adds the error that says how to write one and ok is false.
+func durationOf(req validator.StringRequest, resp *validator.StringResponse) (d time.Duration, ok bool) {
+	s := req.ConfigValue.ValueString()
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
+			req.Path.String()+" "+quote(s)+" is not a duration. Write a number with a unit as Go does: \"30s\", \"30m\", \"2h\" or \"1h30m\" (units ns, us, ms, s, m, h).")
+		return 0, false
+	}
+	return d, true
 }

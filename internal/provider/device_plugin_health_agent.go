@@ -151,12 +151,7 @@ func (nonNegativeDurationValidator) ValidateString(_ context.Context, req valida
 		return
 	}
 	s := req.ConfigValue.ValueString()
-	d, err := time.ParseDuration(s)
-	switch {
-	case err != nil:
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			req.Path.String()+" "+quote(s)+" is not a duration. Write a number with a unit as Go does: \"30s\", \"1m\" or \"1m30s\" (units ns, us, ms, s, m, h).")
-	case d < 0:
+	if d, ok := durationOf(req, resp); ok && d < 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
 			req.Path.String()+" "+quote(s)+" is negative. Write a duration such as \"1m\", or \"0s\" to publish every change at once.")
 	}
