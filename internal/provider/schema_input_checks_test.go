@@ -119,7 +119,7 @@ func TestImageAttributesAreImageReferences(t *testing.T) {
 	require.Empty(t, unchecked, "add imageReferenceValidator{} to these image attributes")
 	require.ElementsMatch(t, []string{
 		"gpu_workload.container.image", "gpu_device_plugin.image",
-		"gpu_device_plugin.gpu_feature_discovery.image", "gpu_device_plugin.dcgm_exporter.image",
+		"gpu_device_plugin.gpu_feature_discovery.image", "gpu_device_plugin.dcgm_exporter.image", "gpu_device_plugin.health_agent.image",
 		"gpu_dra_driver.image",
 	}, images)
 }

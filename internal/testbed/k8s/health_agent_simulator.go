@@ -61,6 +61,7 @@ type healthAgentSimulator struct {
 
 // simulatedGPUs is one node's double, its boot and its agent.
 type simulatedGPUs struct {
+	node   types.UID // the Node object the double belongs to
 	bootID string
 	fleet  *nvmltest.Fleet // nil until an agent first runs in this boot
 	gpus   int             // how many GPUs the double enumerates
@@ -128,17 +129,13 @@ func healthAgentSettings(pod *corev1.Pod) (gpuhealth.Settings, bool) {
 	return gpuhealth.Settings{}, false
 }
 
-// nodeChanged queues a node with fault requests, or one with a double
-// (its boot ID may have changed).
+// nodeChanged queues the node: it may have fault requests, a new boot ID,
+// or have been registered again under its old name with its agent pod
+// still bound to it (the pod garbage collector had not removed it), which
+// no pod event would say. A reconcile of a node without an agent pod reads
+// two caches and does nothing.
 func (s *healthAgentSimulator) nodeChanged(obj any) {
-	node, ok := obj.(*corev1.Node)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	g := s.gpu[node.Name]
-	s.mu.Unlock()
-	if g != nil || hasFaultRequests(node) {
+	if node, ok := obj.(*corev1.Node); ok {
 		s.pods.queue.Add(node.Name)
 	}
 }
@@ -178,8 +175,19 @@ func (s *healthAgentSimulator) reconcile(ctx context.Context, name string) error
 
 	s.mu.Lock()
 	g := s.gpu[name]
+	if g != nil && g.node != node.UID {
+		// Deleted and registered again under the same name before this
+		// reconcile: a new machine, whose GPUs owe nothing to the old one's.
+		delete(s.gpu, name)
+		delete(s.answered, name)
+		s.mu.Unlock()
+		g.stopAgent()
+		s.pods.log("node %s: registered again; its GPUs start healthy", name)
+		s.mu.Lock()
+		g = nil
+	}
 	if g == nil && pod != nil {
-		g = &simulatedGPUs{bootID: node.Status.NodeInfo.BootID, pending: map[string]time.Time{}}
+		g = &simulatedGPUs{node: node.UID, bootID: node.Status.NodeInfo.BootID, pending: map[string]time.Time{}}
 		s.gpu[name] = g
 	}
 	s.mu.Unlock()
@@ -199,6 +207,13 @@ func (s *healthAgentSimulator) reconcile(ctx context.Context, name string) error
 	if pod != nil && g.agent == nil {
 		if g.fleet == nil {
 			g.fleet, g.gpus = newNodeFleet(node)
+			// The GPUs drew power between the boot and the agent's start
+			// (bootUptimeSteps of it), so a reset (energy back to 0) reads
+			// as a counter that went backwards for as long as a test runs,
+			// however soon after the start it comes.
+			for range bootUptimeSteps {
+				g.fleet.Advance()
+			}
 		}
 		s.startAgent(name, g, pod, settings)
 	}
@@ -257,6 +272,10 @@ func (s *healthAgentSimulator) startAgent(node string, g *simulatedGPUs, pod *co
 // runs, so that its energy counters grow as a working GPU's do (from 0 at
 // boot): a reset (RecoverGPU sets them back to 0) is then visible to the
 // agent as a counter that went backwards.
+// bootUptimeSteps are the double's steps (a second each) of uptime before
+// the agent starts: ten minutes.
+const bootUptimeSteps = 600
+
 func drawPower(ctx context.Context, fleet *nvmltest.Fleet) {
 	tick := time.NewTicker(fleet.StepDuration)
 	defer tick.Stop()

@@ -225,3 +225,21 @@ func waitForJobPod(ctx context.Context, t *testing.T, namespace string, done fun
 	require.NoError(t, err)
 	return pod
 }
+
+// A node deleted and registered again under its name is a new machine: its
+// GPUs are healthy, whatever the old one's were.
+func TestHealthAgentNodeRegisteredAgainBringsHealthyGPUs(t *testing.T) {
+	testbed.SkipIfUnavailable(t)
+	ctx := testContext(t, 3*time.Minute)
+	namespace := createNamespace(ctx, t)
+	node := healthAgentNodes(ctx, t, namespace, 1, healthTestSettings(false))[0]
+
+	require.NoError(t, cluster.LoseGPU(ctx, node, 6))
+	waitForGPUHealth(ctx, t, node, corev1.ConditionFalse, gpuhealth.XIDErrorReason(79), 6)
+
+	require.NoError(t, cluster.DeleteNode(ctx, node))
+	require.NoError(t, cluster.AddNode(ctx, NodeSpec{Name: node, InstanceType: mustInstanceType("p4d.24xlarge"),
+		ExtraLabels: map[string]string{"testbed.gpuinfra.io/health-test": namespace}}))
+	require.NoError(t, cluster.WaitForNodesReady(ctx, node))
+	waitForGPUHealth(ctx, t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+}
