@@ -176,15 +176,6 @@ func patchNodeAnnotations(ctx context.Context, client kubernetes.Interface, node
 	return err
 }
 
-func hasFaultRequests(node *corev1.Node) bool {
-	for key := range node.Annotations {
-		if strings.HasPrefix(key, GPUFaultRequestPrefix) {
-			return true
-		}
-	}
-	return false
-}
-
 // xidUnseenAfter is how long the simulator keeps trying to deliver an XID
 // to an agent that has not registered for NVML events yet (it just
 // started) before it answers that the event went unseen.
