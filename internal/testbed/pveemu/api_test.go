@@ -32,7 +32,7 @@ func TestVersionNodesAndResources(t *testing.T) {
 			t.Errorf("node %v: maxcpu is not a JSON number: %#v", n["node"], n["maxcpu"])
 		}
 	}
-	for _, want := range []string{NodeA6000, NodeH100, NodeL40S, NodeCPU} {
+	for _, want := range []string{NodeA6000, NodeH100, NodeL40S, NodeL40SB, NodeCPU} {
 		if !names[want] {
 			t.Errorf("GET /nodes lacks %s: %v", want, nodes)
 		}
@@ -52,8 +52,8 @@ func TestVersionNodesAndResources(t *testing.T) {
 			t.Fatalf("vmid is not a JSON number: %#v", r["vmid"])
 		}
 	}
-	if templates != 3 {
-		t.Fatalf("want the template on the 3 GPU nodes, got %d: %v", templates, resources)
+	if templates != len(Templates) {
+		t.Fatalf("want the template on the %d GPU nodes, got %d: %v", len(Templates), templates, resources)
 	}
 	fails(t, tokenAuth, "GET", "/cluster/resources", url.Values{"type": {"bogus"}}, http.StatusBadRequest, "Parameter verification failed.")
 

@@ -240,7 +240,7 @@ func TestEmulatorProcess(t *testing.T) {
 	testHeldTask(t)
 	var nodes []map[string]any
 	ok(t, tokenAuth, http.MethodGet, "/nodes", nil, &nodes)
-	if len(nodes) != 4 {
+	if len(nodes) != len(hostProfiles()) {
 		t.Fatalf("nodes: %v", nodes)
 	}
 }

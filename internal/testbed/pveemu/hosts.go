@@ -1,12 +1,15 @@
 package pveemu
 
+import "slices"
+
 // The host profiles: the cluster's nodes and the PCI functions each
 // reports at /nodes/{node}/hardware/pci.
 const (
-	NodeA6000 = "pve-a6000" // 2× RTX A6000, each VGA + audio in an IOMMU group of its own
-	NodeH100  = "pve-h100"  // H100 PCIe in IOMMU group 30 together with a ConnectX-7 NIC
-	NodeL40S  = "pve-l40s"  // L40S with NVIDIA vGPU mdev types
-	NodeCPU   = "pve-cpu"   // no GPU
+	NodeA6000 = "pve-a6000"  // 2× RTX A6000, each VGA + audio in an IOMMU group of its own
+	NodeH100  = "pve-h100"   // H100 PCIe in IOMMU group 30 together with a ConnectX-7 NIC
+	NodeL40S  = "pve-l40s"   // L40S with NVIDIA vGPU mdev types
+	NodeL40SB = "pve-l40s-b" // two L40S (IOMMU groups 50 and 51), in no mapping: a two-device pool
+	NodeCPU   = "pve-cpu"    // no GPU
 )
 
 // The cluster PCI resource mappings (/cluster/mapping/pci).
@@ -17,12 +20,13 @@ const (
 )
 
 // TemplateName is the cloud-image template every GPU node has: VMID 9000
-// on pve-a6000, 9001 on pve-h100, 9002 on pve-l40s (VMIDs are unique in a
-// cluster, and PVE clones a VM with local disks only on its own node).
+// on pve-a6000, 9001 on pve-h100, 9002 on pve-l40s, 9003 on pve-l40s-b
+// (VMIDs are unique in a cluster, and PVE clones a VM with local disks
+// only on its own node).
 const TemplateName = "ubuntu-2404-cloud"
 
 // Templates is the template's VMID per node.
-var Templates = map[string]int{NodeA6000: 9000, NodeH100: 9001, NodeL40S: 9002}
+var Templates = map[string]int{NodeA6000: 9000, NodeH100: 9001, NodeL40S: 9002, NodeL40SB: 9003}
 
 // The storage and bridge every node has.
 const (
@@ -94,6 +98,12 @@ func a6000(bus string, group int) []pciFunction {
 	}
 }
 
+// l40s is one L40S (a single function) with the vGPU mdev types.
+func l40s(id string, group int, types []mdevType) pciFunction {
+	return pciFunction{ID: id, Class: "0x030200", Vendor: nvidia, Device: "0x26b9", SubsystemVendor: nvidia, SubsystemDevice: "0x1851",
+		VendorName: "NVIDIA Corporation", DeviceName: "AD102GL [L40S]", SubsystemVendorName: "NVIDIA Corporation", IOMMUGroup: group, Mdev: slices.Clone(types)}
+}
+
 func hostProfiles() []hostNode {
 	l40sTypes := []mdevType{
 		{Type: "nvidia-1155", Name: "NVIDIA L40S-12Q", Description: "num_heads=4, frl_config=60, framebuffer=12288M, max_resolution=7680x4320, max_instance=4", Instances: 4},
@@ -108,10 +118,8 @@ func hostProfiles() []hostNode {
 			pciFunction{ID: "0000:42:00.0", Class: "0x020000", Vendor: "0x15b3", Device: "0x1021", SubsystemVendor: "0x15b3", SubsystemDevice: "0x0041",
 				VendorName: "Mellanox Technologies", DeviceName: "MT2910 Family [ConnectX-7]", SubsystemVendorName: "Mellanox Technologies", IOMMUGroup: 30},
 		)},
-		{Name: NodeL40S, CPUs: 64, MemBytes: 768 << 30, PCI: append(chipset(0),
-			pciFunction{ID: "0000:c1:00.0", Class: "0x030200", Vendor: nvidia, Device: "0x26b9", SubsystemVendor: nvidia, SubsystemDevice: "0x1851",
-				VendorName: "NVIDIA Corporation", DeviceName: "AD102GL [L40S]", SubsystemVendorName: "NVIDIA Corporation", IOMMUGroup: 40, Mdev: l40sTypes},
-		)},
+		{Name: NodeL40S, CPUs: 64, MemBytes: 768 << 30, PCI: append(chipset(0), l40s("0000:c1:00.0", 40, l40sTypes))},
+		{Name: NodeL40SB, CPUs: 64, MemBytes: 768 << 30, PCI: append(chipset(0), l40s("0000:41:00.0", 50, l40sTypes), l40s("0000:61:00.0", 51, l40sTypes))},
 		{Name: NodeCPU, CPUs: 32, MemBytes: 128 << 30, PCI: chipset(0)},
 	}
 }

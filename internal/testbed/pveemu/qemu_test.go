@@ -480,7 +480,7 @@ func TestNodeClusterAndStorageStatus(t *testing.T) {
 	}
 	var cluster []map[string]any
 	ok(t, tokenAuth, "GET", "/cluster/status", nil, &cluster)
-	if len(cluster) != 5 || cluster[0]["type"] != "cluster" || cluster[0]["quorate"] != float64(1) {
+	if len(cluster) != 1+len(hostProfiles()) || cluster[0]["type"] != "cluster" || cluster[0]["quorate"] != float64(1) {
 		t.Fatalf("cluster status: %v", cluster)
 	}
 	var storage []map[string]any

@@ -64,7 +64,7 @@ func newState() *state {
 		holdNext: map[string]bool{}, release: make(chan struct{}),
 		pidSeq: 4000, bootAt: time.Now(),
 	}
-	for _, node := range []string{NodeA6000, NodeH100, NodeL40S} {
+	for _, node := range []string{NodeA6000, NodeH100, NodeL40S, NodeL40SB} {
 		id := Templates[node]
 		s.vms[id] = &vm{node: node, vmid: id, status: "stopped", conf: map[string]string{
 			"name":     TemplateName,
