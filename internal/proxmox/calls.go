@@ -16,7 +16,8 @@ import (
 
 // call sends one request to the API (form as the query of a GET or
 // DELETE, the url-encoded body of a POST or PUT) and returns the answer's
-// body. A non-2xx answer is an *APIError (a *CredentialsError for a 401);
+// body. A non-2xx answer is an *APIError (a *CredentialsError for a 401,
+// a *PermissionError for a 403, each wrapping it);
 // the request is bounded by ctx and requestTimeout and never retried. It
 // logs the call at debug level once it is answered: method, path, status
 // and duration, never a header, a body or a secret (redactedPath).
@@ -79,6 +80,9 @@ func (c *Client) answerError(resp *http.Response, raw []byte) error {
 	apiErr := &APIError{Status: fmt.Sprint(resp.StatusCode), Message: msg, Errors: body.Errors}
 	if resp.StatusCode == http.StatusUnauthorized {
 		return &CredentialsError{Endpoint: c.baseURL, Identity: c.identity, Credentials: c.credentials, Err: apiErr}
+	}
+	if resp.StatusCode == http.StatusForbidden {
+		return permissionError(apiErr)
 	}
 	return apiErr
 }

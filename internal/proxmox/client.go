@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -187,6 +188,39 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, "; %s: %v", k, v)
 	}
 	return b.String()
+}
+
+// PermissionError is a 403: PVE's permission check refused the call.
+// pve-common PVE/Exception.pm raise_perm_exc words it "Permission check
+// failed (<path>, <privileges>)", the privileges joined by '|' when any one
+// of them would do (pve-access-control PVE/RPCEnvironment.pm check_any;
+// check names the first one missing); Path and Privileges are read from
+// it, empty when PVE gave no detail ("Permission check failed").
+type PermissionError struct {
+	Path       string   // "/mapping/pci"
+	Privileges []string // ["Mapping.Modify"]
+	Err        *APIError
+}
+
+func (e *PermissionError) Error() string { return e.Err.Error() }
+
+func (e *PermissionError) Unwrap() error { return e.Err }
+
+// permissionDetail is raise_perm_exc's "(<path>, <privileges>)".
+var permissionDetail = regexp.MustCompile(`^Permission check failed \((/[^,]*), ([^)]+)\)`)
+
+// permissionError is the *PermissionError of a 403's *APIError.
+func permissionError(apiErr *APIError) *PermissionError {
+	pe := &PermissionError{Err: apiErr}
+	if m := permissionDetail.FindStringSubmatch(apiErr.Message); m != nil {
+		pe.Path = m[1]
+		for _, p := range strings.Split(m[2], "|") {
+			if p = strings.TrimSpace(p); p != "" {
+				pe.Privileges = append(pe.Privileges, p)
+			}
+		}
+	}
+	return pe
 }
 
 // IsNotFound reports whether PVE said the object does not exist: a 404, or

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 )
 
 // PCIFunctions lists every PCI function of node (GET
@@ -63,37 +62,20 @@ func (c *Client) MdevTypes(ctx context.Context, node, address string) ([]MdevTyp
 	return out, nil
 }
 
-// PCIMappings lists the cluster's PCI resource mappings.
+// PCIMappings lists the cluster's PCI resource mappings the client may
+// see (GET /cluster/mapping/pci: those with Mapping.Audit, .Use or .Modify
+// on /mapping/pci/<id>), sorted by ID.
 func (c *Client) PCIMappings(ctx context.Context) ([]PCIMapping, error) {
-	var rows []struct {
-		ID          string   `json:"id"`
-		Description string   `json:"description"`
-		Mdev        flexBool `json:"mdev"`
-		Map         []string `json:"map"`
-	}
+	var rows []mappingRow
 	if err := c.get(ctx, "/cluster/mapping/pci", &rows); err != nil {
 		return nil, fmt.Errorf("listing cluster PCI mappings: %w", err)
 	}
 	out := make([]PCIMapping, 0, len(rows))
 	for _, r := range rows {
-		m := PCIMapping{ID: r.ID, Description: r.Description, Mdev: bool(r.Mdev)}
-		for _, line := range r.Map {
-			m.Entries = append(m.Entries, parseMappingEntry(line))
-		}
-		out = append(out, m)
+		out = append(out, r.mapping(r.ID))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
-}
-
-// parseMappingEntry reads "node=pve,path=0000:01:00,id=10de:2230,iommugroup=14".
-func parseMappingEntry(line string) PCIMappingEntry {
-	o := splitOptions(line, "")
-	e := PCIMappingEntry{Node: o["node"], Path: o["path"], ID: o["id"], SubsystemID: o["subsystem-id"], IOMMUGroup: -1}
-	if g, err := strconv.Atoi(o["iommugroup"]); err == nil {
-		e.IOMMUGroup = g
-	}
-	return e
 }
 
 // Guests lists the cluster's QEMU VMs (GET /cluster/resources?type=vm) with

@@ -55,6 +55,16 @@ const (
 	FindingMdevTypeUsedUp
 	// FindingVMIDInUse: the VM ID to create is Holder's.
 	FindingVMIDInUse
+	// FindingPoolExhausted: every entry of pool Mapping on the node is
+	// held by a running VM other than this one (Holders; with those whose
+	// device the monitor did not tell); PVE would fail the start ("could
+	// not find a free device for 'hostpciN'").
+	FindingPoolExhausted
+	// FindingMappingInvalid: Mapping's entry at Path fails PVE's check
+	// against the node's hardware (PCIMapping.Check); Problem is PVE's
+	// message. qemu-server refuses the start ("PCI device mapping invalid
+	// (hardware probably changed): " + Problem).
+	FindingMappingInvalid
 )
 
 // Finding is one thing Proxmox VE would refuse or break if the VM were
@@ -73,6 +83,8 @@ type Finding struct {
 	Passed   []string
 	Left     []PCIFunction
 	Offered  []MdevType
+	Holders  []Holder // FindingPoolExhausted
+	Problem  string   // FindingMappingInvalid
 }
 
 // Conflict says whether the finding is about another VM (what it holds,
@@ -80,7 +92,7 @@ type Finding struct {
 // same apply, or anyone, may change before the VM is created.
 func (f Finding) Conflict() bool {
 	switch f.Kind {
-	case FindingGPUHeld, FindingMdevTypeUsedUp, FindingVMIDInUse:
+	case FindingGPUHeld, FindingMdevTypeUsedUp, FindingVMIDInUse, FindingPoolExhausted:
 		return true
 	}
 	return false
@@ -127,17 +139,32 @@ func preflightGPUs(vm PreflightVM, gpus []GPU, facts *NodeFacts) []Finding {
 	groupOf := map[int][]string{}   // IOMMU group -> functions the VM gets from it
 	groupBy := map[int]Field{}      // IOMMU group -> the field that brings it
 	firstDevice := map[string]int{} // device -> index of the GPU passing it
+	poolTaken := map[string]int{}   // pool -> entries this VM's earlier GPUs take
 	for i, g := range gpus {
 		field := gpuAddressField(g, i)
 		finding := func(kind FindingKind) Finding { return Finding{Kind: kind, Field: field} }
 		var functions []PCIFunction
+		pooled := false
 		if g.Mapping != "" {
-			f, fns, ok := checkMapping(vm, g, finding, facts)
+			f, entries, ok := checkMapping(vm, g, finding, facts)
 			if !ok {
 				out = append(out, f)
 				continue
 			}
-			functions = fns
+			entry := entries[0]
+			if pooled = len(entries) > 1 && g.Mdev == ""; pooled {
+				free, holders := poolFree(vm, g.Mapping, facts)
+				taken := poolTaken[g.Mapping]
+				poolTaken[g.Mapping]++
+				if taken >= len(free) {
+					f := finding(FindingPoolExhausted)
+					f.Mapping, f.Holders = facts.mapping(g.Mapping), holders
+					out = append(out, f)
+					continue
+				}
+				entry = free[taken]
+			}
+			functions = facts.DeviceFunctions(entry.Path)
 		} else {
 			if !facts.Identity.IsRootPam() {
 				out = append(out, finding(FindingRawAddressNeedsRoot))
@@ -171,13 +198,13 @@ func preflightGPUs(vm PreflightVM, gpus []GPU, facts *NodeFacts) []Finding {
 		firstDevice[device] = i
 
 		if g.Mdev != "" {
-			if f, ok := checkMdev(g.Mdev, gpu, facts); !ok {
+			if f, ok := checkMdev(g.Mdev, mdevCandidates(g, gpu, vm.Node, facts), facts); !ok {
 				f.Field = GPUField(FieldGPUMdev, i)
 				out = append(out, f)
 			}
 			continue // vGPU instances share the device: no IOMMU group or exclusive use to check
 		}
-		if holder, ok := facts.HeldBy(vm.Node, functions, true, vm.own); ok {
+		if holder, ok := facts.HeldBy(vm.Node, functions, true, vm.own); ok && !pooled {
 			f := finding(FindingGPUHeld)
 			f.Device, f.Function, f.Holder = device, gpu, holder
 			out = append(out, f)
@@ -218,8 +245,11 @@ func preflightGPUs(vm PreflightVM, gpus []GPU, facts *NodeFacts) []Finding {
 
 // checkMapping checks a GPU passed by mapping: the client may use it, it
 // exists with an entry on the node (marked for mdev when the GPU is a
-// vGPU), and the entry names devices the node has, which it returns.
-func checkMapping(vm PreflightVM, g GPU, finding func(FindingKind) Finding, facts *NodeFacts) (Finding, []PCIFunction, bool) {
+// vGPU), and each entry there names devices the node has and passes PVE's
+// check (PCIMapping.Check, which qemu-server makes of every entry on the
+// node before the VM starts: PVE/QemuServer/PCI.pm parse_hostpci). It
+// returns the entries.
+func checkMapping(vm PreflightVM, g GPU, finding func(FindingKind) Finding, facts *NodeFacts) (Finding, []PCIMappingEntry, bool) {
 	if use, checked := facts.MappingUse[g.Mapping]; checked && !use {
 		return finding(FindingMappingNoUse), nil, false
 	}
@@ -229,8 +259,8 @@ func checkMapping(vm PreflightVM, g GPU, finding func(FindingKind) Finding, fact
 	}
 	f := finding(0)
 	f.Mapping = m
-	e, ok := facts.MappingEntry(g.Mapping, vm.Node)
-	if !ok {
+	entries := m.EntriesOn(vm.Node)
+	if len(entries) == 0 {
 		f.Kind = FindingMappingNotOnNode
 		return f, nil, false
 	}
@@ -238,27 +268,97 @@ func checkMapping(vm PreflightVM, g GPU, finding func(FindingKind) Finding, fact
 		f.Kind = FindingMappingNotMdev
 		return f, nil, false
 	}
-	functions := facts.DeviceFunctions(e.Path)
-	if len(functions) == 0 {
-		f.Kind, f.Path = FindingMappingNoDevice, e.Path
-		return f, nil, false
+	for _, e := range entries {
+		if len(facts.DeviceFunctions(e.Path)) == 0 {
+			f.Kind, f.Path = FindingMappingNoDevice, e.Path
+			return f, nil, false
+		}
+		if problem := m.Check(e, facts.Functions); problem != "" {
+			f.Kind, f.Path, f.Problem = FindingMappingInvalid, e.Path, problem
+			return f, nil, false
+		}
 	}
-	return Finding{}, functions, true
+	return Finding{}, entries, true
 }
 
-// checkMdev checks that the vGPU type mdev exists on gpu with instances left.
-func checkMdev(mdev string, gpu PCIFunction, facts *NodeFacts) (Finding, bool) {
-	types := facts.Mdev[NormalizePCIAddress(gpu.Address)]
-	for _, t := range types {
-		if t.Type != mdev {
+// mapping is mapping id, or one with only the ID.
+func (f *NodeFacts) mapping(id string) PCIMapping {
+	if m, ok := f.Mapping(id); ok {
+		return m
+	}
+	return PCIMapping{ID: id}
+}
+
+// poolFree are the entries of pool id on vm's node that no running VM
+// but vm holds, in order, less as many as the running VMs using the pool
+// whose device is unknown; and the VMs holding the others (those unknown
+// last).
+func poolFree(vm PreflightVM, id string, facts *NodeFacts) ([]PCIMappingEntry, []Holder) {
+	var free []PCIMappingEntry
+	var holders, unknown []Holder
+	for _, d := range facts.Pool(id, vm.Node) {
+		if h, ok := facts.holderOf(vm.Node, d.Entry.Path, vm.own); ok {
+			holders = append(holders, h)
 			continue
 		}
-		if t.Available < 1 {
-			return Finding{Kind: FindingMdevTypeUsedUp, Function: gpu, Offered: types}, false
+		free = append(free, d.Entry)
+		if unknown == nil {
+			for _, h := range d.Maybe {
+				if !vm.own(h.Guest) {
+					unknown = append(unknown, h)
+				}
+			}
 		}
-		return Finding{}, true
 	}
-	return Finding{Kind: FindingNoSuchMdevType, Function: gpu, Offered: types}, false
+	holders = append(holders, unknown...)
+	if len(unknown) >= len(free) {
+		return nil, holders
+	}
+	return free[:len(free)-len(unknown)], holders
+}
+
+// mdevCandidates are the functions a vGPU of g may be created on: gpu, or
+// for a mapping each entry's primary function on node, in order (the mdev
+// goes to the first with an instance of the type left).
+func mdevCandidates(g GPU, gpu PCIFunction, node string, facts *NodeFacts) []PCIFunction {
+	if g.Mapping == "" {
+		return []PCIFunction{gpu}
+	}
+	var out []PCIFunction
+	for _, address := range facts.gpuFunctions(g, node) {
+		if fn, ok := facts.Function(address); ok {
+			out = append(out, fn)
+		}
+	}
+	if len(out) == 0 {
+		return []PCIFunction{gpu}
+	}
+	return out
+}
+
+// checkMdev checks that the vGPU type mdev exists on one of candidates
+// with an instance left; a finding names the first candidate offering it
+// (or the first one).
+func checkMdev(mdev string, candidates []PCIFunction, facts *NodeFacts) (Finding, bool) {
+	var offering *PCIFunction
+	for i, gpu := range candidates {
+		for _, t := range facts.Mdev[NormalizePCIAddress(gpu.Address)] {
+			if t.Type != mdev {
+				continue
+			}
+			if t.Available > 0 {
+				return Finding{}, true
+			}
+			if offering == nil {
+				offering = &candidates[i]
+			}
+		}
+	}
+	if offering != nil {
+		return Finding{Kind: FindingMdevTypeUsedUp, Function: *offering, Offered: facts.Mdev[NormalizePCIAddress(offering.Address)]}, false
+	}
+	gpu := candidates[0]
+	return Finding{Kind: FindingNoSuchMdevType, Function: gpu, Offered: facts.Mdev[NormalizePCIAddress(gpu.Address)]}, false
 }
 
 // DescribeMdevTypes is "nvidia-1155 (NVIDIA L40S-4Q, 12 left), ...", for messages.

@@ -2,9 +2,8 @@ package proxmox
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -64,27 +63,65 @@ func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*N
 		}
 		_, facts.MappingUse[g.Mapping] = perms["Mapping.Use"]
 	}
+	if err := c.ReadHostDevices(ctx, facts); err != nil {
+		return nil, err
+	}
 	for _, g := range gpus {
 		if g.Mdev == "" {
 			continue
 		}
-		address := facts.GPUFunction(g, node)
-		if address == "" {
-			continue // Preflight reports the mapping
+		for _, address := range facts.gpuFunctions(g, node) {
+			if _, done := facts.Mdev[address]; done {
+				continue
+			}
+			if _, ok := facts.Function(address); !ok {
+				continue // Preflight reports the address or the mapping
+			}
+			types, err := c.MdevTypes(ctx, node, address)
+			if err != nil {
+				return nil, fmt.Errorf("reading the vGPU (mdev) types of %s on node %s: %w", address, node, err)
+			}
+			facts.Mdev[address] = types
 		}
-		if _, done := facts.Mdev[address]; done {
-			continue
-		}
-		if _, ok := facts.Function(address); !ok {
-			continue // Preflight reports the address
-		}
-		types, err := c.MdevTypes(ctx, node, address)
-		if err != nil {
-			return nil, fmt.Errorf("reading the vGPU (mdev) types of %s on node %s: %w", address, node, err)
-		}
-		facts.Mdev[address] = types
 	}
 	return facts, nil
+}
+
+// ReadHostDevices fills the HostDevices of the running guests on
+// facts.Node that use a pool there (a mapping with more than one entry on
+// the node, passed whole) from each one's QEMU monitor (VMHostDevices):
+// which entry each got is in no config. A guest whose monitor the client
+// may not read (a *PermissionError: Sys.Audit on /vms/<vmid> is missing)
+// or that stopped meanwhile (the monitor's "ERROR: ...") keeps HostDevices
+// nil: unknown, which Pool and Preflight say.
+func (c *Client) ReadHostDevices(ctx context.Context, facts *NodeFacts) error {
+	for i, g := range facts.Guests {
+		if g.Node != facts.Node || g.Status != "running" || g.HostDevices != nil || !facts.usesPool(g) {
+			continue
+		}
+		devices, err := c.VMHostDevices(ctx, g.Node, g.VMID)
+		var pe *PermissionError
+		var me *MonitorError
+		switch {
+		case errors.As(err, &pe), errors.As(err, &me):
+			continue
+		case err != nil:
+			return err
+		}
+		facts.Guests[i].HostDevices = devices
+	}
+	return nil
+}
+
+// usesPool says whether g passes a pool of f.Node whole.
+func (f *NodeFacts) usesPool(g Guest) bool {
+	for _, value := range g.HostPCI {
+		gpu, err := ParseHostPCI(value)
+		if err == nil && gpu.Mapping != "" && gpu.Mdev == "" && f.IsPool(gpu.Mapping, f.Node) {
+			return true
+		}
+	}
+	return false
 }
 
 // Function is the PCI function at address ("0000:01:00.0") on the node.
@@ -122,7 +159,8 @@ func (f *NodeFacts) Mapping(id string) (PCIMapping, bool) {
 	return PCIMapping{}, false
 }
 
-// MappingEntry is mapping id's entry on node.
+// MappingEntry is mapping id's first entry on node: its only one, except
+// in a pool (EntriesOn has them all).
 func (f *NodeFacts) MappingEntry(id, node string) (PCIMappingEntry, bool) {
 	m, ok := f.Mapping(id)
 	if !ok {
@@ -142,58 +180,85 @@ type Holder struct {
 	Guest Guest
 	// Line is "hostpci0: mapping=a6000-1,pcie=1,rombar=1".
 	Line string
-}
-
-// passedAddresses are the host addresses g passes on node: its mapping's
-// entry there (false when the mapping has none, or f is nil), or its own
-// address.
-func (f *NodeFacts) passedAddresses(g GPU, node string) (string, bool) {
-	if g.Mapping == "" {
-		return g.PCIAddress, true
-	}
-	if f == nil {
-		return "", false
-	}
-	e, ok := f.MappingEntry(g.Mapping, node)
-	return e.Path, ok
+	// Device is the host function the line got when the monitor said
+	// (Guest.HostDevices), else "".
+	Device string
 }
 
 // GPUFunction is the host function that is g's GPU on node: the first
 // address g passes there (its mapping's entry, which needs f, or its own
-// address), function 0 of a device given whole; "" when unknown. f may be
-// nil.
+// address), function 0 of a device given whole; "" when unknown, which a
+// pool's is (which entry a VM gets is chosen at its start: see
+// GuestGPUFunction). f may be nil.
 func (f *NodeFacts) GPUFunction(g GPU, node string) string {
-	addresses, ok := f.passedAddresses(g, node)
-	if !ok {
-		return ""
+	addresses := g.PCIAddress
+	if g.Mapping != "" {
+		if f == nil {
+			return ""
+		}
+		m, _ := f.Mapping(g.Mapping)
+		entries := m.EntriesOn(node)
+		if len(entries) != 1 {
+			return ""
+		}
+		addresses = entries[0].Path
 	}
 	first, _, _ := strings.Cut(addresses, ";")
 	return PrimaryFunction(NormalizePCIAddress(first))
+}
+
+// GuestGPUFunction is the host function guest vmid's hostpciN (index)
+// passes on node: the device the QEMU monitor reported
+// (Guest.HostDevices), else GPUFunction of its line; "" when unknown.
+func (f *NodeFacts) GuestGPUFunction(node string, vmid, index int) string {
+	for _, g := range f.Guests {
+		if g.Node != node || g.VMID != vmid {
+			continue
+		}
+		if device, ok := g.HostDevices[index]; ok {
+			return device
+		}
+		if gpu, err := ParseHostPCI(g.HostPCI[index]); err == nil {
+			return f.GPUFunction(gpu, node)
+		}
+	}
+	return ""
+}
+
+// gpuFunctions are the host functions g may get on node: GPUFunction, or
+// for a mapping the primary function of each entry there, in order.
+func (f *NodeFacts) gpuFunctions(g GPU, node string) []string {
+	if g.Mapping == "" {
+		return []string{f.GPUFunction(g, node)}
+	}
+	m, _ := f.Mapping(g.Mapping)
+	var out []string
+	for _, e := range m.EntriesOn(node) {
+		first, _, _ := strings.Cut(e.Path, ";")
+		out = append(out, PrimaryFunction(NormalizePCIAddress(first)))
+	}
+	return out
 }
 
 // HeldBy finds a guest on node that passes one of functions through whole
 // (a vGPU instance holds no device) and is running, or any guest when
 // running is false, passing over those except says are not to count (the
 // VM itself; except may be nil); the lowest hostpci index of the first
-// such guest.
+// such guest. A guest using a pool holds the entry its monitor reported
+// (Guest.HostDevices); when that was not read, the guest is not counted
+// (Pool says which guests may hold an entry).
 func (f *NodeFacts) HeldBy(node string, functions []PCIFunction, running bool, except func(Guest) bool) (Holder, bool) {
 	for _, g := range f.Guests {
 		if g.Node != node || (running && g.Status != "running") || (except != nil && except(g)) {
 			continue
 		}
-		for _, i := range slices.Sorted(maps.Keys(g.HostPCI)) {
-			value := g.HostPCI[i]
-			gpu, err := ParseHostPCI(value)
-			if err != nil || gpu.Mdev != "" {
-				continue
-			}
-			addresses, ok := f.passedAddresses(gpu, node)
-			if !ok {
+		for _, p := range f.guestPassed(g, node) {
+			if !p.known {
 				continue
 			}
 			for _, fn := range functions {
-				if PCIListCovers(addresses, fn.Address) {
-					return Holder{Guest: g, Line: fmt.Sprintf("hostpci%d: %s", i, value)}, true
+				if PCIListCovers(p.addresses, fn.Address) {
+					return p.holder, true
 				}
 			}
 		}

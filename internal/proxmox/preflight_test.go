@@ -10,19 +10,19 @@ import (
 // H100 sharing its group with a NIC; VM 101 "train" runs with the second
 // A6000 through a mapping, VM 102 "idle" is stopped with the first.
 func testNodeFacts(identity Identity) *NodeFacts {
-	fn := func(addr, vendor, class string, group int) PCIFunction {
-		return PCIFunction{Node: "pve", Address: addr, VendorID: vendor, Class: class, IOMMUGroup: group}
+	fn := func(addr, vendor, device, class string, group int) PCIFunction {
+		return PCIFunction{Node: "pve", Address: addr, VendorID: vendor, DeviceID: device, Class: class, IOMMUGroup: group}
 	}
 	return &NodeFacts{
 		Node: "pve", Identity: identity,
 		Functions: []PCIFunction{
-			fn("0000:01:00.0", "0x10de", "0x030000", 14), fn("0000:01:00.1", "0x10de", "0x040300", 14),
-			fn("0000:02:00.0", "0x10de", "0x030000", 15), fn("0000:02:00.1", "0x10de", "0x040300", 15),
-			fn("0000:41:00.0", "0x10de", "0x030200", 30), fn("0000:42:00.0", "0x15b3", "0x020000", 30),
+			fn("0000:01:00.0", "0x10de", "0x2230", "0x030000", 14), fn("0000:01:00.1", "0x10de", "0x1aef", "0x040300", 14),
+			fn("0000:02:00.0", "0x10de", "0x2230", "0x030000", 15), fn("0000:02:00.1", "0x10de", "0x1aef", "0x040300", 15),
+			fn("0000:41:00.0", "0x10de", "0x2331", "0x030200", 30), fn("0000:42:00.0", "0x15b3", "0x101d", "0x020000", 30),
 		},
 		Mappings: []PCIMapping{
-			{ID: "a6000-0", Entries: []PCIMappingEntry{{Node: "pve", Path: "0000:01:00"}}},
-			{ID: "a6000-1", Entries: []PCIMappingEntry{{Node: "pve", Path: "0000:02:00"}}},
+			{ID: "a6000-0", Entries: []PCIMappingEntry{{Node: "pve", Path: "0000:01:00", ID: "10de:2230", IOMMUGroup: 14}}},
+			{ID: "a6000-1", Entries: []PCIMappingEntry{{Node: "pve", Path: "0000:02:00", ID: "10de:2230", IOMMUGroup: 15}}},
 		},
 		Guests: []Guest{
 			{Node: "pve", VMID: 101, Name: "train", Status: "running", HostPCI: map[int]string{0: "mapping=a6000-1,pcie=1"}},

@@ -51,21 +51,31 @@ type MdevType struct {
 	Available   int
 }
 
-// PCIMapping is a cluster PCI resource mapping (/cluster/mapping/pci).
+// PCIMapping is a cluster PCI resource mapping (/cluster/mapping/pci):
+// pve-guest-common PVE/Mapping/PCI.pm's section config. A mapping with
+// several entries on one node is a pool: each entry is one alternative,
+// and a VM starting with the mapping gets the first one no running VM
+// holds (qemu-server PVE/QemuServer/PCI.pm choose_hostpci_devices).
 type PCIMapping struct {
-	ID          string
-	Description string
-	Mdev        bool
-	Entries     []PCIMappingEntry
+	ID, Description      string
+	Mdev                 bool
+	LiveMigrationCapable bool
+	Entries              []PCIMappingEntry
+	// Digest is the digest of the mapping file (mapping/pci.cfg) when the
+	// mapping was read: an update given it fails if anyone changed the
+	// file since. GET /cluster/mapping/pci/{id} and the list carry it.
+	Digest string
 }
 
-// PCIMappingEntry is one node's entry of a PCI mapping's map list.
+// PCIMappingEntry is one entry of a PCI mapping's map list: a device (or,
+// with a ';' list in Path, several devices taken together) on one node.
 type PCIMappingEntry struct {
 	Node        string
-	Path        string // "0000:01:00" or "0000:01:00.0"
-	ID          string // "10de:2230"
-	SubsystemID string
-	IOMMUGroup  int // -1 when the entry names none
+	Path        string // "0000:01:00" (the whole device) or "0000:01:00.0"; a ';' list is one alternative of several
+	ID          string // "10de:2230": vendor:device of the path's first function, no "0x"
+	SubsystemID string // "10de:1459", or "" when the hardware has none
+	IOMMUGroup  int    // -1: none
+	Description string // the entry's own description (optional)
 }
 
 // Guest is a QEMU VM of the cluster with its hostpci lines.
@@ -75,6 +85,11 @@ type Guest struct {
 	Name    string
 	Status  string
 	HostPCI map[int]string // index -> raw value
+	// HostDevices are the devices a running guest got, from the QEMU
+	// monitor (VMHostDevices): hostpci index -> "0000:41:00.0", vfio-pci
+	// devices with a host address only (not a vGPU's mdev). nil when not
+	// running or not read.
+	HostDevices map[int]string
 }
 
 // GPU is one hostpciN entry: Mapping or PCIAddress (exactly one).
