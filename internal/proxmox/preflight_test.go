@@ -74,7 +74,7 @@ func TestPreflightFindingsNameTheField(t *testing.T) {
 
 func TestPreflightConflictsAreAboutOtherVMs(t *testing.T) {
 	for kind, conflict := range map[FindingKind]bool{
-		FindingGPUHeld: true, FindingVMIDInUse: true, FindingMdevTypeUsedUp: true,
+		FindingGPUHeld: true, FindingVMIDInUse: true, FindingMdevTypeUsedUp: true, FindingPoolExhausted: true, FindingMappingInvalid: false,
 		FindingGroupNotWhole: false, FindingRawAddressNeedsRoot: false, FindingMappingNotFound: false, FindingNoSuchMdevType: false,
 	} {
 		require.Equal(t, conflict, Finding{Kind: kind}.Conflict(), kind)
