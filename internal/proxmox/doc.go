@@ -1,9 +1,10 @@
-// Package proxmox is the provider's Proxmox VE backend for gpu_passthrough_vm
-// and gpu_inventory source "proxmox": every call to a Proxmox VE API goes
-// through it. It lists PCI functions, mdev types, cluster PCI mappings, guests and
-// permissions, checks a VM's GPUs against them before anything is written,
-// and creates (or clones), configures, starts, reads, updates and destroys
-// VMs with GPUs passed through as hostpciN.
+// Package proxmox is the provider's Proxmox VE backend for gpu_passthrough_vm,
+// gpu_pci_mapping and gpu_inventory source "proxmox": every call to a
+// Proxmox VE API goes through it. It lists PCI functions, mdev types,
+// cluster PCI mappings, guests and permissions, checks a VM's GPUs against
+// them before anything is written, creates (or clones), configures,
+// starts, reads, updates and destroys VMs with GPUs passed through as
+// hostpciN, and creates, reads, updates and deletes cluster PCI mappings.
 //
 // The backend contract (the same in every backend of the provider):
 //   - Read returns (T, found bool, error): a VM that does not exist is
@@ -53,6 +54,29 @@
 //     caller allows a restart or plans the VM stopped), and StopFields, the
 //     same rule for a caller's plan.
 //   - The hostpci limit: MaxHostPCI.
+//   - PCI mappings (mapping_calls.go, mapping_entries.go): ReadPCIMapping,
+//     CreatePCIMapping, UpdatePCIMapping (every entry sent as a repeated
+//     map value, cleared settings as delete=, the digest read with the
+//     mapping so a concurrent change is refused), DeletePCIMapping (a
+//     mapping gone counts as deleted), MappingPrivileges. A map entry is
+//     written by EntryForDevice and FormatMappingEntry from the node's
+//     hardware, read by ParseMappingEntry, and checked by
+//     PCIMapping.Check (CheckMappingEntry without the mapping), which is
+//     pve-guest-common's assert_valid: the check qemu-server makes of each
+//     entry before a VM with the mapping starts, so a plan refuses what
+//     PVE would. A 403 is a *PermissionError naming PVE's path and
+//     privileges.
+//   - Pools (pools.go): a mapping with several entries on a node is a
+//     pool; a VM starting with it gets the first entry no running VM
+//     holds (qemu-server's choose_hostpci_devices). Which entry a running
+//     VM got is in no config: the QEMU monitor tells (VMHostDevices, "info
+//     qtree", ParseQtreeHostDevices), and ReadNodeFacts reads it
+//     (ReadHostDevices) into Guest.HostDevices for the running guests that
+//     use a pool on the node, no others. NodeFacts.Pool says who holds each
+//     entry; a guest whose device is unknown is said to be so (Maybe),
+//     never guessed. Preflight refuses a pool GPU when every entry is held
+//     by other running VMs (FindingPoolExhausted, naming them) and an entry
+//     PVE's check would fail (FindingMappingInvalid).
 //
 // Requests are its own (net/http, a 60 s bound per request, no retry).
 // github.com/Telmate/proxmox-api-go's client is not used (it sleeps
