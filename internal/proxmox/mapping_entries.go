@@ -1,7 +1,9 @@
 package proxmox
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -199,4 +201,32 @@ func boolDigit(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// configID is pve-common PVE/JSONSchema.pm's $CONFIGID_RE, the format
+// (pve-configid) of a mapping's ID.
+var configID = regexp.MustCompile(`^(?i:[a-z][a-z0-9_-]+)$`)
+
+// ValidateMappingID checks id as PVE does before it creates a mapping:
+// pve_verify_configid's "invalid configuration ID '<id>'" (a letter, then
+// at least one letter, digit, '-' or '_').
+func ValidateMappingID(id string) error {
+	if !configID.MatchString(id) {
+		return fmt.Errorf("invalid configuration ID '%s'", id)
+	}
+	return nil
+}
+
+// ValidateMappingDescription checks a mapping's or an entry's description
+// against $map_fmt and the mapping schema: at most 4096 characters, and an
+// entry's (entry true) without a comma, which its property string cannot
+// hold (pve-common print_property_string: "illegal value with commas").
+func ValidateMappingDescription(description string, entry bool) error {
+	if len(description) > 4096 {
+		return fmt.Errorf("the description is %d characters long; Proxmox VE takes at most 4096", len(description))
+	}
+	if entry && strings.Contains(description, ",") {
+		return errors.New("an entry's description cannot hold a comma: Proxmox VE stores it in a comma-separated property string")
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package proxmox
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -117,4 +118,18 @@ func TestCheckIsAssertValid(t *testing.T) {
 	require.Empty(t, CheckMappingEntry(e, fns))
 	e.ID = "10de:2230"
 	require.Equal(t, "'id' does not match (10de:26b9 != 10de:2230)", CheckMappingEntry(e, fns))
+}
+
+func TestMappingIDAndDescriptionsArePVEs(t *testing.T) {
+	for id, ok := range map[string]bool{"l40s-pool": true, "A6000_0": true, "a": false, "0gpu": false, "gpu.0": false, "": false} {
+		err := ValidateMappingID(id)
+		if ok {
+			require.NoError(t, err, id)
+		} else {
+			require.EqualError(t, err, "invalid configuration ID '"+id+"'")
+		}
+	}
+	require.NoError(t, ValidateMappingDescription("L40S, both slots", false))
+	require.ErrorContains(t, ValidateMappingDescription("slot 3, left", true), "cannot hold a comma")
+	require.ErrorContains(t, ValidateMappingDescription(strings.Repeat("x", 4097), false), "at most 4096")
 }
