@@ -183,6 +183,11 @@ type MonitorError struct{ Message string }
 
 func (e *MonitorError) Error() string { return "the QEMU monitor answered: " + e.Message }
 
+// qtreeNoHost is how QEMU prints a vfio-pci host address that was not
+// given (hw/core/qdev-properties-system.c get_pci_host_devaddr: the
+// buffer's default when every field is ~0).
+const qtreeNoHost = "ffff:ff:ff.f"
+
 var (
 	// qtreeDev is a device's line of "info qtree" (QEMU
 	// system/qdev-monitor.c qdev_print): `dev: vfio-pci, id "hostpci0"`.
@@ -199,8 +204,9 @@ var (
 // ParseQtreeHostDevices reads the vfio-pci devices of an "info qtree"
 // answer: hostpci index -> the host function it passes (the first
 // function, ".0", of a multifunction device). A device with no host
-// address (a vGPU: sysfsdev = "/sys/bus/mdev/devices/<uuid>") is left
-// out.
+// address (a vGPU: sysfsdev = "/sys/bus/mdev/devices/<uuid>", host
+// printed as "ffff:ff:ff.f") is left out. Lines may end "\r\n", as the
+// monitor writes them.
 func ParseQtreeHostDevices(qtree string) map[int]string {
 	out := map[int]string{}
 	sub := map[int]int{} // index -> the multifunction sub-id recorded
@@ -224,10 +230,13 @@ func ParseQtreeHostDevices(qtree string) map[int]string {
 			continue
 		}
 		if m := qtreeHost.FindStringSubmatch(line); m != nil {
+			inVFIO = false
+			if m[1] == qtreeNoHost {
+				continue // given sysfsdev (an mdev), not a host address
+			}
 			if prev, seen := sub[index]; !seen || part < prev {
 				out[index], sub[index] = NormalizePCIAddress(m[1]), part
 			}
-			inVFIO = false
 		}
 	}
 	return out

@@ -96,7 +96,7 @@ const qtree = `bus: main-system-bus
             addr = 00.0
             class VGA controller, addr 02:00.0, pci id 10de:2230 (sub 10de:1459)
       dev: vfio-pci, id "hostpci2"
-        host = "ffffffff:ffffffff:ffffffff.-1"
+        host = "ffff:ff:ff.f"
         sysfsdev = "/sys/bus/mdev/devices/00000002-0000-0000-0000-000000000100"
       dev: virtio-net-pci, id "net0"
         host_mtu = 0 (0x0)
@@ -106,6 +106,8 @@ const qtree = `bus: main-system-bus
 
 func TestParseQtreeHostDevices(t *testing.T) {
 	require.Equal(t, map[int]string{0: "0000:41:00.0", 1: "0000:81:00.0"}, ParseQtreeHostDevices(qtree))
+	require.Equal(t, map[int]string{0: "0000:41:00.0", 1: "0000:81:00.0"}, ParseQtreeHostDevices(strings.ReplaceAll(qtree, "\n", "\r\n")),
+		"the monitor's line ends")
 	require.Empty(t, ParseQtreeHostDevices(""))
 	require.Empty(t, ParseQtreeHostDevices("ERROR: VM 100 not running"))
 }
