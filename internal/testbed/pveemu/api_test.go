@@ -267,7 +267,7 @@ func TestListsAndIndexes(t *testing.T) {
 	if m["mdev"] != float64(1) || m["digest"] == nil {
 		t.Fatalf("mapping %s: %v", MappingL40SVGPU, m)
 	}
-	fails(t, tokenAuth, "GET", "/cluster/mapping/pci/nope", nil, http.StatusInternalServerError, "PCI mapping 'nope' not found")
+	fails(t, tokenAuth, "GET", "/cluster/mapping/pci/nope", nil, http.StatusInternalServerError, "mapping 'nope' not found")
 	var checked []struct {
 		ID     string           `json:"id"`
 		Checks []map[string]any `json:"checks"`

@@ -1,7 +1,9 @@
 package pveemu
 
 import (
+	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +22,10 @@ func (e *Emulator) routes() []route {
 		newRoute("GET", "/cluster/resources", e.resources),
 		newRoute("GET", "/cluster/ha/resources/{sid}", e.haResource),
 		newRoute("GET", "/cluster/mapping/pci", e.listMappings),
+		newRoute("POST", "/cluster/mapping/pci", e.createMapping),
 		newRoute("GET", "/cluster/mapping/pci/{id}", e.getMapping),
+		newRoute("PUT", "/cluster/mapping/pci/{id}", e.updateMapping),
+		newRoute("DELETE", "/cluster/mapping/pci/{id}", e.deleteMapping),
 		newRoute("GET", "/nodes", e.listNodes),
 		newRoute("GET", "/nodes/{node}/hardware/pci", e.hardwarePCI),
 		newRoute("GET", "/nodes/{node}/hardware/pci/{pci-id-or-mapping}/mdev", e.mdevTypes),
@@ -37,6 +42,7 @@ func (e *Emulator) routes() []route {
 		newRoute("POST", "/nodes/{node}/qemu/{vmid}/status/stop", e.stopVMRequest),
 		newRoute("POST", "/nodes/{node}/qemu/{vmid}/status/shutdown", e.shutdownVMRequest),
 		newRoute("GET", "/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces", e.agentInterfaces),
+		newRoute("POST", "/nodes/{node}/qemu/{vmid}/monitor", e.monitor),
 		newRoute("GET", "/nodes/{node}/tasks/{upid}/status", e.taskStatus),
 		newRoute("GET", "/nodes/{node}/tasks/{upid}/log", e.taskLogLines),
 	}, e.extraRoutes()...)
@@ -169,68 +175,6 @@ func (e *Emulator) haResource(r *request) (any, error) {
 	return nil, errf("no such resource '%s'", sid)
 }
 
-func mappingEntryString(m mappingEntry) string {
-	return "id=" + m.ID + ",iommugroup=" + strconv.Itoa(m.IOMMUGroup) + ",node=" + m.Node + ",path=" + m.Path + ",subsystem-id=" + m.SubsystemID
-}
-
-func mappingJSON(m *mapping) map[string]any {
-	var entries []string
-	for _, entry := range m.Entries {
-		entries = append(entries, mappingEntryString(entry))
-	}
-	out := map[string]any{"id": m.ID, "description": m.Description, "map": entries}
-	if m.Mdev {
-		out["mdev"] = 1
-	}
-	return out
-}
-
-// listMappings is GET /cluster/mapping/pci: the mappings the caller may
-// use, modify or audit; check-node adds the checks against that node.
-func (e *Emulator) listMappings(r *request) (any, error) {
-	checkNode, _ := r.param("check-node")
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := []map[string]any{}
-	for i := range e.st.mappings {
-		m := &e.st.mappings[i]
-		if r.auth.check("/mapping/pci/"+m.ID, true, "Mapping.Modify", "Mapping.Use", "Mapping.Audit") != nil {
-			continue
-		}
-		entry := mappingJSON(m)
-		if checkNode != "" {
-			checks := []map[string]any{}
-			found := false
-			for _, me := range m.Entries {
-				found = found || me.Node == checkNode
-			}
-			if !found {
-				checks = append(checks, map[string]any{"severity": "warning", "message": "No mapping for node: " + checkNode})
-			}
-			entry["checks"] = checks
-		}
-		out = append(out, entry)
-	}
-	return out, nil
-}
-
-// getMapping is GET /cluster/mapping/pci/{id}.
-func (e *Emulator) getMapping(r *request) (any, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	m := e.st.mapping(r.vars["id"])
-	path := "/mapping/pci/" + r.vars["id"]
-	if err := r.auth.check(path, true, "Mapping.Use", "Mapping.Modify", "Mapping.Audit"); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, errf("PCI mapping '%s' not found", r.vars["id"])
-	}
-	out := mappingJSON(m)
-	out["digest"] = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c"
-	return out, nil
-}
-
 // hardwarePCI is GET /nodes/{node}/hardware/pci: the node's PCI functions
 // but those whose class starts with an entry of pci-class-blacklist
 // (default "05;06;0b": memory, bridges, processors).
@@ -277,6 +221,40 @@ func (e *Emulator) hardwarePCI(r *request) (any, error) {
 	return out, nil
 }
 
+// mdevIDPattern is the PCI ID branch of pve-manager's
+// API2/Hardware/PCI.pm 'mdevscan' (the function is required).
+var mdevIDPattern = regexp.MustCompile(`^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]$`)
+
+// mappingMdevTypes is 'mdevscan' for a mapping: the types of each of its
+// devices on the node (a ';' path skipped), the first device's entry of
+// a type winning, sorted by type; an unknown mapping has none.
+func (s *state) mappingMdevTypes(id, node string) []map[string]any {
+	out := []map[string]any{}
+	m := s.mapping(id)
+	if m == nil {
+		return out
+	}
+	seen := map[string]bool{}
+	for _, e := range m.onNode(node) {
+		if strings.Contains(e.Path, ";") {
+			continue
+		}
+		f := s.node(node).function(normalizePCIID(e.Path))
+		if f == nil {
+			continue
+		}
+		for _, t := range f.Mdev {
+			if !seen[t.Type] {
+				seen[t.Type] = true
+				out = append(out, map[string]any{"type": t.Type, "name": t.Name, "description": t.Description,
+					"available": s.mdevAvailable(node, f.ID, t)})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b map[string]any) int { return strings.Compare(fmt.Sprint(a["type"]), fmt.Sprint(b["type"])) })
+	return out
+}
+
 // mdevTypes is GET /nodes/{node}/hardware/pci/{pci-id-or-mapping}/mdev.
 func (e *Emulator) mdevTypes(r *request) (any, error) {
 	if err := r.auth.check("/", true, "Sys.Audit", "Sys.Modify"); err != nil {
@@ -289,19 +267,8 @@ func (e *Emulator) mdevTypes(r *request) (any, error) {
 		return nil, err
 	}
 	id := r.vars["pci-id-or-mapping"]
-	if !pciIDPattern.MatchString(id) {
-		m := e.st.mapping(id)
-		id = ""
-		if m != nil {
-			for _, entry := range m.Entries {
-				if entry.Node == node {
-					id = entry.Path
-				}
-			}
-		}
-		if id == "" {
-			return nil, errf("mapping '%s' not found on node '%s'", r.vars["pci-id-or-mapping"], node)
-		}
+	if !mdevIDPattern.MatchString(id) {
+		return e.st.mappingMdevTypes(id, node), nil
 	}
 	id = normalizePCIID(id)
 	if !strings.Contains(id, ".") {

@@ -121,7 +121,11 @@ func (e *Emulator) StopVMOutOfBand(node string, vmid int) error {
 // node), with the start's checks (a GPU held elsewhere fails it).
 func (e *Emulator) StartVMOutOfBand(node string, vmid int) error {
 	return e.outOfBand("start-vm", controlArgs{Node: node, VMID: vmid}, func(v *vm) error {
-		return e.startVM(v, taskLog{&task{}})
+		if err := e.startVM(v, taskLog{&task{}}); err != nil {
+			// the message as the task's exit status has it
+			return errors.New(strings.TrimRight(err.Error(), "\n"))
+		}
+		return nil
 	})
 }
 

@@ -1,6 +1,9 @@
 package pveemu
 
-import "slices"
+import (
+	"slices"
+	"strconv"
+)
 
 // The host profiles: the cluster's nodes and the PCI functions each
 // reports at /nodes/{node}/hardware/pci.
@@ -64,15 +67,47 @@ type hostNode struct {
 	PCI      []pciFunction
 }
 
+// mapping is one section of /etc/pve/mapping/pci.cfg as
+// PVE::Mapping::PCI (pve-guest-common) holds it: the map lines as given,
+// and the optional keys (description, mdev, live-migration-capable) as
+// the file stores them ("1"/"0" for the booleans).
 type mapping struct {
-	ID, Description string
-	Mdev            bool
-	Entries         []mappingEntry
+	ID   string
+	Map  []string
+	Opts map[string]string
 }
 
+// mappingEntry is one map line parsed with PVE::Mapping::PCI's $map_fmt;
+// "" is a key the line does not set (PVE's values are never empty).
 type mappingEntry struct {
-	Node, Path, ID, SubsystemID string
-	IOMMUGroup                  int
+	Node, Path, ID, SubsystemID, IOMMUGroup, Description string
+}
+
+func (m *mapping) mdev() bool          { return m.Opts["mdev"] == "1" }
+func (m *mapping) liveMigration() bool { return m.Opts["live-migration-capable"] == "1" }
+
+// entries are the map lines that parse (get_node_mapping warns about and
+// skips the others).
+func (m *mapping) entries() []mappingEntry {
+	var out []mappingEntry
+	for _, line := range m.Map {
+		if e, err := parseMapEntry(line, ""); err == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// onNode is PVE::Mapping::PCI::get_node_mapping: the entries for node, in
+// the order of the map lines.
+func (m *mapping) onNode(node string) []mappingEntry {
+	var out []mappingEntry
+	for _, e := range m.entries() {
+		if e.Node == node {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 const nvidia = "0x10de"
@@ -125,9 +160,15 @@ func hostProfiles() []hostNode {
 }
 
 func pciMappings() []mapping {
+	line := func(node, path, id, subsystem string, group int) string {
+		return "id=" + id + ",iommugroup=" + strconv.Itoa(group) + ",node=" + node + ",path=" + path + ",subsystem-id=" + subsystem
+	}
 	return []mapping{
-		{ID: MappingA6000First, Description: "RTX A6000 #0 on pve-a6000", Entries: []mappingEntry{{Node: NodeA6000, Path: "0000:01:00", ID: "10de:2230", SubsystemID: "10de:1459", IOMMUGroup: 14}}},
-		{ID: MappingA6000Second, Description: "RTX A6000 #1 on pve-a6000", Entries: []mappingEntry{{Node: NodeA6000, Path: "0000:02:00", ID: "10de:2230", SubsystemID: "10de:1459", IOMMUGroup: 15}}},
-		{ID: MappingL40SVGPU, Description: "L40S vGPU on pve-l40s", Mdev: true, Entries: []mappingEntry{{Node: NodeL40S, Path: "0000:c1:00.0", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 40}}},
+		{ID: MappingA6000First, Opts: map[string]string{"description": "RTX A6000 #0 on pve-a6000"},
+			Map: []string{line(NodeA6000, "0000:01:00", "10de:2230", "10de:1459", 14)}},
+		{ID: MappingA6000Second, Opts: map[string]string{"description": "RTX A6000 #1 on pve-a6000"},
+			Map: []string{line(NodeA6000, "0000:02:00", "10de:2230", "10de:1459", 15)}},
+		{ID: MappingL40SVGPU, Opts: map[string]string{"description": "L40S vGPU on pve-l40s", "mdev": "1"},
+			Map: []string{line(NodeL40S, "0000:c1:00.0", "10de:26b9", "10de:1851", 40)}},
 	}
 }

@@ -67,15 +67,14 @@ func (e *Emulator) startVM(v *vm, l taskLog) error {
 	if ci := cloudInitDrive(v); ci != "" {
 		l.printf("generating cloud-init ISO")
 	}
-	mdevs, err := e.st.startChecks(v, l)
+	devices, err := e.st.startChecks(v, l)
 	if err != nil {
-		v.heldFunctions = nil
 		return err
 	}
 	v.status = "running"
 	v.pid = e.st.nextPID()
 	v.start = time.Now()
-	v.mdevs = mdevs
+	v.devices = devices
 	return nil
 }
 
@@ -92,8 +91,7 @@ func cloudInitDrive(v *vm) string {
 func (v *vm) stop() {
 	v.status = "stopped"
 	v.pid = 0
-	v.mdevs = nil
-	v.heldFunctions = nil
+	v.devices = nil
 }
 
 // stopVMRequest is POST .../status/stop: a qmstop task; a stopped VM

@@ -49,10 +49,9 @@ type vm struct {
 	status string // "running" | "stopped"
 	pid    int
 	start  time.Time
-	// mdevs are the mdev instances a running VM holds: device -> type;
-	// heldFunctions the PCI functions it has reserved.
-	mdevs         map[string]string
-	heldFunctions []string
+	// devices are what a running VM got per hostpci index (rules.go
+	// startChecks): what its QEMU monitor reports.
+	devices map[int]*vmDevice
 }
 
 func newState() *state {
