@@ -83,7 +83,7 @@ func TestCurlClient(t *testing.T) {
 
 	t.Run("a wrong token secret is 401 with PVE's status line", func(t *testing.T) {
 		out := curl(t, "-H", "Authorization: PVEAPIToken="+TokenID+"=wrong", base+"/version")
-		if !strings.HasPrefix(out, "HTTP/1.1 401 invalid token value!\r\n") {
+		if !strings.HasPrefix(out, "HTTP/1.1 401 Authentication failed!\r\n") {
 			t.Fatalf("got %s", out)
 		}
 	})

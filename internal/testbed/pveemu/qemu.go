@@ -141,25 +141,87 @@ func checkModifyConfigPerm(id identity, vmid int, keys []string) *apiError {
 	return nil
 }
 
-// checkBridgeAccess is PVE::QemuServer::check_bridge_access: a non-root
-// user needs SDN.Use on the bridge's zone.
+// checkBridgeAccess is qemu-server's PVE::QemuServer::check_bridge_access
+// (create, config updates, clone): for each netN, in key order, a user
+// other than root@pam needs pve-guest-common's check_vnet_access: SDN.Use
+// on /sdn/zones/localnetwork/<bridge>/<tag> for a tag, on .../<bridge>/<n>
+// for each VLAN of trunks, else on /sdn/zones/localnetwork/<bridge>
+// (every bridge here is a plain Linux bridge: zone localnetwork).
 func checkBridgeAccess(id identity, params map[string]string) *apiError {
 	if id.authid == RootUser {
 		return nil
 	}
-	for k, v := range params {
-		if !strings.HasPrefix(k, "net") || paramType(k) == "" {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if !netKey.MatchString(k) {
 			continue
 		}
-		bridge := propertyValue(v, "bridge")
-		if bridge == "" {
-			continue
-		}
-		if err := id.check("/sdn/zones/localnetwork/"+bridge, false, "SDN.Use"); err != nil {
+		if err := checkVnetAccess(id, params[k]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+var netKey = regexp.MustCompile(`^net\d+$`)
+
+// checkOldBridgeAccess is the update function's check of a NIC's current
+// value (Qemu.pm: check_bridge_access on { $opt => $conf->{$opt} }) when
+// it is changed or deleted.
+func checkOldBridgeAccess(id identity, key, current string) *apiError {
+	if current == "" || !netKey.MatchString(key) {
+		return nil
+	}
+	return checkBridgeAccess(id, map[string]string{key: current})
+}
+
+// checkVnetAccess is PVE::GuestHelpers::check_vnet_access for a NIC.
+func checkVnetAccess(id identity, net string) *apiError {
+	bridge := propertyValue(net, "bridge")
+	if bridge == "" {
+		return nil // no vnet to check for
+	}
+	zone := "/sdn/zones/localnetwork/" + bridge
+	tag, trunks := propertyValue(net, "tag"), propertyValue(net, "trunks")
+	if tag != "" && tag != "0" {
+		if err := id.check(zone+"/"+tag, false, "SDN.Use"); err != nil {
+			return err
+		}
+	}
+	if trunks != "" {
+		for _, vlan := range trunkTags(trunks) {
+			if err := id.check(zone+"/"+strconv.Itoa(vlan), false, "SDN.Use"); err != nil {
+				return err
+			}
+		}
+	}
+	if (tag == "" || tag == "0") && trunks == "" {
+		return id.check(zone, false, "SDN.Use")
+	}
+	return nil
+}
+
+// trunkTags is GuestHelpers' get_tags_from_trunk: "10;20-22" -> 10, 20,
+// 21, 22, sorted as check_vnet_access walks them (as strings).
+func trunkTags(trunks string) []int {
+	set := map[int]bool{}
+	for _, part := range strings.Split(trunks, ";") {
+		from, to, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(from)
+		if err != nil {
+			continue
+		}
+		b, _ := strconv.Atoi(to)
+		if isRange && b > a {
+			for n := a; n <= b; n++ {
+				set[n] = true
+			}
+		} else {
+			set[a] = true
+		}
+	}
+	out := slices.Collect(maps.Keys(set))
+	slices.SortFunc(out, func(a, b int) int { return strings.Compare(strconv.Itoa(a), strconv.Itoa(b)) })
+	return out
 }
 
 // checkStorageAccess asks for Datastore.AllocateSpace on every storage a
