@@ -324,7 +324,8 @@ func memBytes(conf map[string]string) int64 {
 
 // createVM is POST /nodes/{node}/qemu (PVE/API2/Qemu.pm create_vm): the
 // checks in the request, the config written with lock "create" at once,
-// the disks allocated by the qmcreate task.
+// the disks allocated by the qmcreate task; start=1 starts the VM in a
+// qmstart task of its own once the config is written.
 func (e *Emulator) createVM(r *request) (any, error) {
 	if _, ok := r.params["vmid"]; !ok {
 		return nil, paramErr(map[string]string{"vmid": "property is missing and it is not optional"})
@@ -395,7 +396,14 @@ func (e *Emulator) createVM(r *request) (any, error) {
 			if !start {
 				return nil
 			}
-			return e.startVM(v, l)
+			// Qemu.pm create_vm: "Execute autostart" calls the vm_start
+			// API, which forks a qmstart worker of its own; the create
+			// task ends OK whatever the start does
+			l.printf("Execute autostart")
+			e.startTask(node, "qmstart", strconv.Itoa(vmid), id, taskWork{run: func(l taskLog) error {
+				return e.startVM(v, l)
+			}})
+			return nil
 		},
 		undo: func() {
 			if cur, ok := e.st.vms[vmid]; ok && cur == v && v.status != "running" {
@@ -405,45 +413,81 @@ func (e *Emulator) createVM(r *request) (any, error) {
 	}), nil
 }
 
-// allocate turns a new disk "local-lvm:32" into the volume PVE allocates
-// for it, and gives a new NIC its MAC address; other values stay as given.
+// allocate is what create and config updates store for a value, as
+// qemu-server prints it back: a NIC gets a MAC address ("virtio=MAC",
+// PVE::QemuServer::Network's add_random_macs/print_net); a drive
+// (print_drive, the default key "file" bare, the options sorted) on
+// "storage:N" gets a new volume of N GiB and its size (format dropped,
+// as $create_disks does), on "storage:cloudinit" the VM's cloud-init
+// volume with media=cdrom. Other values stay as given.
 func allocate(l taskLog, v *vm, key, value string) string {
 	switch {
-	case strings.HasPrefix(key, "net"):
-		model, rest, _ := strings.Cut(value, ",")
-		if !strings.Contains(model, "=") {
-			model += "=" + macFor(v.vmid, key)
-		}
-		if rest != "" {
-			return model + "," + rest
-		}
-		return model
+	case netKey.MatchString(key):
+		return printNet(v.vmid, key, value)
 	case configPrivilege(key) != "VM.Config.Disk" || strings.HasPrefix(key, "unused"):
 		return value
 	}
-	volume, rest, _ := strings.Cut(value, ",")
-	storage, size, ok := strings.Cut(volume, ":")
-	if !ok {
-		return value
+	file := ""
+	opts := map[string]string{}
+	for _, p := range parseProperties(value, "file") {
+		if p.key == "file" {
+			file = p.value
+		} else {
+			opts[p.key] = p.value
+		}
 	}
+	storage, size, ok := strings.Cut(file, ":")
 	switch {
-	case size == "cloudinit":
+	case ok && size == "cloudinit":
 		name := fmt.Sprintf("vm-%d-cloudinit", v.vmid)
 		l.printf("  Logical volume \"%s\" created.", name)
-		return storage + ":" + name + ",media=cdrom"
-	case regexp.MustCompile(`^\d+(\.\d+)?$`).MatchString(size):
+		file = storage + ":" + name
+		opts["media"] = "cdrom"
+	case ok && newDiskSize.MatchString(size):
 		name := fmt.Sprintf("vm-%d-disk-%d", v.vmid, nextDiskIndex(v))
 		l.printf("  Logical volume \"%s\" created.", name)
-		out := storage + ":" + name
-		if rest != "" {
-			out += "," + rest
-		}
+		file = storage + ":" + name
+		delete(opts, "format")
+		gib, _ := strconv.ParseFloat(size, 64)
+		opts["size"] = formatSize(int64(gib*(1<<20)) << 10)
 		if key == "efidisk0" {
-			return out + ",size=4M"
+			opts["size"] = "4M"
 		}
-		return out + ",size=" + size + "G"
 	}
-	return value
+	return printProperties(file, opts)
+}
+
+// newDiskSize is qemu-server's NEW_DISK_RE's size: GiB, maybe fractional.
+var newDiskSize = regexp.MustCompile(`^\d+(\.\d+)?$`)
+
+// printNet is a NIC as print_net writes it: "model=MAC" first (a MAC
+// generated when none is given), then the other options sorted.
+func printNet(vmid int, key, value string) string {
+	model, mac := "", ""
+	opts := map[string]string{}
+	for _, p := range parseProperties(value, "model") {
+		switch {
+		case p.key == "model":
+			model = p.value
+		case p.key == "macaddr":
+			mac = p.value
+		case nicModels[p.key]:
+			model, mac = p.key, p.value
+		default:
+			opts[p.key] = p.value
+		}
+	}
+	if mac == "" {
+		mac = macFor(vmid, key)
+	}
+	return printProperties(model+"="+mac, opts)
+}
+
+// nicModels are qemu-server's $nic_model_list, each a key alias of model
+// whose value is the MAC address.
+var nicModels = map[string]bool{
+	"e1000": true, "e1000-82540em": true, "e1000-82544gc": true, "e1000-82545em": true, "e1000e": true, "i82551": true,
+	"i82557b": true, "i82559er": true, "ne2k_isa": true, "ne2k_pci": true, "pcnet": true, "rtl8139": true, "virtio": true, "vmxnet3": true,
 }
 
 func nextDiskIndex(v *vm) int {

@@ -53,7 +53,15 @@ func (s *state) volumes(node string) map[string]volume {
 				if configPrivilege(k) != "VM.Config.Disk" {
 					continue
 				}
-				spec, opts, _ := strings.Cut(val, ",")
+				spec, size := "", ""
+				for _, p := range parseProperties(val, "file") {
+					switch p.key {
+					case "file":
+						spec = p.value
+					case "size":
+						size = p.value
+					}
+				}
 				m := volumeIDPattern.FindStringSubmatch(spec)
 				if m == nil || m[1] != Storage {
 					continue
@@ -64,11 +72,11 @@ func (s *state) volumes(node string) map[string]volume {
 					continue
 				}
 				owner, _ := strconv.Atoi(nm[3])
-				size := sizeBytes(propertyValue(opts, "size"))
+				bytes := sizeBytes(size)
 				if strings.HasSuffix(name, "-cloudinit") {
-					size = 4 << 20
+					bytes = 4 << 20
 				}
-				out[name] = volume{name: name, owner: owner, size: size}
+				out[name] = volume{name: name, owner: owner, size: bytes}
 			}
 		}
 	}
