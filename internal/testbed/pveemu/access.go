@@ -14,6 +14,14 @@ const (
 	UseOnlyTokenSecret = "9d2e7c41-0b5a-4f3e-8c16-a47d3e92b0c5"
 )
 
+// AuditTokenID is privilege-separated with VM.Audit on /vms only: it may
+// list and read VMs, and PVE refuses it everything else (users, storage
+// content, the guest agent, hardware, other users' tasks).
+const (
+	AuditTokenID     = "terraform@pve!audit"
+	AuditTokenSecret = "2f6b8e13-7d4c-4a90-b1e5-c83a0d6f2e47"
+)
+
 // The users of user.cfg (pve-access-control's parse_user_config): root@pam,
 // whose password logs in (POST /access/ticket), and terraform@pve, which
 // owns the privilege-separated tokens and has no password.
@@ -57,7 +65,8 @@ var tokens = map[string]apiToken{
 	NoMappingTokenID: {secret: NoMappingTokenSecret, privsep: true, acl: withMapping(tokenACL, nil), comment: "the documented role without /mapping/pci"},
 	UseOnlyTokenID: {secret: UseOnlyTokenSecret, privsep: true, comment: "the documented role with Mapping.Audit and Mapping.Use only",
 		acl: withMapping(tokenACL, []string{"Mapping.Audit", "Mapping.Use"})},
-	RootTokenID: {secret: RootTokenSecret, privsep: false, comment: "root@pam without privilege separation"},
+	AuditTokenID: {secret: AuditTokenSecret, privsep: true, comment: "VM.Audit on /vms only", acl: map[string][]string{"/vms": {"VM.Audit"}}},
+	RootTokenID:  {secret: RootTokenSecret, privsep: false, comment: "root@pam without privilege separation"},
 }
 
 // withMapping is acl with other privileges on /mapping/pci (none: no entry).

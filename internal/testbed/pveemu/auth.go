@@ -18,9 +18,6 @@ type identity struct {
 	authid string
 	user   string
 	token  string // the token name, "" for a ticket
-	// privsep: the token has only its own ACL, not its user's privileges.
-	privsep bool
-	acl     map[string][]string
 }
 
 // pve9Privileges are PVE 9's privileges (pve-access-control
