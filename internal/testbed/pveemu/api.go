@@ -24,6 +24,8 @@ type apiError struct {
 	errors map[string]string
 	// bare errors (pveproxy's authentication failures) have no body.
 	bare bool
+	// logDetail is what pveproxy logs beside the answer, never sent.
+	logDetail string
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -188,7 +190,11 @@ func (e *Emulator) handler() http.Handler {
 			if ae, ok := err.(*apiError); ok {
 				status = ae.status
 			}
-			e.logf("%s %s %d %s", hr.Method, path, status, strings.SplitN(err.Error(), "\n", 2)[0])
+			line := strings.SplitN(err.Error(), "\n", 2)[0]
+			if ae, ok := err.(*apiError); ok && ae.logDetail != "" {
+				line += " (" + ae.logDetail + ")"
+			}
+			e.logf("%s %s %d %s", hr.Method, path, status, line)
 			writeError(w, err)
 		}
 		params, perr := readParams(hr)

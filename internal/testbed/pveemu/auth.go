@@ -5,11 +5,9 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 )
@@ -20,77 +18,50 @@ type identity struct {
 	authid string
 	user   string
 	token  string // the token name, "" for a ticket
-	// privsep: the token has only its own ACL, not its user's privileges.
-	privsep bool
-	acl     map[string][]string
 }
 
-// apiToken is one API token the emulator knows: a privilege-separated
-// one has acl, the other its user's privileges.
-type apiToken struct {
-	secret  string
-	privsep bool
-	acl     map[string][]string
+// pve9Privileges are PVE 9's privileges (pve-access-control
+// PVE/AccessControl.pm, $privgroups plus Permissions.Modify): what root@pam
+// has everywhere. PVE 9 dropped VM.Monitor ("privileges: drop
+// VM.Monitor") and added VM.GuestAgent.{Audit,FileRead,FileWrite,
+// FileSystemMgmt,Unrestricted} and VM.Replicate.
+var pve9Privileges = []string{
+	// VM: root, admin, user, audit
+	"VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType",
+	"VM.Config.Options", "VM.Allocate", "VM.Clone", "VM.GuestAgent.Unrestricted", "VM.Migrate",
+	"VM.Replicate", "VM.Snapshot", "VM.Snapshot.Rollback",
+	"VM.Config.CDROM", "VM.Config.Cloudinit", "VM.Console", "VM.Backup", "VM.GuestAgent.FileRead",
+	"VM.GuestAgent.FileSystemMgmt", "VM.GuestAgent.FileWrite", "VM.PowerMgmt",
+	"VM.Audit", "VM.GuestAgent.Audit",
+	// Sys
+	"Sys.PowerMgmt", "Sys.Modify", "Sys.Incoming", "Sys.AccessNetwork", "Sys.Console", "Sys.Syslog", "Sys.Audit",
+	// Datastore
+	"Datastore.Allocate", "Datastore.AllocateTemplate", "Datastore.AllocateSpace", "Datastore.Audit",
+	// SDN
+	"SDN.Allocate", "SDN.Audit", "SDN.Use",
+	// User
+	"Realm.Allocate", "User.Modify", "Group.Allocate", "Realm.AllocateUser",
+	// Pool
+	"Pool.Allocate", "Pool.Audit",
+	// Mapping
+	"Mapping.Modify", "Mapping.Use", "Mapping.Audit",
+	// not in a group
+	"Permissions.Modify",
 }
 
-var tokens = map[string]apiToken{
-	TokenID:          {secret: TokenSecret, privsep: true, acl: tokenACL},
-	RootTokenID:      {secret: RootTokenSecret, privsep: false},
-	NoMappingTokenID: {secret: NoMappingTokenSecret, privsep: true, acl: withoutMapping(tokenACL)},
-}
-
-func withoutMapping(acl map[string][]string) map[string][]string {
-	out := maps.Clone(acl)
-	delete(out, "/mapping/pci")
-	return out
-}
-
-// allPrivileges are PVE 8's privileges: what root@pam has everywhere.
-var allPrivileges = []string{
-	"Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit",
-	"Group.Allocate", "Mapping.Audit", "Mapping.Modify", "Mapping.Use", "Permissions.Modify",
-	"Pool.Allocate", "Pool.Audit", "Realm.Allocate", "Realm.AllocateUser",
-	"SDN.Allocate", "SDN.Audit", "SDN.Use", "Sys.AccessNetwork", "Sys.Audit", "Sys.Console",
-	"Sys.Incoming", "Sys.Modify", "Sys.PowerMgmt", "Sys.Syslog", "User.Modify",
-	"VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone", "VM.Config.CDROM", "VM.Config.CPU",
-	"VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory",
-	"VM.Config.Network", "VM.Config.Options", "VM.Console", "VM.GuestAgent.Audit",
-	"VM.GuestAgent.Unrestricted", "VM.Migrate", "VM.Monitor", "VM.PowerMgmt", "VM.Snapshot",
-	"VM.Snapshot.Rollback",
-}
-
-// tokenACL is the privilege-separated token's ACL: path -> privileges,
-// each propagating to the paths below.
-var tokenACL = map[string][]string{
-	"/": {"Sys.Audit"},
-	"/vms": {"VM.Allocate", "VM.Audit", "VM.Clone", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Cloudinit",
-		"VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options",
-		"VM.Console", "VM.GuestAgent.Audit", "VM.Migrate", "VM.Monitor", "VM.PowerMgmt"},
-	"/storage":     {"Datastore.AllocateSpace", "Datastore.Audit"},
-	"/mapping/pci": {"Mapping.Audit", "Mapping.Use"},
-	"/sdn/zones":   {"SDN.Audit", "SDN.Use"},
-}
-
-// privileges are the privileges id has on path.
+// privileges are the privileges id has on path: RPCEnvironment's
+// permissions (see access.go).
 func (id identity) privileges(path string) map[string]bool {
 	out := map[string]bool{}
-	if id.user == RootUser && !id.privsep {
-		for _, p := range allPrivileges {
-			out[p] = true
-		}
-		return out
-	}
-	for aclPath, privs := range id.acl {
-		if aclPath == "/" || path == aclPath || strings.HasPrefix(path, aclPath+"/") {
-			for _, p := range privs {
-				out[p] = true
-			}
-		}
+	for p := range permissionsOf(id.authid, path) {
+		out[p] = true
 	}
 	return out
 }
 
-// check is $rpcenv->check: all of privs on path, or any of them.
+// check is RPCEnvironment's check (all of privs, the first missing one
+// named: "Permission check failed (/vms/100, VM.Allocate)") or, anyOf,
+// check_any ("Permission check failed (/, Sys.Audit|Sys.Modify)").
 func (id identity) check(path string, anyOf bool, privs ...string) *apiError {
 	have := id.privileges(path)
 	for _, p := range privs {
@@ -98,7 +69,7 @@ func (id identity) check(path string, anyOf bool, privs ...string) *apiError {
 			return nil
 		}
 		if !have[p] && !anyOf {
-			return permErr(path, privs...)
+			return permErr(path, p)
 		}
 	}
 	if anyOf {
@@ -123,9 +94,13 @@ func authValue(re *regexp.Regexp, header string) string {
 	return v
 }
 
-// authenticate is pveproxy's auth_handler: the ticket cookie (or the
-// cookie in the Authorization header), else an API token; a ticket needs
-// the CSRF prevention token on every method but GET, a token does not.
+// authenticate is pveproxy's auth_handler (pve-manager PVE/HTTPServer.pm):
+// the ticket cookie (or the cookie in the Authorization header), else an
+// API token; a ticket needs the CSRF prevention token on every method but
+// GET, a token does not. Since pve-manager 9.1.5 ("http server: unify
+// error message in case of auth failure") a token or ticket that fails
+// verification is 401 "Authentication failed!" whatever the reason; the
+// reason goes to pveproxy's log only ("authentication failure: ...").
 func (e *Emulator) authenticate(hr *http.Request) (identity, *apiError) {
 	ticket := ""
 	if c, err := hr.Cookie("PVEAuthCookie"); err == nil {
@@ -137,7 +112,11 @@ func (e *Emulator) authenticate(hr *http.Request) (identity, *apiError) {
 	}
 	if ticket == "" {
 		if token := authValue(tokenHeader, authz); token != "" {
-			return verifyToken(token)
+			id, reason := verifyToken(token)
+			if reason != "" {
+				return identity{}, authFailed(reason)
+			}
+			return id, nil
 		}
 		return identity{}, authErr("No ticket")
 	}
@@ -145,9 +124,12 @@ func (e *Emulator) authenticate(hr *http.Request) (identity, *apiError) {
 	user, ok := e.st.tickets[ticket]
 	e.mu.Unlock()
 	if !ok {
-		return identity{}, authErr("permission denied - invalid PVE ticket")
+		// PVE::AccessControl::verify_ticket
+		return identity{}, authFailed("permission denied - invalid PVE ticket")
 	}
 	if hr.Method != http.MethodGet {
+		// PVE::AccessControl::verify_csrf_prevention_token, outside the
+		// eval that unifies the message
 		csrf := hr.Header.Get("CSRFPreventionToken")
 		e.mu.Lock()
 		owner, ok := e.st.csrf[csrf]
@@ -159,29 +141,42 @@ func (e *Emulator) authenticate(hr *http.Request) (identity, *apiError) {
 	return identity{authid: user, user: user}, nil
 }
 
-// verifyToken is PVE::AccessControl::verify_token.
-func verifyToken(value string) (identity, *apiError) {
+// authFailed is auth_handler's answer to credentials that fail
+// verification: 401 "Authentication failed!", the reason logged.
+func authFailed(reason string) *apiError {
+	ae := authErr("Authentication failed!")
+	ae.logDetail = "authentication failure: " + reason
+	return ae
+}
+
+// tokenIDPattern is pve-access-control's $token_full_regex: user, realm
+// and token name.
+var tokenIDPattern = regexp.MustCompile(`^([^\s:/]+)@([A-Za-z][A-Za-z0-9.\-_]+)!([A-Za-z][A-Za-z0-9.\-_]+)$`)
+
+// verifyToken is PVE::AccessControl::verify_token: the token's identity,
+// or the reason it fails.
+func verifyToken(value string) (identity, string) {
 	// /^(.*)=(.*)$/: the token ID is everything before the last "="
 	eq := strings.LastIndex(value, "=")
 	if eq < 0 {
-		return identity{}, authErr("no tokenid specified")
+		return identity{}, "no tokenid specified"
 	}
 	tokenid, secret := value[:eq], value[eq+1:]
-	user, name, ok := strings.Cut(tokenid, "!")
-	if !ok || !strings.Contains(user, "@") || name == "" {
-		return identity{}, authErr(fmt.Sprintf("'%s' is not a valid token ID - not able to split into user and token parts", tokenid))
+	if !tokenIDPattern.MatchString(tokenid) {
+		return identity{}, fmt.Sprintf("'%s' is not a valid token ID - not able to split into user and token parts", tokenid)
 	}
-	if user != RootUser && user != "terraform@pve" {
-		return identity{}, authErr(fmt.Sprintf("no such user ('%s')", user))
+	user, name, _ := strings.Cut(tokenid, "!")
+	if findUser(user) == nil {
+		return identity{}, fmt.Sprintf("no such user ('%s')", user)
 	}
 	t, ok := tokens[tokenid]
 	if !ok {
-		return identity{}, authErr(fmt.Sprintf("no such token '%s' for user '%s'", name, user))
+		return identity{}, fmt.Sprintf("no such token '%s' for user '%s'", name, user)
 	}
 	if subtle.ConstantTimeCompare([]byte(secret), []byte(t.secret)) != 1 {
-		return identity{}, authErr("invalid token value!")
+		return identity{}, "invalid token value!"
 	}
-	return identity{authid: tokenid, user: user, token: name, privsep: t.privsep, acl: t.acl}, nil
+	return identity{authid: tokenid, user: user, token: name}, ""
 }
 
 // createTicket is POST /access/ticket: a ticket and a CSRF prevention
@@ -202,51 +197,47 @@ func (e *Emulator) createTicket(r *request) (any, error) {
 	e.st.tickets[ticket] = username
 	e.st.csrf[csrf] = username
 	e.mu.Unlock()
-	caps := map[string]map[string]int{}
-	for _, area := range []string{"vms", "storage", "nodes", "access", "dc", "mapping", "sdn"} {
-		caps[area] = map[string]int{}
-	}
-	for _, p := range allPrivileges {
-		area := map[string]string{"VM": "vms", "Datastore": "storage", "Sys": "nodes", "User": "access", "Group": "access",
-			"Realm": "access", "Permissions": "access", "Pool": "dc", "Mapping": "mapping", "SDN": "sdn"}[strings.SplitN(p, ".", 2)[0]]
-		caps[area][p] = 1
-	}
-	return map[string]any{"username": username, "ticket": ticket, "CSRFPreventionToken": csrf, "cap": caps}, nil
+	return map[string]any{"username": username, "ticket": ticket, "CSRFPreventionToken": csrf, "cap": apiCapabilities(username)}, nil
 }
 
-// permissions is GET /access/permissions: path -> privilege -> 1.
-func (e *Emulator) permissions(r *request) (any, error) {
-	id := r.auth
-	if userid, ok := r.param("userid"); ok && userid != "" && userid != id.authid {
-		if err := id.check("/access", false, "Sys.Audit"); err != nil {
-			return nil, err
-		}
-		if t, ok := tokens[userid]; ok {
-			user, name, _ := strings.Cut(userid, "!")
-			id = identity{authid: userid, user: user, token: name, privsep: t.privsep, acl: t.acl}
-		} else if userid == RootUser {
-			id = identity{authid: RootUser, user: RootUser}
-		} else {
-			return nil, errf("no such user ('%s')", userid)
-		}
-	}
-	var paths []string
-	if path, ok := r.param("path"); ok && path != "" {
-		paths = []string{path}
-	} else if id.user == RootUser && !id.privsep {
-		paths = []string{"/"}
-	} else {
-		paths = slices.Sorted(maps.Keys(id.acl))
-	}
+// capabilityAreas is RPCEnvironment::compute_api_permission's
+// $priv_re_map: which privileges each area of the GUI's "cap" shows.
+var capabilityAreas = map[string]*regexp.Regexp{
+	"vms":     regexp.MustCompile(`^(VM\.|Permissions\.Modify)`),
+	"access":  regexp.MustCompile(`^((User|Group)\.|Permissions\.Modify)`),
+	"storage": regexp.MustCompile(`^(Datastore\.|Permissions\.Modify)`),
+	"nodes":   regexp.MustCompile(`^(Sys\.|Permissions\.Modify)`),
+	"sdn":     regexp.MustCompile(`^(SDN\.|Permissions\.Modify)`),
+	"dc":      regexp.MustCompile(`^(Sys\.Audit|Sys\.Modify|SDN\.)`),
+	"mapping": regexp.MustCompile(`^(Mapping\.|Permissions.Modify)`),
+}
+
+// apiCapabilities is RPCEnvironment::compute_api_permission: the
+// privileges authid has on the top-level paths and on every ACL path, by
+// area (the path's first element, "dc" for /).
+func apiCapabilities(authid string) map[string]map[string]int {
 	out := map[string]map[string]int{}
-	for _, path := range paths {
-		privs := map[string]int{}
-		for p := range id.privileges(path) {
-			privs[p] = 1
-		}
-		out[path] = privs
+	for area := range capabilityAreas {
+		out[area] = map[string]int{}
 	}
-	return out, nil
+	paths := []string{"/", "/nodes", "/access/groups", "/vms", "/storage", "/sdn", "/mapping"}
+	paths = append(paths, aclPaths()...)
+	for _, path := range paths {
+		area := "dc"
+		if first, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/"); first != "" {
+			area = first
+		}
+		re, ok := capabilityAreas[area]
+		if !ok {
+			continue
+		}
+		for p := range permissionsOf(authid, path) {
+			if re.MatchString(p) {
+				out[area][p] = 1
+			}
+		}
+	}
+	return out
 }
 
 func randomBase64(n int) string {

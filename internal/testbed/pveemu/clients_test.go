@@ -83,8 +83,27 @@ func TestCurlClient(t *testing.T) {
 
 	t.Run("a wrong token secret is 401 with PVE's status line", func(t *testing.T) {
 		out := curl(t, "-H", "Authorization: PVEAPIToken="+TokenID+"=wrong", base+"/version")
-		if !strings.HasPrefix(out, "HTTP/1.1 401 invalid token value!\r\n") {
+		if !strings.HasPrefix(out, "HTTP/1.1 401 Authentication failed!\r\n") {
 			t.Fatalf("got %s", out)
+		}
+	})
+
+	t.Run("the token's user and its permissions, as Telmate's provider reads them", func(t *testing.T) {
+		var users []map[string]any
+		curlData(t, curl(t, "-H", header, base+"/access/users?full=1"), &users)
+		found := false
+		for _, u := range users {
+			found = found || u["userid"] == "terraform@pve"
+		}
+		if !found {
+			t.Fatalf("GET /access/users?full=1 lacks terraform@pve: %v", users)
+		}
+		var perms map[string]map[string]int
+		curlData(t, curl(t, "-H", header, base+"/access/permissions?userid=terraform@pve&path=/"), &perms)
+		for _, p := range telmateMinimum {
+			if perms["/"][p] != 1 {
+				t.Errorf("terraform@pve lacks %s on /: %v", p, perms)
+			}
 		}
 	})
 
@@ -103,6 +122,9 @@ func TestCurlClient(t *testing.T) {
 			for {
 				var st map[string]any
 				curlData(t, curl(t, "-H", header, base+"/nodes/"+NodeA6000+"/tasks/"+url.PathEscape(upid)+"/status"), &st)
+				if st["user"] != "terraform@pve" || st["tokenid"] != "gpu" {
+					t.Fatalf("task status: a token's task has user and tokenid apart: %v", st)
+				}
 				if st["status"] == "stopped" {
 					return fmt.Sprint(st["exitstatus"])
 				}

@@ -11,16 +11,28 @@
 //     reason phrase and {"data":null,"message":...} as the body, "errors"
 //     per parameter with 400 "Parameter verification failed."; 501 for an
 //     unknown method or path; authentication failures as a bare 401 with the
-//     reason ("No ticket", "invalid token value!", "Permission denied -
-//     invalid csrf token"); the connection closed after an error.
+//     reason ("No ticket", "Authentication failed!" for any token or ticket
+//     that fails verification as pve-manager 9.1.5 words it, the detail
+//     only in the log, "Permission denied - invalid csrf token"); the
+//     connection closed after an error.
 //   - pve-manager's auth_handler and pve-access-control: API tokens in
 //     "Authorization: PVEAPIToken=USER@REALM!NAME=SECRET" (or with a
 //     space), tickets from POST /access/ticket (401 "authentication
 //     failure") in the PVEAuthCookie cookie, a CSRFPreventionToken header
-//     on every ticket call but GET; privilege-separated tokens with their
-//     own ACL (TokenID; NoMappingTokenID, the same without /mapping), a
-//     token without separation (RootTokenID), and privilege checks with 403
-//     "Permission check failed (path, privs)".
+//     on every ticket call but GET. Users root@pam and terraform@pve (which
+//     has Telmate's documented TerraformProv role on /); the ACL as
+//     AccessControl::roles reads it (an entry on a deeper path replaces the
+//     ones above) and RPCEnvironment::permissions (a privilege-separated
+//     token has what both its ACL and its user give): TokenID,
+//     NoMappingTokenID (no /mapping/pci), UseOnlyTokenID (Mapping.Audit
+//     and Mapping.Use only), AuditTokenID (VM.Audit on /vms only), and
+//     RootTokenID without separation; PVE 9's privileges (VM.Monitor gone,
+//     VM.GuestAgent.*); 403 "Permission check failed (path, privs)". The
+//     read side of the access API: /access/users (full=1 with tokens),
+//     /access/users/{userid}, its tokens, /access/permissions.
+//   - pve-storage's Content.pm: local-lvm's volumes (the disks in the
+//     node's VM configs) listed and read (path, size, format), with
+//     check_volume_access.
 //   - qemu-server's PVE/API2/Qemu.pm: create and clone write the config
 //     (locked) in the request and finish in a qmcreate/qmclone task;
 //     config POST is a qmconfig task, PUT is synchronous; check_hostpci_perm
@@ -46,8 +58,10 @@
 //     PVE does not check IOMMU groups: a GPU sharing its group with a NIC
 //     starts (the provider's preflight is what refuses it).
 //   - Tasks: UPIDs as PVE formats them, status running then stopped with
-//     exitstatus "OK", "WARNINGS: n" or the error; logs as {n, t} lines
-//     ending "TASK OK" / "TASK ERROR: ..."; the node's task list.
+//     exitstatus "OK", "WARNINGS: n" or the error, a token's task with
+//     "user" and "tokenid" apart (pve-manager API2/Tasks.pm); logs as
+//     {n, t} lines ending "TASK OK" / "TASK ERROR: ..."; the node's task
+//     list.
 //   - Around the lifecycle, for other clients: reboot (applies pending
 //     changes) and reset, directory indexes, node and cluster status,
 //     local-lvm storage status, empty pools and HA lists.
@@ -64,8 +78,8 @@
 //
 // It does not reproduce: real QEMU, storage beyond volume names on
 // local-lvm, disk resize and moves, migration, snapshots, HA, pools,
-// users/ACL editing, the 3-second delay pveproxy adds to 401 answers, ticket
-// expiry, background_delay, proxying between nodes (a call for another
+// editing users, tokens and ACLs, the 3-second delay pveproxy adds to 401
+// answers, ticket expiry, background_delay, proxying between nodes (a call for another
 // node's VM answers as a missing config file), the other endpoints of the
 // API, cloud-init snippets (a cicustom volume is not checked at start), and
 // the full schema of every property string (hostpci values are parsed,

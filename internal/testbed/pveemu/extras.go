@@ -11,7 +11,7 @@ import (
 // make around the VM lifecycle: directory indexes, reboot and reset,
 // task lists, node and cluster status, storage, pools, the HA list.
 func (e *Emulator) extraRoutes() []route {
-	return []route{
+	return append([]route{
 		newRoute("GET", "/cluster/status", e.clusterStatus),
 		newRoute("GET", "/cluster/ha/resources", e.haResources),
 		newRoute("GET", "/pools", e.pools),
@@ -24,7 +24,7 @@ func (e *Emulator) extraRoutes() []route {
 		newRoute("GET", "/nodes/{node}/qemu/{vmid}/status", e.vmStatusIndex),
 		newRoute("POST", "/nodes/{node}/qemu/{vmid}/status/reboot", e.rebootVMRequest),
 		newRoute("POST", "/nodes/{node}/qemu/{vmid}/status/reset", e.resetVMRequest),
-	}
+	}, append(e.accessRoutes(), e.storageContentRoutes()...)...)
 }
 
 func subdirs(key string, names ...string) []map[string]string {
@@ -88,11 +88,6 @@ func (e *Emulator) runningVMTask(r *request, typ string, work func(*vm, taskLog)
 }
 
 func (e *Emulator) taskIndex(r *request) (any, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, err := e.findTask(r); err != nil {
-		return nil, err
-	}
 	return subdirs("name", "log", "status"), nil
 }
 
@@ -119,7 +114,7 @@ func (e *Emulator) taskList(r *request) (any, error) {
 		switch {
 		case t.node != node, vmid != "" && t.id != vmid, typ != "" && t.typ != typ,
 			source == "active" && t.done, (source == "" || source == "archive") && !t.done,
-			!audit && t.auth.authid != r.auth.authid:
+			!audit && !taskVisible(t.auth.authid, r.auth.authid):
 			continue
 		}
 		list = append(list, t)
@@ -133,8 +128,7 @@ func (e *Emulator) taskList(r *request) (any, error) {
 	out := []map[string]any{}
 	for i := start; i < len(list) && i < start+limit; i++ {
 		t := list[i]
-		item := map[string]any{"upid": t.upid, "node": t.node, "pid": t.pid, "pstart": t.pstart, "starttime": t.starttime,
-			"type": t.typ, "id": t.id, "user": t.auth.authid}
+		item := t.fields()
 		if t.done {
 			item["status"] = t.exit
 			item["endtime"] = t.starttime

@@ -181,6 +181,7 @@ type taskStatus struct {
 	Type       string `json:"type"`
 	ID         string `json:"id"`
 	User       string `json:"user"`
+	TokenID    string `json:"tokenid"`
 	PID        int    `json:"pid"`
 	StartTime  int64  `json:"starttime"`
 }

@@ -141,25 +141,87 @@ func checkModifyConfigPerm(id identity, vmid int, keys []string) *apiError {
 	return nil
 }
 
-// checkBridgeAccess is PVE::QemuServer::check_bridge_access: a non-root
-// user needs SDN.Use on the bridge's zone.
+// checkBridgeAccess is qemu-server's PVE::QemuServer::check_bridge_access
+// (create, config updates, clone): for each netN, in key order, a user
+// other than root@pam needs pve-guest-common's check_vnet_access: SDN.Use
+// on /sdn/zones/localnetwork/<bridge>/<tag> for a tag, on .../<bridge>/<n>
+// for each VLAN of trunks, else on /sdn/zones/localnetwork/<bridge>
+// (every bridge here is a plain Linux bridge: zone localnetwork).
 func checkBridgeAccess(id identity, params map[string]string) *apiError {
 	if id.authid == RootUser {
 		return nil
 	}
-	for k, v := range params {
-		if !strings.HasPrefix(k, "net") || paramType(k) == "" {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if !netKey.MatchString(k) {
 			continue
 		}
-		bridge := propertyValue(v, "bridge")
-		if bridge == "" {
-			continue
-		}
-		if err := id.check("/sdn/zones/localnetwork/"+bridge, false, "SDN.Use"); err != nil {
+		if err := checkVnetAccess(id, params[k]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+var netKey = regexp.MustCompile(`^net\d+$`)
+
+// checkOldBridgeAccess is the update function's check of a NIC's current
+// value (Qemu.pm: check_bridge_access on { $opt => $conf->{$opt} }) when
+// it is changed or deleted.
+func checkOldBridgeAccess(id identity, key, current string) *apiError {
+	if current == "" || !netKey.MatchString(key) {
+		return nil
+	}
+	return checkBridgeAccess(id, map[string]string{key: current})
+}
+
+// checkVnetAccess is PVE::GuestHelpers::check_vnet_access for a NIC.
+func checkVnetAccess(id identity, net string) *apiError {
+	bridge := propertyValue(net, "bridge")
+	if bridge == "" {
+		return nil // no vnet to check for
+	}
+	zone := "/sdn/zones/localnetwork/" + bridge
+	tag, trunks := propertyValue(net, "tag"), propertyValue(net, "trunks")
+	if tag != "" && tag != "0" {
+		if err := id.check(zone+"/"+tag, false, "SDN.Use"); err != nil {
+			return err
+		}
+	}
+	if trunks != "" {
+		for _, vlan := range trunkTags(trunks) {
+			if err := id.check(zone+"/"+strconv.Itoa(vlan), false, "SDN.Use"); err != nil {
+				return err
+			}
+		}
+	}
+	if (tag == "" || tag == "0") && trunks == "" {
+		return id.check(zone, false, "SDN.Use")
+	}
+	return nil
+}
+
+// trunkTags is GuestHelpers' get_tags_from_trunk: "10;20-22" -> 10, 20,
+// 21, 22, sorted as check_vnet_access walks them (as strings).
+func trunkTags(trunks string) []int {
+	set := map[int]bool{}
+	for _, part := range strings.Split(trunks, ";") {
+		from, to, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(from)
+		if err != nil {
+			continue
+		}
+		b, _ := strconv.Atoi(to)
+		if isRange && b > a {
+			for n := a; n <= b; n++ {
+				set[n] = true
+			}
+		} else {
+			set[a] = true
+		}
+	}
+	out := slices.Collect(maps.Keys(set))
+	slices.SortFunc(out, func(a, b int) int { return strings.Compare(strconv.Itoa(a), strconv.Itoa(b)) })
+	return out
 }
 
 // checkStorageAccess asks for Datastore.AllocateSpace on every storage a
@@ -262,7 +324,8 @@ func memBytes(conf map[string]string) int64 {
 
 // createVM is POST /nodes/{node}/qemu (PVE/API2/Qemu.pm create_vm): the
 // checks in the request, the config written with lock "create" at once,
-// the disks allocated by the qmcreate task.
+// the disks allocated by the qmcreate task; start=1 starts the VM in a
+// qmstart task of its own once the config is written.
 func (e *Emulator) createVM(r *request) (any, error) {
 	if _, ok := r.params["vmid"]; !ok {
 		return nil, paramErr(map[string]string{"vmid": "property is missing and it is not optional"})
@@ -333,7 +396,14 @@ func (e *Emulator) createVM(r *request) (any, error) {
 			if !start {
 				return nil
 			}
-			return e.startVM(v, l)
+			// Qemu.pm create_vm: "Execute autostart" calls the vm_start
+			// API, which forks a qmstart worker of its own; the create
+			// task ends OK whatever the start does
+			l.printf("Execute autostart")
+			e.startTask(node, "qmstart", strconv.Itoa(vmid), id, taskWork{run: func(l taskLog) error {
+				return e.startVM(v, l)
+			}})
+			return nil
 		},
 		undo: func() {
 			if cur, ok := e.st.vms[vmid]; ok && cur == v && v.status != "running" {
@@ -343,45 +413,81 @@ func (e *Emulator) createVM(r *request) (any, error) {
 	}), nil
 }
 
-// allocate turns a new disk "local-lvm:32" into the volume PVE allocates
-// for it, and gives a new NIC its MAC address; other values stay as given.
+// allocate is what create and config updates store for a value, as
+// qemu-server prints it back: a NIC gets a MAC address ("virtio=MAC",
+// PVE::QemuServer::Network's add_random_macs/print_net); a drive
+// (print_drive, the default key "file" bare, the options sorted) on
+// "storage:N" gets a new volume of N GiB and its size (format dropped,
+// as $create_disks does), on "storage:cloudinit" the VM's cloud-init
+// volume with media=cdrom. Other values stay as given.
 func allocate(l taskLog, v *vm, key, value string) string {
 	switch {
-	case strings.HasPrefix(key, "net"):
-		model, rest, _ := strings.Cut(value, ",")
-		if !strings.Contains(model, "=") {
-			model += "=" + macFor(v.vmid, key)
-		}
-		if rest != "" {
-			return model + "," + rest
-		}
-		return model
+	case netKey.MatchString(key):
+		return printNet(v.vmid, key, value)
 	case configPrivilege(key) != "VM.Config.Disk" || strings.HasPrefix(key, "unused"):
 		return value
 	}
-	volume, rest, _ := strings.Cut(value, ",")
-	storage, size, ok := strings.Cut(volume, ":")
-	if !ok {
-		return value
+	file := ""
+	opts := map[string]string{}
+	for _, p := range parseProperties(value, "file") {
+		if p.key == "file" {
+			file = p.value
+		} else {
+			opts[p.key] = p.value
+		}
 	}
+	storage, size, ok := strings.Cut(file, ":")
 	switch {
-	case size == "cloudinit":
+	case ok && size == "cloudinit":
 		name := fmt.Sprintf("vm-%d-cloudinit", v.vmid)
 		l.printf("  Logical volume \"%s\" created.", name)
-		return storage + ":" + name + ",media=cdrom"
-	case regexp.MustCompile(`^\d+(\.\d+)?$`).MatchString(size):
+		file = storage + ":" + name
+		opts["media"] = "cdrom"
+	case ok && newDiskSize.MatchString(size):
 		name := fmt.Sprintf("vm-%d-disk-%d", v.vmid, nextDiskIndex(v))
 		l.printf("  Logical volume \"%s\" created.", name)
-		out := storage + ":" + name
-		if rest != "" {
-			out += "," + rest
-		}
+		file = storage + ":" + name
+		delete(opts, "format")
+		gib, _ := strconv.ParseFloat(size, 64)
+		opts["size"] = formatSize(int64(gib*(1<<20)) << 10)
 		if key == "efidisk0" {
-			return out + ",size=4M"
+			opts["size"] = "4M"
 		}
-		return out + ",size=" + size + "G"
 	}
-	return value
+	return printProperties(file, opts)
+}
+
+// newDiskSize is qemu-server's NEW_DISK_RE's size: GiB, maybe fractional.
+var newDiskSize = regexp.MustCompile(`^\d+(\.\d+)?$`)
+
+// printNet is a NIC as print_net writes it: "model=MAC" first (a MAC
+// generated when none is given), then the other options sorted.
+func printNet(vmid int, key, value string) string {
+	model, mac := "", ""
+	opts := map[string]string{}
+	for _, p := range parseProperties(value, "model") {
+		switch {
+		case p.key == "model":
+			model = p.value
+		case p.key == "macaddr":
+			mac = p.value
+		case nicModels[p.key]:
+			model, mac = p.key, p.value
+		default:
+			opts[p.key] = p.value
+		}
+	}
+	if mac == "" {
+		mac = macFor(vmid, key)
+	}
+	return printProperties(model+"="+mac, opts)
+}
+
+// nicModels are qemu-server's $nic_model_list, each a key alias of model
+// whose value is the MAC address.
+var nicModels = map[string]bool{
+	"e1000": true, "e1000-82540em": true, "e1000-82544gc": true, "e1000-82545em": true, "e1000e": true, "i82551": true,
+	"i82557b": true, "i82559er": true, "ne2k_isa": true, "ne2k_pci": true, "pcnet": true, "rtl8139": true, "virtio": true, "vmxnet3": true,
 }
 
 func nextDiskIndex(v *vm) int {

@@ -164,11 +164,16 @@ func (e *Emulator) deleteVM(r *request) (any, error) {
 
 // agentInterfaces is GET .../agent/network-get-interfaces: the guest
 // agent of a running VM with agent enabled answers with lo and one NIC.
+// PVE 9's permission (qemu-server PVE/API2/Qemu/Agent.pm, register_command):
+// VM.GuestAgent.Audit or VM.GuestAgent.Unrestricted on /vms/{vmid}.
 func (e *Emulator) agentInterfaces(r *request) (any, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, err := e.allowedVM(r, "VM.Monitor")
+	v, err := e.st.vmOn(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.auth.check("/vms/"+strconv.Itoa(v.vmid), true, "VM.GuestAgent.Audit", "VM.GuestAgent.Unrestricted"); err != nil {
 		return nil, err
 	}
 	if v.status != "running" {

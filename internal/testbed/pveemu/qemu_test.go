@@ -37,7 +37,7 @@ func TestVMLifecycleWithTokenAndMapping(t *testing.T) {
 	}
 	st, log := waitTask(t, tokenAuth, node, u)
 	mustSucceed(t, st, log)
-	if st.Type != "qmcreate" || st.User != TokenID || log[len(log)-1] != "TASK OK" {
+	if st.Type != "qmcreate" || st.User+"!"+st.TokenID != TokenID || log[len(log)-1] != "TASK OK" {
 		t.Fatalf("create task: %+v %q", st, log)
 	}
 

@@ -93,6 +93,11 @@ func (e *Emulator) updateConfig(r *request, sync bool) (any, error) {
 					return err
 				}
 			}
+			// Qemu.pm's update function: removing a NIC needs SDN.Use on
+			// its current bridge
+			if err := checkOldBridgeAccess(id, k, v.conf[k]); err != nil {
+				return err
+			}
 			delete(v.pend, k)
 			if v.status == "running" && !fastPlug(k) {
 				if v.pdel == nil {
@@ -113,6 +118,10 @@ func (e *Emulator) updateConfig(r *request, sync bool) (any, error) {
 				if err := checkHostPCIPerm(id, v.vmid, k, set[k]); err != nil {
 					return err
 				}
+			}
+			// and changing one SDN.Use on its current bridge too
+			if err := checkOldBridgeAccess(id, k, v.conf[k]); err != nil {
+				return err
 			}
 			val := allocate(l, v, k, set[k])
 			delete(v.pdel, k)

@@ -103,38 +103,83 @@ func (e *Emulator) startTask(node, typ, id string, auth identity, work taskWork)
 	return t.upid
 }
 
-var upidPattern = regexp.MustCompile(`^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s]+):([^:\s]*):([^:\s]+):$`)
+// upidPattern is PVE::UPID::decode's pattern (pve-common): node, pid,
+// pstart, starttime, type, id and user (group 8).
+var upidPattern = regexp.MustCompile(`^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?):([0-9A-Fa-f]{8}):([0-9A-Fa-f]{8,9}):([0-9A-Fa-f]{8}):([^:\s/]+):([^:\s/]*):([^:\s/]+):$`)
 
-// findTask resolves {upid}, with PVE's errors for a malformed or unknown one.
-func (e *Emulator) findTask(r *request) (*task, *apiError) {
-	upid := r.vars["upid"]
-	if !upidPattern.MatchString(upid) {
-		return nil, paramErr(map[string]string{"upid": "value does not match the regex pattern"})
+// taskUser is pve-manager API2/Tasks.pm's $convert_token_task: a task
+// started by a token has its user and, apart, the token's name.
+func taskUser(authid string) (user, tokenid string) {
+	if tokenIDPattern.MatchString(authid) {
+		user, tokenid, _ = strings.Cut(authid, "!")
+		return user, tokenid
 	}
-	t, ok := e.st.tasks[upid]
-	if !ok || t.node != r.vars["node"] {
-		return nil, errf("can't open file - No such file or directory")
-	}
-	if r.auth.user != RootUser && t.auth.authid != r.auth.authid {
-		if err := r.auth.check("/nodes/"+t.node, false, "Sys.Audit"); err != nil {
-			return nil, err
-		}
-	}
-	return t, nil
+	return authid, ""
 }
 
-// taskStatus is GET /nodes/{node}/tasks/{upid}/status.
+// taskVisible is Tasks.pm's $check_task_user: a token sees its own
+// tasks, a user its own and its tokens'.
+func taskVisible(taskAuthid, authid string) bool {
+	user, tokenid := taskUser(taskAuthid)
+	if tokenid != "" {
+		return authid == taskAuthid || authid == user
+	}
+	return authid == user
+}
+
+// taskFields are a task's fields as upid_decode and $convert_token_task
+// give them.
+func (t *task) fields() map[string]any {
+	user, tokenid := taskUser(t.auth.authid)
+	out := map[string]any{"upid": t.upid, "node": t.node, "pid": t.pid, "pstart": t.pstart, "starttime": t.starttime,
+		"type": t.typ, "id": t.id, "user": user}
+	if tokenid != "" {
+		out["tokenid"] = tokenid
+	}
+	return out
+}
+
+// checkTaskAccess parses {upid} ("unable to parse worker upid") and lets
+// the task's own user or token through, anyone else with Sys.Audit on
+// the node (Tasks.pm read_task_status, read_task_log).
+func checkTaskAccess(r *request) *apiError {
+	m := upidPattern.FindStringSubmatch(r.vars["upid"])
+	if m == nil {
+		return paramErr(map[string]string{"upid": "unable to parse worker upid"})
+	}
+	if !taskVisible(m[8], r.auth.authid) {
+		return r.auth.check("/nodes/"+r.vars["node"], false, "Sys.Audit")
+	}
+	return nil
+}
+
+// findTask is the task {upid} names on {node}: its log file exists only
+// on the node that ran it. Caller holds e.mu.
+func (e *Emulator) findTask(r *request) (*task, bool) {
+	t, ok := e.st.tasks[r.vars["upid"]]
+	if !ok || t.node != r.vars["node"] {
+		return nil, false
+	}
+	return t, true
+}
+
+// taskStatus is GET /nodes/{node}/tasks/{upid}/status (Tasks.pm
+// read_task_status): "no such task" for a UPID without a log file.
 func (e *Emulator) taskStatus(r *request) (any, error) {
+	if !upidPattern.MatchString(r.vars["upid"]) {
+		return nil, paramErr(map[string]string{"upid": "unable to parse worker upid"})
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t, err := e.findTask(r)
-	if err != nil {
+	t, ok := e.findTask(r)
+	if !ok {
+		return nil, paramErr(map[string]string{"upid": "no such task"})
+	}
+	if err := checkTaskAccess(r); err != nil {
 		return nil, err
 	}
-	out := map[string]any{
-		"upid": t.upid, "node": t.node, "pid": t.pid, "pstart": t.pstart, "starttime": t.starttime,
-		"type": t.typ, "id": t.id, "user": t.auth.authid, "status": "running",
-	}
+	out := t.fields()
+	out["status"] = "running"
 	if t.done {
 		out["status"] = "stopped"
 		out["exitstatus"] = t.exit
@@ -148,18 +193,23 @@ type logPage struct {
 	total int
 }
 
-// taskLogLines is GET /nodes/{node}/tasks/{upid}/log: lines {n, t} from
-// start (0-based), at most limit (default 50).
+// taskLogLines is GET /nodes/{node}/tasks/{upid}/log (Tasks.pm
+// read_task_log): lines {n, t} from start (0-based), at most limit
+// (default 50).
 func (e *Emulator) taskLogLines(r *request) (any, error) {
 	start, limit, perr := r.pageParams()
 	if perr != nil {
 		return nil, perr
 	}
+	if err := checkTaskAccess(r); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t, err := e.findTask(r)
-	if err != nil {
-		return nil, err
+	t, ok := e.findTask(r)
+	if !ok {
+		// PVE::Tools::dump_logfile
+		return logPage{lines: []map[string]any{{"n": 1, "t": "unable to open file - No such file or directory"}}, total: 1}, nil
 	}
 	lines := t.log
 	page := logPage{lines: []map[string]any{}, total: len(lines)}

@@ -1,0 +1,311 @@
+package pveemu
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var (
+	auditTokenAuth   = auth{token: AuditTokenID + "=" + AuditTokenSecret}
+	useOnlyTokenAuth = auth{token: UseOnlyTokenID + "=" + UseOnlyTokenSecret}
+)
+
+func TestAccessUsers(t *testing.T) {
+	t.Run("the user list: every user for Sys.Audit on /access/groups, tokens with full=1", func(t *testing.T) {
+		var users []map[string]any
+		ok(t, tokenAuth, "GET", "/access/users", nil, &users)
+		byID := map[string]map[string]any{}
+		for _, u := range users {
+			byID[fmt.Sprint(u["userid"])] = u
+		}
+		tf, root := byID["terraform@pve"], byID[RootUser]
+		if tf == nil || root == nil || len(users) != 2 {
+			t.Fatalf("want root@pam and terraform@pve: %v", users)
+		}
+		if tf["enable"] != float64(1) || tf["expire"] != float64(0) || tf["realm-type"] != "pve" || root["realm-type"] != "pam" {
+			t.Fatalf("user fields: %v", users)
+		}
+		if _, has := tf["tokens"]; has {
+			t.Fatalf("tokens without full=1: %v", tf)
+		}
+		ok(t, tokenAuth, "GET", "/access/users", url.Values{"full": {"1"}}, &users)
+		var tokens []map[string]any
+		for _, u := range users {
+			if u["userid"] == "terraform@pve" {
+				if u["groups"] != "" {
+					t.Fatalf("groups (none, joined): %#v", u["groups"])
+				}
+				list, _ := u["tokens"].([]any)
+				for _, tk := range list {
+					m, _ := tk.(map[string]any)
+					tokens = append(tokens, m)
+				}
+			}
+		}
+		var names []string
+		for _, tk := range tokens {
+			names = append(names, fmt.Sprint(tk["tokenid"]))
+			if tk["privsep"] != float64(1) || tk["expire"] != float64(0) {
+				t.Fatalf("token %v", tk)
+			}
+		}
+		if !slices.Equal(names, []string{"audit", "gpu", "no-mapping", "use-only"}) {
+			t.Fatalf("terraform@pve's tokens, sorted: %v", names)
+		}
+		ok(t, tokenAuth, "GET", "/access/users", url.Values{"enabled": {"0"}}, &users)
+		if len(users) != 0 {
+			t.Fatalf("enabled=0 lists enabled users: %v", users)
+		}
+	})
+	t.Run("without Sys.Audit or User.Modify a token sees no user: not even its own", func(t *testing.T) {
+		var users []map[string]any
+		ok(t, auditTokenAuth, "GET", "/access/users", url.Values{"full": {"1"}}, &users)
+		if len(users) != 0 {
+			t.Fatalf("want none (a token's authid is no user's), got %v", users)
+		}
+	})
+	t.Run("one user", func(t *testing.T) {
+		var u map[string]any
+		ok(t, tokenAuth, "GET", "/access/users/terraform@pve", nil, &u)
+		tokens, _ := u["tokens"].(map[string]any)
+		gpu, _ := tokens["gpu"].(map[string]any)
+		if gpu["privsep"] != float64(1) || len(tokens) != 4 || fmt.Sprint(u["groups"]) != "[]" || u["userid"] != nil {
+			t.Fatalf("read_user: tokens by name, groups a list, no userid: %v", u)
+		}
+		var root map[string]any
+		ok(t, tokenAuth, "GET", "/access/users/"+RootUser, nil, &root)
+		if rt, _ := root["tokens"].(map[string]any)["gpu"].(map[string]any); rt["privsep"] != float64(0) {
+			t.Fatalf("root@pam!gpu has no privilege separation: %v", root)
+		}
+		fails(t, tokenAuth, "GET", "/access/users/nobody@pve", nil, http.StatusInternalServerError, "no such user ('nobody@pve')")
+		fails(t, auditTokenAuth, "GET", "/access/users/terraform@pve", nil, http.StatusForbidden, "Permission check failed")
+	})
+	t.Run("tokens: the user itself or User.Modify", func(t *testing.T) {
+		root := ticketAuth(t)
+		var list []map[string]any
+		ok(t, root, "GET", "/access/users/terraform@pve/token", nil, &list)
+		if len(list) != 4 || list[1]["tokenid"] != "gpu" || list[1]["privsep"] != float64(1) {
+			t.Fatalf("token_index: %v", list)
+		}
+		var tk map[string]any
+		ok(t, root, "GET", "/access/users/terraform@pve/token/use-only", nil, &tk)
+		if tk["privsep"] != float64(1) || tk["expire"] != float64(0) || tk["tokenid"] != nil {
+			t.Fatalf("read_token: %v", tk)
+		}
+		fails(t, root, "GET", "/access/users/terraform@pve/token/nope", nil, http.StatusInternalServerError, "no such token 'nope' for user 'terraform@pve'")
+		fails(t, root, "GET", "/access/users/nobody@pve/token", nil, http.StatusInternalServerError, "no such user ('nobody@pve')")
+		// a token is not its user, and Sys.Audit is not User.Modify
+		ans := fails(t, tokenAuth, "GET", "/access/users/terraform@pve/token", nil, http.StatusForbidden, "Permission check failed")
+		if ans.reason != "Permission check failed" {
+			t.Fatalf("raise_perm_exc() names no path: %s", ans)
+		}
+		fails(t, tokenAuth, "GET", "/access/users/terraform@pve/token/gpu", nil, http.StatusForbidden, "Permission check failed")
+	})
+}
+
+// telmateMinimum is what Telmate's provider checks at configure for the
+// token's user on / (terraform-provider-proxmox proxmox/provider.go).
+var telmateMinimum = []string{
+	"Datastore.AllocateSpace", "Datastore.Audit", "Pool.Allocate", "Pool.Audit", "Sys.Audit", "Sys.Console", "Sys.Modify",
+	"VM.Allocate", "VM.Audit", "VM.Clone", "VM.Config.CDROM", "VM.Config.Cloudinit", "VM.Config.CPU", "VM.Config.Disk",
+	"VM.Config.HWType", "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options", "VM.Migrate", "VM.PowerMgmt",
+}
+
+func TestPermissionsOfTokensAndTheirUser(t *testing.T) {
+	perms := func(a auth, params url.Values) map[string]map[string]int {
+		t.Helper()
+		var out map[string]map[string]int
+		ok(t, a, "GET", "/access/permissions", params, &out)
+		return out
+	}
+	t.Run("the token's user has what Telmate checks on /", func(t *testing.T) {
+		user := perms(tokenAuth, url.Values{"userid": {"terraform@pve"}, "path": {"/"}})
+		for _, p := range telmateMinimum {
+			if user["/"][p] != 1 {
+				t.Errorf("terraform@pve lacks %s on /: %v", p, user)
+			}
+		}
+	})
+	t.Run("a privilege-separated token has its ACL and its user's privileges both", func(t *testing.T) {
+		own := perms(tokenAuth, url.Values{"path": {"/"}})
+		if !maps1(own["/"], "Sys.Audit") {
+			t.Fatalf("the token on / (its ACL: Sys.Audit; its user: TerraformProv): %v", own)
+		}
+		vms := perms(tokenAuth, url.Values{"path": {"/vms/100"}})["/vms/100"]
+		if vms["VM.GuestAgent.Audit"] != 1 || vms["VM.Monitor"] == 1 || vms["Sys.Modify"] == 1 {
+			t.Fatalf("the token on /vms/100: PVE 9's VM.GuestAgent.Audit, no VM.Monitor (gone in 9), no Sys.Modify: %v", vms)
+		}
+		mapping := perms(tokenAuth, url.Values{"path": {"/mapping/pci/a6000-0"}})["/mapping/pci/a6000-0"]
+		useOnly := perms(useOnlyTokenAuth, url.Values{"path": {"/mapping/pci/a6000-0"}})["/mapping/pci/a6000-0"]
+		if mapping["Mapping.Modify"] != 1 || useOnly["Mapping.Use"] != 1 || useOnly["Mapping.Modify"] == 1 {
+			t.Fatalf("Mapping.Modify: TokenID %v, UseOnlyTokenID %v", mapping, useOnly)
+		}
+		noMapping := perms(tokenAuth, url.Values{"userid": {NoMappingTokenID}, "path": {"/mapping/pci/a6000-0"}})
+		if len(noMapping["/mapping/pci/a6000-0"]) != 0 {
+			t.Fatalf("NoMappingTokenID on a mapping (its / ACL is replaced by its user's /mapping/pci, which it lacks): %v", noMapping)
+		}
+	})
+	t.Run("without path: the default and ACL paths where there is any", func(t *testing.T) {
+		all := perms(tokenAuth, nil)
+		for _, path := range []string{"/", "/access", "/nodes", "/vms", "/storage", "/mapping/pci", "/sdn/zones"} {
+			if len(all[path]) == 0 {
+				t.Errorf("missing %s: %v", path, all)
+			}
+		}
+		audit := perms(auditTokenAuth, nil)
+		if len(audit) != 1 || audit["/vms"]["VM.Audit"] != 1 {
+			t.Fatalf("AuditTokenID has VM.Audit on /vms only: %v", audit)
+		}
+	})
+	t.Run("another user's needs Sys.Audit on /access; one's own tokens' does not", func(t *testing.T) {
+		fails(t, auditTokenAuth, "GET", "/access/permissions", url.Values{"userid": {"terraform@pve"}}, http.StatusForbidden, "Permission check failed (/access, Sys.Audit)")
+		fails(t, auditTokenAuth, "GET", "/access/permissions", url.Values{"userid": {"terraform@pve!"}}, http.StatusBadRequest, "Parameter verification failed.")
+		root := perms(ticketAuth(t), url.Values{"userid": {RootTokenID}, "path": {"/"}})
+		if root["/"]["Sys.PowerMgmt"] != 1 || root["/"]["Permissions.Modify"] != 1 {
+			t.Fatalf("root@pam!gpu (no privilege separation) has root's privileges: %v", root)
+		}
+	})
+}
+
+func maps1(m map[string]int, keys ...string) bool {
+	if len(m) != len(keys) {
+		return false
+	}
+	for _, k := range keys {
+		if m[k] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestTaskUserAndTokenID(t *testing.T) {
+	vmid := freeVMID(t)
+	u := upid(t, tokenAuth, "POST", "/nodes/"+NodeCPU+"/qemu", url.Values{"vmid": {fmt.Sprint(vmid)}, "name": {"task-user"}})
+	t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(NodeCPU, vmid) })
+	st, log := waitTask(t, tokenAuth, NodeCPU, u)
+	mustSucceed(t, st, log)
+	if st.User != "terraform@pve" || st.TokenID != "gpu" {
+		t.Fatalf("a token's task: user %q tokenid %q, want terraform@pve and gpu", st.User, st.TokenID)
+	}
+	var list []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes/"+NodeCPU+"/tasks", url.Values{"vmid": {fmt.Sprint(vmid)}}, &list)
+	i := slices.IndexFunc(list, func(task map[string]any) bool { return task["upid"] == u })
+	if i < 0 || list[i]["user"] != "terraform@pve" || list[i]["tokenid"] != "gpu" {
+		t.Fatalf("the task list: %v", list)
+	}
+	root := ticketAuth(t)
+	rootTask := upid(t, root, "POST", vmPath(NodeCPU, vmid)+"/config", url.Values{"description": {"root"}})
+	st, _ = waitTask(t, root, NodeCPU, rootTask)
+	if st.User != RootUser || st.TokenID != "" {
+		t.Fatalf("root@pam's task: user %q tokenid %q", st.User, st.TokenID)
+	}
+	fails(t, auditTokenAuth, "GET", "/nodes/"+NodeCPU+"/tasks/"+url.PathEscape(rootTask)+"/status", nil, http.StatusForbidden, "Permission check failed (/nodes/"+NodeCPU+", Sys.Audit)")
+	ans := fails(t, tokenAuth, "GET", "/nodes/"+NodeA6000+"/tasks/"+url.PathEscape(rootTask)+"/status", nil, http.StatusBadRequest, "Parameter verification failed.")
+	if !strings.Contains(string(ans.env["errors"]), "no such task") {
+		t.Fatalf("a task of another node: %s", ans)
+	}
+}
+
+func TestStorageContent(t *testing.T) {
+	vmid := createVM(t, tokenAuth, NodeCPU, url.Values{"name": {"volumes"}, "scsi0": {"file=" + Storage + ":8,format=raw,size=8589934592,discard=on"}})
+	conf, _ := emu.VMConfig(NodeCPU, vmid)
+	name := fmt.Sprintf("vm-%d-disk-0", vmid)
+	if conf["scsi0"] != Storage+":"+name+",discard=on,size=8G" {
+		t.Fatalf("the disk as qemu-server prints it: %q", conf["scsi0"])
+	}
+	want := map[string]any{"path": "/dev/pve/" + name, "size": float64(8 << 30), "used": float64(0), "format": "raw"}
+	base := "/nodes/" + NodeCPU + "/storage/" + Storage + "/content"
+	for _, volume := range []string{Storage + ":" + name, name} {
+		var info map[string]any
+		ok(t, tokenAuth, "GET", base+"/"+volume, nil, &info)
+		if fmt.Sprint(info) != fmt.Sprint(want) {
+			t.Fatalf("info %s: %v, want %v", volume, info, want)
+		}
+	}
+	var list []map[string]any
+	ok(t, tokenAuth, "GET", base, url.Values{"vmid": {fmt.Sprint(vmid)}}, &list)
+	if len(list) != 1 || list[0]["volid"] != Storage+":"+name || list[0]["vmid"] != float64(vmid) || list[0]["content"] != "images" {
+		t.Fatalf("content of vmid %d: %v", vmid, list)
+	}
+	ans := fails(t, tokenAuth, "GET", base+"/other:"+name, nil, http.StatusBadRequest, "Parameter verification failed.")
+	if !strings.Contains(string(ans.env["errors"]), "storage ID mismatch (other != local-lvm)") {
+		t.Fatalf("a volume of another storage: %s", ans)
+	}
+	fails(t, tokenAuth, "GET", base+"/vm-999999-disk-0", nil, http.StatusInternalServerError,
+		`can't get size of '/dev/pve/vm-999999-disk-0':   Failed to find logical volume "pve/vm-999999-disk-0"`)
+	fails(t, auditTokenAuth, "GET", base+"/"+name, nil, http.StatusForbidden, "Permission check failed (/storage/local-lvm, Datastore.Audit)")
+	fails(t, auditTokenAuth, "GET", base, nil, http.StatusForbidden, "Permission check failed (/storage/local-lvm, Datastore.Audit|Datastore.AllocateSpace)")
+}
+
+func TestPVE9PrivilegeChecks(t *testing.T) {
+	t.Run("the guest agent: VM.GuestAgent.Audit or VM.GuestAgent.Unrestricted", func(t *testing.T) {
+		vmid := createVM(t, tokenAuth, NodeCPU, url.Values{"name": {"agent"}, "agent": {"1"}, "net0": {"virtio,bridge=" + Bridge}})
+		mustRun(t, tokenAuth, NodeCPU, "POST", vmPath(NodeCPU, vmid)+"/status/start", nil)
+		t.Cleanup(func() { _ = emu.StopVMOutOfBand(NodeCPU, vmid) })
+		ok(t, tokenAuth, "GET", vmPath(NodeCPU, vmid)+"/agent/network-get-interfaces", nil, nil)
+		fails(t, auditTokenAuth, "GET", vmPath(NodeCPU, vmid)+"/agent/network-get-interfaces", nil, http.StatusForbidden,
+			fmt.Sprintf("Permission check failed (/vms/%d, VM.GuestAgent.Audit|VM.GuestAgent.Unrestricted)", vmid))
+	})
+	t.Run("PCI hardware: Sys.Audit or Sys.Modify on /", func(t *testing.T) {
+		fails(t, auditTokenAuth, "GET", "/nodes/"+NodeA6000+"/hardware/pci", nil, http.StatusForbidden, "Permission check failed (/, Sys.Audit|Sys.Modify)")
+	})
+	t.Run("a NIC's bridge: SDN.Use on the bridge, its tag or each VLAN of its trunks", func(t *testing.T) {
+		id := identity{authid: AuditTokenID}
+		for net, path := range map[string]string{
+			"virtio,bridge=vmbr0":                   "/sdn/zones/localnetwork/vmbr0",
+			"virtio,bridge=vmbr0,tag=30":            "/sdn/zones/localnetwork/vmbr0/30",
+			"virtio,bridge=vmbr0,trunks=20;10-11":   "/sdn/zones/localnetwork/vmbr0/10",
+			"virtio=BC:24:11:00:00:01,bridge=vmbr1": "/sdn/zones/localnetwork/vmbr1",
+		} {
+			err := checkBridgeAccess(id, map[string]string{"net0": net, "name": "x"})
+			if err == nil || err.msg != "Permission check failed ("+path+", SDN.Use)" {
+				t.Errorf("%s: %v, want SDN.Use on %s", net, err, path)
+			}
+		}
+		if err := checkBridgeAccess(identity{authid: TokenID}, map[string]string{"net0": "virtio,bridge=vmbr0,tag=30,trunks=40-41"}); err != nil {
+			t.Errorf("TokenID has SDN.Use on /sdn/zones: %v", err)
+		}
+		if err := checkBridgeAccess(identity{authid: RootUser}, map[string]string{"net0": "virtio,bridge=vmbr9"}); err != nil {
+			t.Errorf("root@pam is not checked: %v", err)
+		}
+	})
+	t.Run("create with start=1 starts in a qmstart task of its own", func(t *testing.T) {
+		vmid := freeVMID(t)
+		starts := func() []string {
+			var list []map[string]any
+			ok(t, tokenAuth, "GET", "/nodes/"+NodeCPU+"/tasks", url.Values{"vmid": {fmt.Sprint(vmid)}, "typefilter": {"qmstart"}, "source": {"all"}}, &list)
+			var upids []string
+			for _, task := range list {
+				upids = append(upids, fmt.Sprint(task["upid"]))
+			}
+			return upids
+		}
+		before := starts() // an earlier test's VM may have had this VMID
+		st, log := runTask(t, tokenAuth, NodeCPU, "POST", "/nodes/"+NodeCPU+"/qemu", url.Values{"vmid": {fmt.Sprint(vmid)}, "start": {"1"}})
+		t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(NodeCPU, vmid) })
+		mustSucceed(t, st, log)
+		if !slices.Contains(log, "Execute autostart") {
+			t.Fatalf("create log: %q", log)
+		}
+		var started []string
+		for _, u := range starts() {
+			if !slices.Contains(before, u) {
+				started = append(started, u)
+			}
+		}
+		if len(started) != 1 {
+			t.Fatalf("new qmstart tasks: %v", started)
+		}
+		st, log = waitTask(t, tokenAuth, NodeCPU, started[0])
+		mustSucceed(t, st, log)
+		if emu.VMStatus(NodeCPU, vmid) != "running" {
+			t.Fatal("the autostart did not start the VM")
+		}
+		_ = emu.StopVMOutOfBand(NodeCPU, vmid)
+	})
+}
