@@ -28,7 +28,7 @@ type CredentialsError struct {
 	Endpoint    string
 	Identity    Identity // who the client tried to act as
 	Credentials Credentials
-	Err         *APIError // PVE's answer ("401 invalid token value!")
+	Err         *APIError // PVE's answer ("401 Authentication failed!", "401 invalid token value!" before 9.1.5)
 }
 
 func (e *CredentialsError) Unwrap() error { return e.Err }
@@ -50,6 +50,12 @@ func (e *CredentialsError) Error() string {
 				" (Datacenter > Permissions > API Tokens shows a secret only when the token is made: make a new one if it is lost)"
 		case strings.Contains(reason, "no such") || strings.Contains(reason, "invalid token") || strings.Contains(reason, "expired"):
 			fix = "PVE has no such valid token: fix " + c.or(c.TokenID, "the API token ID") + " (USER@REALM!TOKENID, as Datacenter > Permissions > API Tokens lists it)"
+		case strings.Contains(reason, "authentication failed"):
+			// pveproxy since pve-manager 9.1.5 gives one reason for any token
+			// that fails verification, so either part may be wrong.
+			fix = "PVE does not say which part is wrong: check that " + c.or(c.TokenID, "the API token ID") + " names a token that exists (USER@REALM!TOKENID, " +
+				"as Datacenter > Permissions > API Tokens lists it) and that " + c.or(c.TokenSecret, "the API token's secret") +
+				" is the secret shown when it was made (make a new token if it is lost)"
 		default:
 			fix = "fix " + c.or(c.TokenID, "the API token ID") + " and " + c.or(c.TokenSecret, "the API token's secret")
 		}

@@ -179,16 +179,16 @@ func TestTestbed_wrongTokenSecretIsRefusedWithoutTheSecret(t *testing.T) {
 	_, err = c.NextVMID(testCtx(t))
 	var rejected *CredentialsError
 	require.ErrorAs(t, err, &rejected)
-	require.ErrorContains(t, err, "401 invalid token value!")
-	require.ErrorContains(t, err, "fix the API token's secret", "without names from the caller, the setting is described")
+	require.ErrorContains(t, err, "401 Authentication failed!")
+	require.ErrorContains(t, err, "that the API token's secret is the secret shown when it was made", "without names from the caller, the setting is described")
 	require.NotContains(t, err.Error(), s.TokenSecret)
 
 	s.Credentials = Credentials{TokenID: "proxmox.api_token_id in the provider block", TokenSecret: "proxmox.api_token_secret in the provider block"}
 	c, err = s.Connect(testCtx(t))
 	require.NoError(t, err)
 	_, err = c.NextVMID(testCtx(t))
-	require.ErrorContains(t, err, "rejected the API token terraform@pve!gpu (from proxmox.api_token_id in the provider block) (401 invalid token value!)")
-	require.ErrorContains(t, err, "fix proxmox.api_token_secret in the provider block")
+	require.ErrorContains(t, err, "rejected the API token terraform@pve!gpu (from proxmox.api_token_id in the provider block) (401 Authentication failed!)")
+	require.ErrorContains(t, err, "that proxmox.api_token_secret in the provider block is the secret shown")
 	require.NotContains(t, err.Error(), s.TokenSecret)
 }
 
