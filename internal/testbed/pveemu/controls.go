@@ -225,6 +225,10 @@ type controlArgs struct {
 	VMID       int      `json:"vmid,omitempty"`
 	Key        string   `json:"key,omitempty"`
 	Value      string   `json:"value,omitempty"`
+	Address    string   `json:"address,omitempty"`
+	From       string   `json:"from,omitempty"`
+	To         string   `json:"to,omitempty"`
+	ID         string   `json:"id,omitempty"`
 }
 
 // serveControl answers POST /_testbed/<name> with the in-process control.
@@ -257,6 +261,13 @@ func (e *Emulator) serveControl(w http.ResponseWriter, hr *http.Request) {
 		err = e.StopVMOutOfBand(args.Node, args.VMID)
 	case "start-vm":
 		err = e.StartVMOutOfBand(args.Node, args.VMID)
+	case "remove-pci-device":
+		err = e.RemovePCIDevice(args.Node, args.Address)
+	case "move-pci-device":
+		err = e.MovePCIDevice(args.Node, args.From, args.To)
+	case "mapping":
+		entries, found := e.Mapping(args.ID)
+		out = map[string]any{"entries": entries, "found": found}
 	case "vm-config":
 		conf, found := e.VMConfig(args.Node, args.VMID)
 		out = map[string]any{"config": conf, "found": found}

@@ -26,6 +26,14 @@ var mappingOptions = []string{"description", "live-migration-capable", "map", "m
 // schema of name -> type: unknown names, booleans (only 0 and 1 pass
 // JSONSchema's check_type), integers.
 func verifyParams(params map[string]string, schema map[string]string) *apiError {
+	if errs := paramErrors(params, schema); len(errs) > 0 {
+		return paramErr(errs)
+	}
+	return nil
+}
+
+// paramErrors are verifyParams' errors by parameter.
+func paramErrors(params map[string]string, schema map[string]string) map[string]string {
 	errs := map[string]string{}
 	for k, v := range params {
 		t, ok := schema[k]
@@ -38,10 +46,7 @@ func verifyParams(params map[string]string, schema map[string]string) *apiError 
 			errs[k] = fmt.Sprintf("type check ('integer') failed - got '%s'", v)
 		}
 	}
-	if len(errs) > 0 {
-		return paramErr(errs)
-	}
-	return nil
+	return errs
 }
 
 // mapLines is the "map" parameter as a list: repeated form keys (joined
@@ -67,10 +72,7 @@ func verifyMappingParams(r *request, create bool) *apiError {
 			schema[k] = v
 		}
 	}
-	if perr := verifyParams(r.params, schema); perr != nil {
-		return perr
-	}
-	errs := map[string]string{}
+	errs := paramErrors(r.params, schema)
 	id, ok := r.params["id"]
 	if !create {
 		id, ok = r.vars["id"], true
