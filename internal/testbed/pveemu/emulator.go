@@ -42,13 +42,18 @@ const (
 	NoMappingTokenSecret = "c3f1a7d2-6b84-4e09-a5d3-7e2b9c0f4a61"
 )
 
-// Version is the Proxmox VE release the emulator answers as.
+// Version is the Proxmox VE release the emulator answers as: pve-manager
+// 9.1.9, whose build's repoid is the 16-digit git revision of its
+// "bump version to 9.1.9" commit (pve-manager's Makefile GITVERSION); the
+// era of pve-docs 9.1.3's apidata (shared/reference/pve-api-9.1.json)
+// and qemu-server 9.1.9.
 const (
-	Version = "8.4.1"
-	Release = "8.4"
-	RepoID  = "2a5fa54a8503f96d"
-	// QEMUVersion is what status/current reports as running-qemu.
-	QEMUVersion = "9.2.0"
+	Version = "9.1.9"
+	Release = "9.1"
+	RepoID  = "ee7bad0a3d1546c9"
+	// QEMUVersion is what status/current reports as running-qemu: PVE
+	// 9.1 ships QEMU 10.1.
+	QEMUVersion = "10.1.2"
 )
 
 // Options configure an Emulator.

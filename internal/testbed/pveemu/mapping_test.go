@@ -299,3 +299,28 @@ func TestMdevPool(t *testing.T) {
 		t.Fatalf("the fifth start: %s %q", exit, log)
 	}
 }
+
+func TestPVE91Parameters(t *testing.T) {
+	var version map[string]any
+	ok(t, tokenAuth, "GET", "/version", nil, &version)
+	if version["release"] != "9.1" || !strings.HasPrefix(fmt.Sprint(version["version"]), "9.1.") || len(fmt.Sprint(version["repoid"])) != 16 {
+		t.Fatalf("/version: %v", version)
+	}
+	root := ticketAuth(t)
+	params := gpuVM("pve91", "mapping="+MappingA6000Second+",pcie=1,driver=vfio")
+	params.Set("allow-ksm", "0")
+	params.Set("intel-tdx", "type=tdx,attestation=0")
+	params.Set("ha-managed", "0")
+	vmid := createVM(t, tokenAuth, NodeA6000, params)
+	conf, _ := emu.VMConfig(NodeA6000, vmid)
+	if conf["allow-ksm"] != "0" || conf["intel-tdx"] != "type=tdx,attestation=0" || conf["ha-managed"] != "" {
+		t.Fatalf("config: %v", conf)
+	}
+	errs := errorsOf(t, fails(t, tokenAuth, "POST", vmPath(NodeA6000, vmid)+"/status/start", url.Values{"with-conntrack-state": {"1"}},
+		http.StatusBadRequest, "Parameter verification failed."))
+	if errs["with-conntrack-state"] != "Only root may use this option." {
+		t.Fatalf("errors: %v", errs)
+	}
+	mustRun(t, root, NodeA6000, "POST", vmPath(NodeA6000, vmid)+"/status/start", url.Values{"with-conntrack-state": {"1"}})
+	_ = emu.StopVMOutOfBand(NodeA6000, vmid)
+}

@@ -1,6 +1,7 @@
 package pveemu
 
 import (
+	"maps"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,9 +26,9 @@ func (e *Emulator) vmStatus(r *request) (any, error) {
 		out["serial"] = 1
 	}
 	if v.status == "running" {
-		machine := "pc-i440fx-9.2+pve1"
+		machine := "pc-i440fx-10.1+pve0"
 		if isQ35(v.conf) {
-			machine = "pc-q35-9.2+pve1"
+			machine = "pc-q35-10.1+pve0"
 		}
 		out["running-machine"] = machine
 		out["running-qemu"] = QEMUVersion
@@ -44,9 +45,35 @@ func (e *Emulator) startVMRequest(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if perr := verifyStartParams(r); perr != nil {
+		return nil, perr
+	}
 	return e.startTask(v.node, "qmstart", strconv.Itoa(v.vmid), r.auth, taskWork{run: func(l taskLog) error {
 		return e.startVM(v, l)
 	}}), nil
+}
+
+// startRootParams are vm_start's parameters only root@pam may set
+// (API2/Qemu.pm vm_start: $get_root_param).
+var startRootParams = []string{"stateuri", "skiplock", "migratedfrom", "migration_type", "migration_network",
+	"targetstorage", "force-cpu", "with-conntrack-state", "nets-host-mtu"}
+
+// verifyStartParams checks POST .../status/start's parameters against
+// PVE 9.1's schema, then the root-only ones ("Only root may use this
+// option." for a set one, as $get_root_param raises it).
+func verifyStartParams(r *request) *apiError {
+	params := maps.Clone(r.params)
+	delete(params, "node")
+	delete(params, "vmid")
+	if perr := verifyParams(params, vmStartParamTypes); perr != nil {
+		return perr
+	}
+	for _, k := range startRootParams {
+		if v := params[k]; v != "" && v != "0" && r.auth.authid != RootUser {
+			return paramErr(map[string]string{k: "Only root may use this option."})
+		}
+	}
+	return nil
 }
 
 // startVM is PVE::QemuServer::vm_start. Caller holds e.mu.

@@ -60,7 +60,7 @@ func TestVMLifecycleWithTokenAndMapping(t *testing.T) {
 	}
 	var status map[string]any
 	ok(t, tokenAuth, "GET", vmPath(node, vmid)+"/status/current", nil, &status)
-	if status["status"] != "running" || status["qmpstatus"] != "running" || status["running-machine"] != "pc-q35-9.2+pve1" || status["agent"] != float64(1) {
+	if status["status"] != "running" || status["qmpstatus"] != "running" || status["running-machine"] != "pc-q35-10.1+pve0" || status["agent"] != float64(1) {
 		t.Fatalf("status/current: %v", status)
 	}
 	var ifaces struct {

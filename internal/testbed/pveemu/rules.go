@@ -22,7 +22,7 @@ type hostpci struct {
 }
 
 var hostpciKeys = []string{"host", "mapping", "mdev", "pcie", "rombar", "romfile", "x-vga", "legacy-igd",
-	"device-id", "vendor-id", "sub-device-id", "sub-vendor-id"}
+	"device-id", "vendor-id", "sub-device-id", "sub-vendor-id", "driver"}
 
 var pciIDPattern = regexp.MustCompile(`^(?:[a-fA-F0-9]{4,}:)?[a-fA-F0-9]{2}:[a-fA-F0-9]{2}(?:\.[a-fA-F0-9])?$`)
 
@@ -66,6 +66,10 @@ func parseHostPCI(value string) (hostpci, error) {
 			}
 		case "romfile":
 			h.romfile = true
+		case "driver": // qemu-server 9.1: enum vfio, keep
+			if v != "vfio" && v != "keep" {
+				return h, fmt.Errorf("invalid format - format error\ndriver: value '%s' does not have a value in the enumeration 'vfio, keep'", v)
+			}
 		}
 	}
 	return h, nil
@@ -117,7 +121,7 @@ func configPrivilege(key string) string {
 	switch {
 	case slices.Contains([]string{"cores", "sockets", "cpu", "cpulimit", "cpuunits", "vcpus", "numa", "affinity", "smp"}, key):
 		return "VM.Config.CPU"
-	case key == "memory" || key == "balloon" || key == "shares":
+	case key == "memory" || key == "balloon" || key == "shares" || key == "allow-ksm":
 		return "VM.Config.Memory"
 	case base == "net":
 		return "VM.Config.Network"

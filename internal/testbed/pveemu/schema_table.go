@@ -1,7 +1,9 @@
 package pveemu
 
-// Code generated from pve-docs 8.4.2 api-viewer/apidata.js (the parameters of
-// POST /nodes/{node}/qemu and POST /nodes/{node}/qemu/{vmid}/config); DO NOT EDIT.
+// Code generated from pve-docs 9.1.3 api-viewer/apidata.js
+// (shared/reference/pve-api-9.1.json: the parameters of POST
+// /nodes/{node}/qemu, POST /nodes/{node}/qemu/{vmid}/config and POST
+// /nodes/{node}/qemu/{vmid}/status/start); DO NOT EDIT.
 
 // vmParamTypes is the JSON schema type of every parameter VM create and
 // config updates take; "name[n]" stands for name0, name1, ...
@@ -9,6 +11,7 @@ var vmParamTypes = map[string]string{
 	"acpi":                   "boolean",
 	"affinity":               "string",
 	"agent":                  "string",
+	"allow-ksm":              "boolean",
 	"amd-sev":                "string",
 	"arch":                   "string",
 	"archive":                "string",
@@ -37,12 +40,14 @@ var vmParamTypes = map[string]string{
 	"efidisk0":               "string",
 	"force":                  "boolean",
 	"freeze":                 "boolean",
+	"ha-managed":             "boolean",
 	"hookscript":             "string",
 	"hostpci[n]":             "string",
 	"hotplug":                "string",
 	"hugepages":              "string",
 	"ide[n]":                 "string",
 	"import-working-storage": "string",
+	"intel-tdx":              "string",
 	"ipconfig[n]":            "string",
 	"ivshmem":                "string",
 	"keephugepages":          "boolean",
@@ -105,6 +110,23 @@ var vmParamTypes = map[string]string{
 
 // vmCreateOnly are the parameters only VM create takes; vmUpdateOnly only config updates.
 var (
-	vmCreateOnly = map[string]bool{"archive": true, "bwlimit": true, "live-restore": true, "pool": true, "start": true, "storage": true, "unique": true}
+	vmCreateOnly = map[string]bool{"archive": true, "bwlimit": true, "ha-managed": true, "live-restore": true, "pool": true, "start": true, "storage": true, "unique": true}
 	vmUpdateOnly = map[string]bool{"background_delay": true, "delete": true, "digest": true, "revert": true, "skiplock": true}
 )
+
+// vmStartParamTypes are the parameters of POST .../status/start.
+var vmStartParamTypes = map[string]string{
+	"force-cpu":            "string",
+	"machine":              "string",
+	"migratedfrom":         "string",
+	"migration_network":    "string",
+	"migration_type":       "string",
+	"nets-host-mtu":        "string",
+	"node":                 "string",
+	"skiplock":             "boolean",
+	"stateuri":             "string",
+	"targetstorage":        "string",
+	"timeout":              "integer",
+	"vmid":                 "integer",
+	"with-conntrack-state": "boolean",
+}
