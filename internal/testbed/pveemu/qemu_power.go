@@ -1,8 +1,8 @@
 package pveemu
 
 import (
-	"maps"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
