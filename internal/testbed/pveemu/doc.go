@@ -1,5 +1,7 @@
 // Package pveemu is the Proxmox VE backend of the testbed: an emulator of
-// PVE 8.4's REST API (/api2/json) on a loopback HTTPS port whose
+// PVE 9.1's REST API (/api2/json: pve-manager 9.1.9, qemu-server 9.1.9,
+// QEMU 10.1; parameters from pve-docs 9.1.3's apidata,
+// shared/reference/pve-api-9.1.json) on a loopback HTTPS port whose
 // certificate the testbed CA signs, for the provider's gpu_passthrough_vm
 // and gpu_inventory source "proxmox" and for any PVE client (Telmate's
 // proxmox-api-go, proxmoxer, curl). It holds no real VMs: a VM is its
@@ -47,16 +49,47 @@
 //     only to the source's node ("VM uses local storage"), linked (the
 //     default) only from a template; config locks refuse start, stop,
 //     destroy and updates ("VM is locked (create)").
+//   - Cluster PCI mappings (pve-manager's API2/Cluster/Mapping/PCI.pm,
+//     pve-guest-common's PVE/Mapping/PCI.pm): list (with check-node's
+//     "No mapping for node X." and "Invalid configuration: ..."
+//     diagnostics), get (the file's digest, type "pci"), create
+//     (Mapping.Modify on /mapping/pci; each map line checked against
+//     $map_fmt's patterns; "pci ID 'x' already defined"), update
+//     (Mapping.Modify on /mapping/pci/<id>; digest; delete=; map required
+//     on every update, as check_config is called with create set) and
+//     delete (Mapping.Modify on /mapping/pci), the errors under the file
+//     lock prefixed as lock_pci_config does. Several map lines for one
+//     node make a pool.
 //   - vm_start (PVE/QemuServer.pm, PVE/QemuServer/PCI.pm, PCI/Mdev.pm,
 //     OVMF.pm), all in the qmstart task: "q35 machine model is not
 //     enabled" for pcie=1 without q35; "PCI device mapping not found";
-//     "no PCI device found for"; "PCI device '0000:01:00.0' already in use
-//     by VMID '101'" (reserve_pci_usage, per function, against running
-//     VMs); mdev types without free instances ("could not create mediated
-//     device"); OVMF without efidisk0 starts with "WARN: no efidisk
-//     configured! Using temporary efivars disk." and ends "WARNINGS: 1".
-//     PVE does not check IOMMU groups: a GPU sharing its group with a NIC
-//     starts (the provider's preflight is what refuses it).
+//     each map line on the node checked with assert_valid ("PCI device
+//     mapping invalid (hardware probably changed): ...", the mdev flag
+//     included: a mapping of an mdev-capable card must set mdev); "no PCI
+//     device found for"; a pool's alternatives tried in order, the first
+//     that neither this VM's earlier hostpci nor a running VM holds taken,
+//     else "could not find a free device for 'hostpciN'"
+//     (choose_hostpci_devices); "PCI device '0000:01:00.0' already in use
+//     by VMID '101'" for a single alternative (reserve_pci_usage, per
+//     function, against running VMs on the node); an mdev created on the
+//     first alternative with a free instance of the type, else "could not
+//     create mediated device"; OVMF without efidisk0 starts with "WARN: no
+//     efidisk configured! Using temporary efivars disk." and ends
+//     "WARNINGS: 1". PVE does not check IOMMU groups: a GPU sharing its
+//     group with a NIC starts (the provider's preflight is what refuses
+//     it). Root-only start parameters (with-conntrack-state, ...) are
+//     refused for others.
+//   - The QEMU monitor (POST .../monitor, API2/Qemu.pm 'monitor'):
+//     Sys.Audit or Sys.Modify on /vms/<vmid>, then per command what
+//     API2/Qemu/HMPPerms.pm asks (info and help nothing more, Sys.Modify
+//     on /, root@pam only; an unlisted command root@pam's alone); "ERROR:
+//     VM 100 not running" for a stopped VM. "info qtree" lists each
+//     passed-through device as QEMU's qdev_print does
+//     (`dev: vfio-pci, id "hostpci0"` with `host = "0000:41:00.0"`, or
+//     for an mdev `sysfsdev = "/sys/bus/mdev/devices/<uuid>"` and the
+//     unset host "ffff:ff:ff.f"; "hostpci0.0", "hostpci0.1" for the
+//     functions of a multifunction device): which device of a pool a VM
+//     got.
 //   - Tasks: UPIDs as PVE formats them, status running then stopped with
 //     exitstatus "OK", "WARNINGS: n" or the error, a token's task with
 //     "user" and "tokenid" apart (pve-manager API2/Tasks.pm); logs as
@@ -68,15 +101,23 @@
 //
 // Host profiles (hosts.go): pve-a6000 (2× RTX A6000, VGA + audio per IOMMU
 // group), pve-h100 (H100 PCIe in IOMMU group 30 with a ConnectX-7), pve-l40s
-// (L40S with vGPU mdev types), pve-cpu (no GPU); PCI mappings a6000-0,
-// a6000-1 and l40s-vgpu; template "ubuntu-2404-cloud" as VMID 9000, 9001
-// and 9002 on the three GPU nodes. Test controls (FailNextTask,
-// HoldNextTask and ReleaseHeldTasks, out-of-band changes, CallCounts) work
-// in-process and, for a detached testbed, over POST /_testbed/... on the
-// same port; AnswerDroppingProxy puts a proxy in front that loses the
-// answer to a request PVE carried out.
+// (L40S with vGPU mdev types), pve-l40s-b (two L40S, IOMMU groups 50 and
+// 51, in no mapping: room for a two-device pool), pve-cpu (no GPU); PCI
+// mappings a6000-0, a6000-1 and l40s-vgpu; template "ubuntu-2404-cloud" as
+// VMID 9000, 9001, 9002 and 9003 on the four GPU nodes. Test controls
+// (FailNextTask, HoldNextTask and ReleaseHeldTasks, out-of-band changes to
+// VMs, RemovePCIDevice and MovePCIDevice for a card pulled or moved to
+// another slot and IOMMU group, Mapping, CallCounts) work in-process and,
+// for a detached testbed, over POST /_testbed/... on the same port;
+// AnswerDroppingProxy puts a proxy in front that loses the answer to a
+// request PVE carried out.
 //
-// It does not reproduce: real QEMU, storage beyond volume names on
+// It does not reproduce: real QEMU (the monitor knows "info qtree",
+// "info status" and "info version"; its qtree is abridged), PCI
+// reservations by time (two starts racing for a pool), NVIDIA's sysfs
+// vGPU interface of kernel 6.8+ (mdev types are the classic
+// mdev_supported_types), legacy-igd's checks, an HA resource for
+// ha-managed (accepted, not stored), storage beyond volume names on
 // local-lvm, disk resize and moves, migration, snapshots, HA, pools,
 // editing users, tokens and ACLs, the 3-second delay pveproxy adds to 401
 // answers, ticket expiry, background_delay, proxying between nodes (a call for another
