@@ -324,3 +324,18 @@ func TestPVE91Parameters(t *testing.T) {
 	mustRun(t, root, NodeA6000, "POST", vmPath(NodeA6000, vmid)+"/status/start", url.Values{"with-conntrack-state": {"1"}})
 	_ = emu.StopVMOutOfBand(NodeA6000, vmid)
 }
+
+func TestQtreeMultifunction(t *testing.T) {
+	node := NodeA6000
+	vmid := createVM(t, tokenAuth, node, gpuVM("qtree-mf", "mapping="+MappingA6000Second+",pcie=1"))
+	mustRun(t, tokenAuth, node, "POST", vmPath(node, vmid)+"/status/start", nil)
+	t.Cleanup(func() { _ = emu.StopVMOutOfBand(node, vmid) })
+	qt := qtreeOf(t, tokenAuth, node, vmid)
+	if vfioHost(qt, "hostpci0.0") != "0000:02:00.0" || vfioHost(qt, "hostpci0.1") != "0000:02:00.1" || vfioHost(qt, "hostpci0") != "" {
+		t.Fatalf("a multifunction device's functions are hostpci0.0 and hostpci0.1:\n%s", qt)
+	}
+	if !strings.HasPrefix(qt, "bus: main-system-bus\r\n  type System\r\n  dev: q35-pcihost, id \"\"\r\n") ||
+		!strings.Contains(qt, "\r\n          dev: vfio-pci, id \"hostpci0.0\"\r\n            host = \"0000:02:00.0\"\r\n") {
+		t.Fatalf("not QEMU's qdev_print layout:\n%s", qt)
+	}
+}
