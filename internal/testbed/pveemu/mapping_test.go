@@ -10,8 +10,6 @@ import (
 	"testing"
 )
 
-var noMappingAuth = auth{token: NoMappingTokenID + "=" + NoMappingTokenSecret}
-
 // l40sBEntry is a map line for one of pve-l40s-b's L40S.
 func l40sBEntry(path string, group int) string {
 	return fmt.Sprintf("node=%s,path=%s,id=10de:26b9,subsystem-id=10de:1851,iommugroup=%d", NodeL40SB, path, group)
@@ -56,13 +54,16 @@ func TestMappingWrites(t *testing.T) {
 	pool := url.Values{"id": {"pool-w"}, "map": {l40sBEntry("0000:41:00.0", 50), l40sBEntry("0000:61:00.0", 51)},
 		"mdev": {"1"}, "description": {"both L40S of pve-l40s-b"}}
 
-	fails(t, noMappingAuth, "POST", "/cluster/mapping/pci", pool, http.StatusForbidden, "Permission check failed (/mapping/pci, Mapping.Modify)")
+	fails(t, useOnlyTokenAuth, "POST", "/cluster/mapping/pci", pool, http.StatusForbidden, "Permission check failed (/mapping/pci, Mapping.Modify)")
 	createMapping(t, root, "pool-w", url.Values{"mdev": {"1"}, "description": {"both L40S of pve-l40s-b"}, "live-migration-capable": {"1"}},
 		pool["map"]...)
 	fails(t, root, "POST", "/cluster/mapping/pci", pool, http.StatusInternalServerError, "create hardware mapping failed: pci ID 'pool-w' already defined")
 	if lines, found := emu.Mapping("pool-w"); !found || !slices.Equal(lines, pool["map"]) {
 		t.Fatalf("Mapping: %v %v, want the lines as given", lines, found)
 	}
+	// the documented role (TokenID) has Mapping.Modify on /mapping/pci
+	ok(t, tokenAuth, "POST", "/cluster/mapping/pci", url.Values{"id": {"by-token"}, "map": pool["map"][:1]}, nil)
+	ok(t, tokenAuth, "DELETE", "/cluster/mapping/pci/by-token", nil, nil)
 
 	t.Run("parameters are verified against PVE::Mapping::PCI's schema", func(t *testing.T) {
 		bad := url.Values{"id": {"1x"}, "map": {"node=pve-l40s-b,path=41:00.0,id=10de:26b9", "node=pve-l40s-b,path=0000:41:00.0"}, "mdev": {"true"}}
@@ -93,7 +94,7 @@ func TestMappingWrites(t *testing.T) {
 	}
 
 	update := url.Values{"map": pool["map"][:1], "delete": {"description"}, "digest": {digest}}
-	fails(t, noMappingAuth, "PUT", "/cluster/mapping/pci/pool-w", update, http.StatusForbidden, "Permission check failed (/mapping/pci/pool-w, Mapping.Modify)")
+	fails(t, useOnlyTokenAuth, "PUT", "/cluster/mapping/pci/pool-w", update, http.StatusForbidden, "Permission check failed (/mapping/pci/pool-w, Mapping.Modify)")
 	fails(t, root, "PUT", "/cluster/mapping/pci/pool-w", url.Values{"map": pool["map"], "digest": {strings.Repeat("0", 40)}},
 		http.StatusInternalServerError, "update hardware mapping failed: detected modified configuration - file changed by other user? Try again.")
 	fails(t, root, "PUT", "/cluster/mapping/pci/pool-w", url.Values{"description": {"no map"}},
@@ -122,7 +123,7 @@ func TestMappingWrites(t *testing.T) {
 		t.Fatalf("check-node diagnostics: %v", checks)
 	}
 
-	fails(t, noMappingAuth, "DELETE", "/cluster/mapping/pci/pool-w", nil, http.StatusForbidden, "Permission check failed (/mapping/pci, Mapping.Modify)")
+	fails(t, useOnlyTokenAuth, "DELETE", "/cluster/mapping/pci/pool-w", nil, http.StatusForbidden, "Permission check failed (/mapping/pci, Mapping.Modify)")
 	ok(t, root, "DELETE", "/cluster/mapping/pci/pool-w", nil, nil)
 	fails(t, tokenAuth, "GET", "/cluster/mapping/pci/pool-w", nil, http.StatusInternalServerError, "mapping 'pool-w' not found")
 	ok(t, root, "DELETE", "/cluster/mapping/pci/pool-w", nil, nil)
