@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 // l40sBEntry is a map line for one of pve-l40s-b's L40S.
@@ -222,7 +224,9 @@ func TestPoolDrift(t *testing.T) {
 	node := NodeL40SB
 	vmid := createVM(t, tokenAuth, node, gpuVM("drift", "mapping=pool-drift,pcie=1"))
 
-	if err := emu.MovePCIDevice(node, "0000:61:00", "0000:81:00"); err != nil {
+	// the move over HTTPS, as a detached testbed's tests make it
+	base := strings.TrimSuffix(emu.URL(), apiPrefix)
+	if err := testbed.CallControl(httpClient(t), base, "move-pci-device", controlArgs{Node: node, From: "0000:61:00", To: "0000:81:00"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var pci []map[string]any
@@ -254,6 +258,13 @@ func TestPoolDrift(t *testing.T) {
 	}
 	if err := emu.RemovePCIDevice(node, "0000:41:00"); err == nil {
 		t.Fatal("removing a card twice succeeded")
+	}
+	var mapping struct {
+		Entries []string `json:"entries"`
+		Found   bool     `json:"found"`
+	}
+	if err := testbed.CallControl(httpClient(t), base, "mapping", controlArgs{ID: "pool-drift"}, &mapping); err != nil || !mapping.Found || len(mapping.Entries) != 2 {
+		t.Fatalf("the mapping control over HTTPS: %v %+v", err, mapping)
 	}
 	want = "PCI device mapping invalid (hardware probably changed): pci device '0000:41:00.0' not found"
 	if exit, _ := startAnswer(t, tokenAuth, node, vmid); exit != want {
