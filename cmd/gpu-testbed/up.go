@@ -83,8 +83,8 @@ MIG devices instead.
 	fmt.Printf("       dra-* nodes (%s=true) publish no ResourceSlices until NVIDIA's DRA driver runs on them (gpu_dra_driver)\n", k8s.DRANodeLabel)
 	fmt.Printf("EKS:   cluster %q in %s, emulated at %s (eval \"$(gpu-testbed env%s)\"; aws eks describe-cluster --name %s)\n",
 		emu.ClusterName(), emu.Region(), emu.EKSEndpoint(), dirSuffix(*dirArg), emu.ClusterName())
-	fmt.Printf("PVE:   Proxmox VE %s emulated at %s: nodes %s, %s, %s, %s (eval \"$(gpu-testbed env%s)\"; curl --cacert \"$PM_CA_CERT_FILE\" -H \"Authorization: PVEAPIToken=$PM_API_TOKEN_ID=$PM_API_TOKEN_SECRET\" \"$PM_API_URL/nodes\")\n",
-		pveemu.Version, pve.URL(), pveemu.NodeA6000, pveemu.NodeH100, pveemu.NodeL40S, pveemu.NodeCPU, dirSuffix(*dirArg))
+	fmt.Printf("PVE:   Proxmox VE %s emulated at %s: nodes %s, %s, %s, %s, %s (eval \"$(gpu-testbed env%s)\"; curl --cacert \"$PM_CA_CERT_FILE\" -H \"Authorization: PVEAPIToken=$PM_API_TOKEN_ID=$PM_API_TOKEN_SECRET\" \"$PM_API_URL/nodes\")\n",
+		pveemu.Version, pve.URL(), pveemu.NodeA6000, pveemu.NodeH100, pveemu.NodeL40S, pveemu.NodeL40SB, pveemu.NodeCPU, dirSuffix(*dirArg))
 	fmt.Printf("logs:  %s/logs\n\n", dir)
 	fmt.Println(exports(state.Env))
 	fmt.Println("Stop it with: gpu-testbed down" + dirSuffix(*dirArg))
