@@ -32,7 +32,7 @@ type pveUser struct {
 }
 
 var users = []pveUser{
-	{userid: RootUser, email: "root@localhost"},
+	{userid: RootUser},
 	{userid: "terraform@pve", comment: "GPU testbed: owns the API tokens terraform@pve!*"},
 }
 

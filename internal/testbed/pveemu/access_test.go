@@ -274,6 +274,14 @@ func TestPVE9PrivilegeChecks(t *testing.T) {
 			t.Errorf("root@pam is not checked: %v", err)
 		}
 	})
+	t.Run("a new disk: Datastore.AllocateSpace on its storage, file= or not", func(t *testing.T) {
+		for _, disk := range []string{"local-lvm:8", "file=local-lvm:8,format=raw"} {
+			err := checkStorageAccess(identity{authid: AuditTokenID}, map[string]string{"scsi0": disk})
+			if err == nil || err.msg != "Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)" {
+				t.Errorf("%s: %v", disk, err)
+			}
+		}
+	})
 	t.Run("create with start=1 starts in a qmstart task of its own", func(t *testing.T) {
 		vmid := freeVMID(t)
 		starts := func() []string {

@@ -227,11 +227,18 @@ func trunkTags(trunks string) []int {
 // checkStorageAccess asks for Datastore.AllocateSpace on every storage a
 // new disk goes to.
 func checkStorageAccess(id identity, params map[string]string) *apiError {
-	for k, v := range params {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		v := params[k]
 		if configPrivilege(k) != "VM.Config.Disk" || strings.HasPrefix(k, "unused") {
 			continue
 		}
-		storage, _, ok := strings.Cut(strings.Split(v, ",")[0], ":")
+		file := ""
+		for _, p := range parseProperties(v, "file") {
+			if p.key == "file" {
+				file = p.value
+			}
+		}
+		storage, _, ok := strings.Cut(file, ":")
 		if !ok {
 			continue
 		}
