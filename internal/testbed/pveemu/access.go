@@ -22,9 +22,27 @@ const (
 	AuditTokenSecret = "2f6b8e13-7d4c-4a90-b1e5-c83a0d6f2e47"
 )
 
+// PeersTokenID is the API token of terraform-prov@pve, set up as the
+// docs of the other Proxmox Terraform providers give it: Telmate's
+// TerraformProv role on / for the user (terraform-provider-proxmox
+// docs/index.md, "Proxmox 9 and Newer"), which Telmate checks at configure,
+// plus the built-in PVEMappingUser on /mapping/pci that a mapped GPU needs
+// (Mapping.Use), and a token without privilege separation, so with its
+// user's privileges (bpg's docs/index.md: `pveum user token add
+// terraform@pve provider --privsep=0`).
+const (
+	PeersUser          = "terraform-prov@pve"
+	PeersTokenID       = PeersUser + "!peers"
+	PeersTokenSecret   = "6a0c9e52-3f17-4d8b-a2e4-5b91c7d03f68"
+	terraformProvRole  = "TerraformProv"
+	pveMappingUserRole = "PVEMappingUser"
+)
+
 // The users of user.cfg (pve-access-control's parse_user_config): root@pam,
-// whose password logs in (POST /access/ticket), and terraform@pve, which
-// owns the privilege-separated tokens and has no password.
+// whose password logs in (POST /access/ticket), terraform@pve, which owns
+// the privilege-separated tokens of this provider's documented setup, and
+// terraform-prov@pve, the other providers' (PeersTokenID). None but root
+// has a password.
 type pveUser struct {
 	userid  string
 	email   string
@@ -33,7 +51,8 @@ type pveUser struct {
 
 var users = []pveUser{
 	{userid: RootUser},
-	{userid: "terraform@pve", comment: "GPU testbed: owns the API tokens terraform@pve!*"},
+	{userid: PeersUser, comment: "GPU testbed: bpg's and Telmate's documented setup"},
+	{userid: "terraform@pve", comment: "GPU testbed: the gpu provider's documented setup"},
 }
 
 func findUser(userid string) *pveUser {
@@ -56,7 +75,8 @@ type apiToken struct {
 	secret  string
 	privsep bool
 	comment string
-	// acl is the token's own ACL: path -> privileges, propagating.
+	// acl is the token's own ACL: path -> privileges, propagating but on
+	// / (documentedPropagates).
 	acl map[string][]string
 }
 
@@ -67,6 +87,7 @@ var tokens = map[string]apiToken{
 		acl: withMapping(tokenACL, []string{"Mapping.Audit", "Mapping.Use"})},
 	AuditTokenID: {secret: AuditTokenSecret, privsep: true, comment: "VM.Audit on /vms only", acl: map[string][]string{"/vms": {"VM.Audit"}}},
 	RootTokenID:  {secret: RootTokenSecret, privsep: false, comment: "root@pam without privilege separation"},
+	PeersTokenID: {secret: PeersTokenSecret, privsep: false, comment: "bpg's and Telmate's setup: the user's privileges"},
 }
 
 // withMapping is acl with other privileges on /mapping/pci (none: no entry).
@@ -79,67 +100,65 @@ func withMapping(acl map[string][]string, privs []string) map[string][]string {
 	return out
 }
 
-// tokenACL is TokenID's ACL: path -> privileges, each propagating.
-//
-// TODO(privileges.go): build it from internal/proxmox/privileges.go, the
-// documented role, once it lands (pveemu cannot import internal/proxmox:
-// that package's tests import pveemu).
+// tokenACL is the documented role, TokenID's ACL and its user's (the
+// docs' pveum commands give both the same): internal/proxmox/privileges.go
+// Role(9, RoleOptions{Storages: local-lvm, Bridges: vmbr0, Mappings: true}),
+// written out here because pveemu cannot import internal/proxmox (whose
+// tests import pveemu); TestTokenACLIsTheDocumentedRole holds them equal.
 var tokenACL = map[string][]string{
 	"/": {"Sys.Audit"},
-	// Sys.Audit here too: ACLs on /vms replace the one on / below it
-	// (AccessControl::roles), and the monitor's "info qtree" needs
-	// Sys.Audit or Sys.Modify on /vms/{vmid} (qemu-server API2/Qemu.pm
-	// 'monitor').
-	"/vms": {"VM.Allocate", "VM.Audit", "VM.Clone", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Cloudinit",
+	"/vms": {"Sys.Audit", "VM.Allocate", "VM.Audit", "VM.Clone", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Cloudinit",
 		"VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options",
-		"VM.Console", "VM.GuestAgent.Audit", "VM.Migrate", "VM.PowerMgmt", "Sys.Audit"},
-	"/storage":     {"Datastore.AllocateSpace", "Datastore.Audit"},
-	"/mapping/pci": {"Mapping.Audit", "Mapping.Modify", "Mapping.Use"},
-	"/sdn/zones":   {"SDN.Audit", "SDN.Use"},
+		"VM.GuestAgent.Audit", "VM.PowerMgmt"},
+	"/storage/" + Storage:               {"Datastore.AllocateSpace"},
+	"/sdn/zones/localnetwork/" + Bridge: {"SDN.Use"},
+	"/mapping/pci":                      {"Mapping.Audit", "Mapping.Modify", "Mapping.Use"},
 }
 
-// terraformProvRole is the role Telmate's provider documents for its user
-// (terraform-provider-proxmox docs/index.md, the PVE 9 `pveum role add
-// TerraformProv` line): terraform@pve has it on /, as a person following
-// those docs gives it, which is what Telmate checks at configure
-// (GET /access/permissions?userid=terraform@pve&path=/).
-var terraformProvRole = []string{
-	"Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit", "Pool.Allocate", "Pool.Audit",
-	"Sys.Audit", "Sys.Console", "Sys.Modify", "VM.Allocate", "VM.Audit", "VM.Clone", "VM.Config.CDROM",
-	"VM.Config.Cloudinit", "VM.Config.CPU", "VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory",
-	"VM.Config.Network", "VM.Config.Options", "VM.Migrate", "VM.PowerMgmt", "SDN.Use",
+// documentedPropagates is privileges.go's PropagateACL: every ACL of the
+// documented setup propagates but the one on /, where Sys.Audit is given
+// to / alone.
+func documentedPropagates(path string) bool { return path != "/" }
+
+// roles are the roles the ACL names beyond the documented one: Telmate's
+// TerraformProv (its docs' PVE 9 `pveum role add`) and PVE's built-in
+// PVEMappingUser (AccessControl.pm create_roles: Mapping's user and audit
+// privileges).
+var roles = map[string][]string{
+	terraformProvRole: {"Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit", "Pool.Allocate", "Pool.Audit",
+		"Sys.Audit", "Sys.Console", "Sys.Modify", "VM.Allocate", "VM.Audit", "VM.Clone", "VM.Config.CDROM",
+		"VM.Config.Cloudinit", "VM.Config.CPU", "VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory",
+		"VM.Config.Network", "VM.Config.Options", "VM.Migrate", "VM.PowerMgmt", "SDN.Use"},
+	pveMappingUserRole: {"Mapping.Use", "Mapping.Audit"},
 }
 
 // aclEntry is one line of user.cfg's ACL: privileges (a role's) for a
-// user or a token on a path, propagating.
+// user or a token on a path, and whether they propagate below it.
 type aclEntry struct {
-	path  string
-	ugid  string // "terraform@pve" or "terraform@pve!gpu"
-	privs []string
+	path      string
+	ugid      string // "terraform@pve" or "terraform@pve!gpu"
+	privs     []string
+	propagate bool
 }
 
-// acl is the cluster's ACL: terraform@pve has TerraformProv on / and, on
-// each deeper path of its tokens' ACLs, the union of their privileges
-// there (an ACL on a deeper path replaces the one above, so without them
-// the user, and so its privilege-separated tokens, would have only
-// TerraformProv there); each token has its own ACL.
+// acl is the cluster's ACL: terraform@pve and each of its tokens have
+// their ACL as the documented pveum commands set it (the user TokenID's);
+// terraform-prov@pve has TerraformProv on / and PVEMappingUser on
+// /mapping/pci.
 var acl = func() []aclEntry {
-	out := []aclEntry{{path: "/", ugid: "terraform@pve", privs: terraformProvRole}}
-	userPaths := map[string][]string{}
+	var out []aclEntry
+	for _, path := range slices.Sorted(maps.Keys(tokenACL)) {
+		out = append(out, aclEntry{path: path, ugid: "terraform@pve", privs: tokenACL[path], propagate: documentedPropagates(path)})
+	}
 	for _, id := range slices.Sorted(maps.Keys(tokens)) {
 		t := tokens[id]
 		for _, path := range slices.Sorted(maps.Keys(t.acl)) {
-			out = append(out, aclEntry{path: path, ugid: id, privs: t.acl[path]})
-			if path != "/" && strings.HasPrefix(id, "terraform@pve!") {
-				userPaths[path] = append(userPaths[path], t.acl[path]...)
-			}
+			out = append(out, aclEntry{path: path, ugid: id, privs: t.acl[path], propagate: documentedPropagates(path)})
 		}
 	}
-	for _, path := range slices.Sorted(maps.Keys(userPaths)) {
-		privs := slices.Compact(slices.Sorted(slices.Values(userPaths[path])))
-		out = append(out, aclEntry{path: path, ugid: "terraform@pve", privs: privs})
-	}
-	return out
+	return append(out,
+		aclEntry{path: "/", ugid: PeersUser, privs: roles[terraformProvRole], propagate: true},
+		aclEntry{path: "/mapping/pci", ugid: PeersUser, privs: roles[pveMappingUserRole], propagate: true})
 }()
 
 // aclPaths are the paths the ACL names.
@@ -154,11 +173,14 @@ func aclPaths() []string {
 	return out
 }
 
-// aclPrivileges is AccessControl::roles for a user or a token's own ACL:
-// walking from / to path, an ACL entry for ugid on a path replaces what
-// the paths above gave (every entry here propagates).
-func aclPrivileges(ugid, path string) map[string]bool {
-	out := map[string]bool{}
+// aclPrivileges is AccessControl::roles with RPCEnvironment's
+// $compile_acl_path for a user or a token's own ACL: walking from / to
+// path, the entries for ugid on each path that apply there (all on path
+// itself, the propagating ones above it) replace what the paths above
+// gave; each privilege maps to its propagate flag (1 if any of its
+// entries propagates).
+func aclPrivileges(ugid, path string) map[string]int {
+	out := map[string]int{}
 	prefix := ""
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	if path == "/" || path == "" {
@@ -170,16 +192,21 @@ func aclPrivileges(ugid, path string) map[string]bool {
 			prefix += "/" + parts[i]
 			at = prefix
 		}
-		var here map[string]bool
+		final := i == len(parts)-1
+		var here map[string]int
 		for _, e := range acl {
-			if e.ugid != ugid || e.path != at {
+			if e.ugid != ugid || e.path != at || (!final && !e.propagate) {
 				continue
 			}
 			if here == nil {
-				here = map[string]bool{}
+				here = map[string]int{}
 			}
 			for _, p := range e.privs {
-				here[p] = true
+				if e.propagate {
+					here[p] = 1
+				} else if _, set := here[p]; !set {
+					here[p] = 0
+				}
 			}
 		}
 		if here != nil {
@@ -189,37 +216,37 @@ func aclPrivileges(ugid, path string) map[string]bool {
 	return out
 }
 
-// permissionsOf is RPCEnvironment::permissions: root@pam has every
-// privilege; a user its ACL's; a token without privilege separation its
-// user's; a privilege-separated token those both it and its user have;
-// anyone unknown none.
-func permissionsOf(authid, path string) map[string]bool {
+// permissionsOf is RPCEnvironment::permissions: privilege -> propagate
+// flag. root@pam has every privilege; a user its ACL's; a token without
+// privilege separation its user's; a privilege-separated token those both
+// it and its user have (propagating if both do); anyone unknown none.
+func permissionsOf(authid, path string) map[string]int {
 	if authid == RootUser {
-		out := map[string]bool{}
+		out := map[string]int{}
 		for _, p := range pve9Privileges {
-			out[p] = true
+			out[p] = 1
 		}
 		return out
 	}
 	user, _, isToken := strings.Cut(authid, "!")
 	if !isToken {
 		if findUser(authid) == nil {
-			return map[string]bool{}
+			return map[string]int{}
 		}
 		return aclPrivileges(authid, path)
 	}
 	t, ok := tokens[authid]
 	if !ok {
-		return map[string]bool{}
+		return map[string]int{}
 	}
 	userPrivs := permissionsOf(user, path)
 	if !t.privsep {
 		return userPrivs
 	}
-	out := map[string]bool{}
-	for p := range aclPrivileges(authid, path) {
-		if userPrivs[p] {
-			out[p] = true
+	out := map[string]int{}
+	for p, propagate := range aclPrivileges(authid, path) {
+		if up, ok := userPrivs[p]; ok {
+			out[p] = min(up, propagate)
 		}
 	}
 	return out

@@ -222,7 +222,7 @@ var effectivePaths = []string{"/", "/access", "/access/groups", "/nodes", "/pool
 
 // permissions is GET /access/permissions (pve-access-control
 // API2/AccessControl.pm 'permissions'): path -> privilege -> propagate
-// (1: every ACL here propagates). Anyone may ask about themselves or a
+// (0 for Sys.Audit given on / alone). Anyone may ask about themselves or a
 // token of theirs; about anyone else only with Sys.Audit on /access. With
 // path, that path's privileges (possibly none); without, every default
 // and ACL path where userid has any.
@@ -240,13 +240,7 @@ func (e *Emulator) permissions(r *request) (any, error) {
 			return nil, err
 		}
 	}
-	privs := func(path string) map[string]int {
-		out := map[string]int{}
-		for p := range permissionsOf(userid, path) {
-			out[p] = 1
-		}
-		return out
-	}
+	privs := func(path string) map[string]int { return permissionsOf(userid, path) }
 	out := map[string]map[string]int{}
 	if path, ok := r.param("path"); ok && path != "" {
 		out[path] = privs(path)

@@ -7,24 +7,27 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
 )
 
 var (
 	auditTokenAuth   = auth{token: AuditTokenID + "=" + AuditTokenSecret}
 	useOnlyTokenAuth = auth{token: UseOnlyTokenID + "=" + UseOnlyTokenSecret}
+	peersTokenAuth   = auth{token: PeersTokenID + "=" + PeersTokenSecret}
 )
 
 func TestAccessUsers(t *testing.T) {
 	t.Run("the user list: every user for Sys.Audit on /access/groups, tokens with full=1", func(t *testing.T) {
 		var users []map[string]any
-		ok(t, tokenAuth, "GET", "/access/users", nil, &users)
+		ok(t, peersTokenAuth, "GET", "/access/users", nil, &users)
 		byID := map[string]map[string]any{}
 		for _, u := range users {
 			byID[fmt.Sprint(u["userid"])] = u
 		}
 		tf, root := byID["terraform@pve"], byID[RootUser]
-		if tf == nil || root == nil || len(users) != 2 {
-			t.Fatalf("want root@pam and terraform@pve: %v", users)
+		if tf == nil || root == nil || byID[PeersUser] == nil || len(users) != 3 {
+			t.Fatalf("want root@pam, terraform-prov@pve and terraform@pve: %v", users)
 		}
 		if tf["enable"] != float64(1) || tf["expire"] != float64(0) || tf["realm-type"] != "pve" || root["realm-type"] != "pam" {
 			t.Fatalf("user fields: %v", users)
@@ -32,7 +35,7 @@ func TestAccessUsers(t *testing.T) {
 		if _, has := tf["tokens"]; has {
 			t.Fatalf("tokens without full=1: %v", tf)
 		}
-		ok(t, tokenAuth, "GET", "/access/users", url.Values{"full": {"1"}}, &users)
+		ok(t, peersTokenAuth, "GET", "/access/users", url.Values{"full": {"1"}}, &users)
 		var tokens []map[string]any
 		for _, u := range users {
 			if u["userid"] == "terraform@pve" {
@@ -56,33 +59,35 @@ func TestAccessUsers(t *testing.T) {
 		if !slices.Equal(names, []string{"audit", "gpu", "no-mapping", "use-only"}) {
 			t.Fatalf("terraform@pve's tokens, sorted: %v", names)
 		}
-		ok(t, tokenAuth, "GET", "/access/users", url.Values{"enabled": {"0"}}, &users)
+		ok(t, peersTokenAuth, "GET", "/access/users", url.Values{"enabled": {"0"}}, &users)
 		if len(users) != 0 {
 			t.Fatalf("enabled=0 lists enabled users: %v", users)
 		}
 	})
-	t.Run("without Sys.Audit or User.Modify a token sees no user: not even its own", func(t *testing.T) {
-		var users []map[string]any
-		ok(t, auditTokenAuth, "GET", "/access/users", url.Values{"full": {"1"}}, &users)
-		if len(users) != 0 {
-			t.Fatalf("want none (a token's authid is no user's), got %v", users)
+	t.Run("without Sys.Audit or User.Modify on /access/groups a token sees no user: not even its own", func(t *testing.T) {
+		for _, a := range []auth{tokenAuth, auditTokenAuth} {
+			var users []map[string]any
+			ok(t, a, "GET", "/access/users", url.Values{"full": {"1"}}, &users)
+			if len(users) != 0 {
+				t.Fatalf("%s: want none (Sys.Audit on / alone does not reach /access/groups; a token's authid is no user's), got %v", a.token[:strings.Index(a.token, "=")], users)
+			}
 		}
 	})
 	t.Run("one user", func(t *testing.T) {
 		var u map[string]any
-		ok(t, tokenAuth, "GET", "/access/users/terraform@pve", nil, &u)
+		ok(t, peersTokenAuth, "GET", "/access/users/terraform@pve", nil, &u)
 		tokens, _ := u["tokens"].(map[string]any)
 		gpu, _ := tokens["gpu"].(map[string]any)
 		if gpu["privsep"] != float64(1) || len(tokens) != 4 || fmt.Sprint(u["groups"]) != "[]" || u["userid"] != nil {
 			t.Fatalf("read_user: tokens by name, groups a list, no userid: %v", u)
 		}
 		var root map[string]any
-		ok(t, tokenAuth, "GET", "/access/users/"+RootUser, nil, &root)
+		ok(t, peersTokenAuth, "GET", "/access/users/"+RootUser, nil, &root)
 		if rt, _ := root["tokens"].(map[string]any)["gpu"].(map[string]any); rt["privsep"] != float64(0) {
 			t.Fatalf("root@pam!gpu has no privilege separation: %v", root)
 		}
-		fails(t, tokenAuth, "GET", "/access/users/nobody@pve", nil, http.StatusInternalServerError, "no such user ('nobody@pve')")
-		fails(t, auditTokenAuth, "GET", "/access/users/terraform@pve", nil, http.StatusForbidden, "Permission check failed")
+		fails(t, peersTokenAuth, "GET", "/access/users/nobody@pve", nil, http.StatusInternalServerError, "no such user ('nobody@pve')")
+		fails(t, tokenAuth, "GET", "/access/users/terraform@pve", nil, http.StatusForbidden, "Permission check failed")
 	})
 	t.Run("tokens: the user itself or User.Modify", func(t *testing.T) {
 		root := ticketAuth(t)
@@ -122,39 +127,54 @@ func TestPermissionsOfTokensAndTheirUser(t *testing.T) {
 		ok(t, a, "GET", "/access/permissions", params, &out)
 		return out
 	}
-	t.Run("the token's user has what Telmate checks on /", func(t *testing.T) {
-		user := perms(tokenAuth, url.Values{"userid": {"terraform@pve"}, "path": {"/"}})
+	t.Run("the peers' token's user has what Telmate checks on /", func(t *testing.T) {
+		user := perms(peersTokenAuth, url.Values{"userid": {PeersUser}, "path": {"/"}})
 		for _, p := range telmateMinimum {
 			if user["/"][p] != 1 {
-				t.Errorf("terraform@pve lacks %s on /: %v", p, user)
+				t.Errorf("%s lacks %s on /: %v", PeersUser, p, user)
 			}
 		}
+		own := perms(peersTokenAuth, url.Values{"path": {"/mapping/pci/a6000-0"}})["/mapping/pci/a6000-0"]
+		if own["Mapping.Use"] != 1 || own["Mapping.Modify"] == 1 || own["VM.Allocate"] == 1 {
+			t.Fatalf("PeersTokenID (its user's privileges) on a mapping: PVEMappingUser replaces TerraformProv there: %v", own)
+		}
 	})
-	t.Run("a privilege-separated token has its ACL and its user's privileges both", func(t *testing.T) {
-		own := perms(tokenAuth, url.Values{"path": {"/"}})
-		if !maps1(own["/"], "Sys.Audit") {
-			t.Fatalf("the token on / (its ACL: Sys.Audit; its user: TerraformProv): %v", own)
+	t.Run("TokenID has the documented role, / not propagating, and its user the same", func(t *testing.T) {
+		root := perms(tokenAuth, url.Values{"path": {"/"}})
+		if len(root["/"]) != 1 || root["/"]["Sys.Audit"] != 0 {
+			t.Fatalf("TokenID on /: Sys.Audit, not propagated (0): %v", root)
+		}
+		if nodes := perms(tokenAuth, url.Values{"path": {"/nodes/" + NodeA6000}}); len(nodes["/nodes/"+NodeA6000]) != 0 {
+			t.Fatalf("Sys.Audit on / does not reach a node: %v", nodes)
 		}
 		vms := perms(tokenAuth, url.Values{"path": {"/vms/100"}})["/vms/100"]
-		if vms["VM.GuestAgent.Audit"] != 1 || vms["VM.Monitor"] == 1 || vms["Sys.Modify"] == 1 {
-			t.Fatalf("the token on /vms/100: PVE 9's VM.GuestAgent.Audit, no VM.Monitor (gone in 9), no Sys.Modify: %v", vms)
+		if vms["VM.GuestAgent.Audit"] != 1 || vms["Sys.Audit"] != 1 || vms["VM.Monitor"] == 1 || vms["Sys.Modify"] == 1 {
+			t.Fatalf("TokenID on /vms/100: PVE 9's VM.GuestAgent.Audit, Sys.Audit for the monitor, no VM.Monitor (gone in 9), no Sys.Modify: %v", vms)
+		}
+		if bridge := perms(tokenAuth, url.Values{"path": {"/sdn/zones/localnetwork/" + Bridge + "/30"}}); bridge["/sdn/zones/localnetwork/"+Bridge+"/30"]["SDN.Use"] != 1 {
+			t.Fatalf("SDN.Use on the bridge reaches its VLANs: %v", bridge)
 		}
 		mapping := perms(tokenAuth, url.Values{"path": {"/mapping/pci/a6000-0"}})["/mapping/pci/a6000-0"]
 		useOnly := perms(useOnlyTokenAuth, url.Values{"path": {"/mapping/pci/a6000-0"}})["/mapping/pci/a6000-0"]
-		if mapping["Mapping.Modify"] != 1 || useOnly["Mapping.Use"] != 1 || useOnly["Mapping.Modify"] == 1 {
-			t.Fatalf("Mapping.Modify: TokenID %v, UseOnlyTokenID %v", mapping, useOnly)
+		noMapping := perms(auth{token: NoMappingTokenID + "=" + NoMappingTokenSecret}, url.Values{"path": {"/mapping/pci/a6000-0"}})
+		if mapping["Mapping.Modify"] != 1 || useOnly["Mapping.Use"] != 1 || useOnly["Mapping.Modify"] == 1 || len(noMapping["/mapping/pci/a6000-0"]) != 0 {
+			t.Fatalf("on a mapping: TokenID %v, UseOnlyTokenID %v, NoMappingTokenID %v", mapping, useOnly, noMapping)
 		}
-		noMapping := perms(tokenAuth, url.Values{"userid": {NoMappingTokenID}, "path": {"/mapping/pci/a6000-0"}})
-		if len(noMapping["/mapping/pci/a6000-0"]) != 0 {
-			t.Fatalf("NoMappingTokenID on a mapping (its / ACL is replaced by its user's /mapping/pci, which it lacks): %v", noMapping)
+		user := perms(peersTokenAuth, url.Values{"userid": {"terraform@pve"}})
+		own := perms(tokenAuth, nil)
+		if fmt.Sprint(user) != fmt.Sprint(own) {
+			t.Fatalf("the user has the token's ACL (the documented pveum commands give both): user %v, token %v", user, own)
 		}
 	})
 	t.Run("without path: the default and ACL paths where there is any", func(t *testing.T) {
 		all := perms(tokenAuth, nil)
-		for _, path := range []string{"/", "/access", "/nodes", "/vms", "/storage", "/mapping/pci", "/sdn/zones"} {
+		for _, path := range []string{"/", "/vms", "/storage/" + Storage, "/mapping/pci", "/sdn/zones/localnetwork/" + Bridge} {
 			if len(all[path]) == 0 {
 				t.Errorf("missing %s: %v", path, all)
 			}
+		}
+		if _, has := all["/nodes"]; has {
+			t.Errorf("/nodes has nothing: %v", all)
 		}
 		audit := perms(auditTokenAuth, nil)
 		if len(audit) != 1 || audit["/vms"]["VM.Audit"] != 1 {
@@ -162,25 +182,13 @@ func TestPermissionsOfTokensAndTheirUser(t *testing.T) {
 		}
 	})
 	t.Run("another user's needs Sys.Audit on /access; one's own tokens' does not", func(t *testing.T) {
-		fails(t, auditTokenAuth, "GET", "/access/permissions", url.Values{"userid": {"terraform@pve"}}, http.StatusForbidden, "Permission check failed (/access, Sys.Audit)")
+		fails(t, tokenAuth, "GET", "/access/permissions", url.Values{"userid": {"terraform@pve"}}, http.StatusForbidden, "Permission check failed (/access, Sys.Audit)")
 		fails(t, auditTokenAuth, "GET", "/access/permissions", url.Values{"userid": {"terraform@pve!"}}, http.StatusBadRequest, "Parameter verification failed.")
 		root := perms(ticketAuth(t), url.Values{"userid": {RootTokenID}, "path": {"/"}})
 		if root["/"]["Sys.PowerMgmt"] != 1 || root["/"]["Permissions.Modify"] != 1 {
 			t.Fatalf("root@pam!gpu (no privilege separation) has root's privileges: %v", root)
 		}
 	})
-}
-
-func maps1(m map[string]int, keys ...string) bool {
-	if len(m) != len(keys) {
-		return false
-	}
-	for _, k := range keys {
-		if m[k] != 1 {
-			return false
-		}
-	}
-	return true
 }
 
 func TestTaskUserAndTokenID(t *testing.T) {
@@ -222,13 +230,13 @@ func TestStorageContent(t *testing.T) {
 	base := "/nodes/" + NodeCPU + "/storage/" + Storage + "/content"
 	for _, volume := range []string{Storage + ":" + name, name} {
 		var info map[string]any
-		ok(t, tokenAuth, "GET", base+"/"+volume, nil, &info)
+		ok(t, peersTokenAuth, "GET", base+"/"+volume, nil, &info)
 		if fmt.Sprint(info) != fmt.Sprint(want) {
 			t.Fatalf("info %s: %v, want %v", volume, info, want)
 		}
 	}
 	var list []map[string]any
-	ok(t, tokenAuth, "GET", base, url.Values{"vmid": {fmt.Sprint(vmid)}}, &list)
+	ok(t, peersTokenAuth, "GET", base, url.Values{"vmid": {fmt.Sprint(vmid)}}, &list)
 	if len(list) != 1 || list[0]["volid"] != Storage+":"+name || list[0]["vmid"] != float64(vmid) || list[0]["content"] != "images" {
 		t.Fatalf("content of vmid %d: %v", vmid, list)
 	}
@@ -236,9 +244,15 @@ func TestStorageContent(t *testing.T) {
 	if !strings.Contains(string(ans.env["errors"]), "storage ID mismatch (other != local-lvm)") {
 		t.Fatalf("a volume of another storage: %s", ans)
 	}
-	fails(t, tokenAuth, "GET", base+"/vm-999999-disk-0", nil, http.StatusInternalServerError,
+	fails(t, peersTokenAuth, "GET", base+"/vm-999999-disk-0", nil, http.StatusInternalServerError,
 		`can't get size of '/dev/pve/vm-999999-disk-0':   Failed to find logical volume "pve/vm-999999-disk-0"`)
-	fails(t, auditTokenAuth, "GET", base+"/"+name, nil, http.StatusForbidden, "Permission check failed (/storage/local-lvm, Datastore.Audit)")
+	// the documented role has Datastore.AllocateSpace, not Datastore.Audit:
+	// its token lists nothing it may not read, and reads no volume
+	fails(t, tokenAuth, "GET", base+"/"+name, nil, http.StatusForbidden, "Permission check failed (/storage/local-lvm, Datastore.Audit)")
+	ok(t, tokenAuth, "GET", base, nil, &list)
+	if len(list) != 0 {
+		t.Fatalf("TokenID lists volumes it may not read: %v", list)
+	}
 	fails(t, auditTokenAuth, "GET", base, nil, http.StatusForbidden, "Permission check failed (/storage/local-lvm, Datastore.Audit|Datastore.AllocateSpace)")
 }
 
@@ -316,4 +330,19 @@ func TestPVE9PrivilegeChecks(t *testing.T) {
 		}
 		_ = emu.StopVMOutOfBand(NodeCPU, vmid)
 	})
+}
+
+// TestTokenACLIsTheDocumentedRole holds TokenID's ACL (and its user's) to
+// the one home of the documented privileges, internal/proxmox's Role for
+// PVE 9 with the testbed's storage and bridge, / given without propagation.
+func TestTokenACLIsTheDocumentedRole(t *testing.T) {
+	role := proxmox.Role(9, proxmox.RoleOptions{Storages: []string{Storage}, Bridges: []string{Bridge}, Mappings: true})
+	if fmt.Sprint(role) != fmt.Sprint(tokenACL) {
+		t.Fatalf("tokenACL %v\nthe documented role %v", tokenACL, role)
+	}
+	for path := range role {
+		if proxmox.PropagateACL(path) != documentedPropagates(path) {
+			t.Errorf("%s: propagates %v, the docs say %v", path, documentedPropagates(path), proxmox.PropagateACL(path))
+		}
+	}
 }

@@ -21,7 +21,7 @@ func TestVersionNodesAndResources(t *testing.T) {
 	}
 
 	var nodes []map[string]any
-	ok(t, tokenAuth, "GET", "/nodes", nil, &nodes)
+	ok(t, rootTokenAuth, "GET", "/nodes", nil, &nodes)
 	names := map[string]bool{}
 	for _, n := range nodes {
 		names[fmt.Sprint(n["node"])] = true
@@ -31,6 +31,12 @@ func TestVersionNodesAndResources(t *testing.T) {
 		if _, isNumber := n["maxcpu"].(float64); !isNumber {
 			t.Errorf("node %v: maxcpu is not a JSON number: %#v", n["node"], n["maxcpu"])
 		}
+	}
+	// the documented role has Sys.Audit on / alone: no node's details
+	var bare []map[string]any
+	ok(t, tokenAuth, "GET", "/nodes", nil, &bare)
+	if len(bare) != len(nodes) || bare[0]["status"] != "online" || bare[0]["maxcpu"] != nil {
+		t.Fatalf("GET /nodes without Sys.Audit on /nodes/<node>: %v", bare)
 	}
 	for _, want := range []string{NodeA6000, NodeH100, NodeL40S, NodeL40SB, NodeCPU} {
 		if !names[want] {

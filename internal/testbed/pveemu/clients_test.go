@@ -88,18 +88,19 @@ func TestCurlClient(t *testing.T) {
 		}
 	})
 
-	t.Run("the token's user and its permissions, as Telmate's provider reads them", func(t *testing.T) {
+	t.Run("a token's user and its permissions, as Telmate's provider reads them", func(t *testing.T) {
+		peers := "Authorization: PVEAPIToken=" + PeersTokenID + "=" + PeersTokenSecret
 		var users []map[string]any
-		curlData(t, curl(t, "-H", header, base+"/access/users?full=1"), &users)
+		curlData(t, curl(t, "-H", peers, base+"/access/users?full=1"), &users)
 		found := false
 		for _, u := range users {
-			found = found || u["userid"] == "terraform@pve"
+			found = found || u["userid"] == PeersUser
 		}
 		if !found {
-			t.Fatalf("GET /access/users?full=1 lacks terraform@pve: %v", users)
+			t.Fatalf("GET /access/users?full=1 lacks %s: %v", PeersUser, users)
 		}
 		var perms map[string]map[string]int
-		curlData(t, curl(t, "-H", header, base+"/access/permissions?userid=terraform@pve&path=/"), &perms)
+		curlData(t, curl(t, "-H", peers, base+"/access/permissions?userid="+PeersUser+"&path=/"), &perms)
 		for _, p := range telmateMinimum {
 			if perms["/"][p] != 1 {
 				t.Errorf("terraform@pve lacks %s on /: %v", p, perms)

@@ -27,8 +27,8 @@ const (
 	RootUser     = "root@pam"
 	RootPassword = "gpu-testbed-root-password"
 	// TokenID is a privilege-separated API token of the user
-	// terraform@pve: VM.* on /vms, Datastore.* on /storage, Mapping.Use on
-	// /mapping/pci, SDN.Use on /sdn/zones, Sys.Audit on /. Not root.
+	// terraform@pve with the documented role (internal/proxmox's Role for
+	// PVE 9, local-lvm and vmbr0, with Mapping.Modify; access.go). Not root.
 	TokenID     = "terraform@pve!gpu"
 	TokenSecret = "5b0f1a3e-8c2d-4e7f-9a61-2d4c8e0b7f13"
 	// RootTokenID is a token of root@pam without privilege separation: it

@@ -474,7 +474,8 @@ func TestRebootAppliesPendingAndTaskList(t *testing.T) {
 
 func TestNodeClusterAndStorageStatus(t *testing.T) {
 	var status map[string]any
-	ok(t, tokenAuth, "GET", "/nodes/"+NodeH100+"/status", nil, &status)
+	fails(t, tokenAuth, "GET", "/nodes/"+NodeH100+"/status", nil, http.StatusForbidden, "Permission check failed (/nodes/"+NodeH100+", Sys.Audit)")
+	ok(t, rootTokenAuth, "GET", "/nodes/"+NodeH100+"/status", nil, &status)
 	if cpu, _ := status["cpuinfo"].(map[string]any); cpu == nil || cpu["cpus"] != float64(96) {
 		t.Fatalf("node status: %v", status)
 	}
@@ -492,7 +493,8 @@ func TestNodeClusterAndStorageStatus(t *testing.T) {
 	if status["type"] != "lvmthin" {
 		t.Fatalf("storage status: %v", status)
 	}
-	fails(t, tokenAuth, "GET", "/nodes/"+NodeL40S+"/storage/nfs/status", nil, http.StatusInternalServerError, "storage 'nfs' does not exist")
+	fails(t, rootTokenAuth, "GET", "/nodes/"+NodeL40S+"/storage/nfs/status", nil, http.StatusInternalServerError, "storage 'nfs' does not exist")
+	fails(t, tokenAuth, "GET", "/nodes/"+NodeL40S+"/storage/nfs/status", nil, http.StatusForbidden, "Permission check failed (/storage/nfs, Datastore.Audit|Datastore.AllocateSpace)")
 	var index []map[string]string
 	ok(t, tokenAuth, "GET", vmPath(NodeA6000, Templates[NodeA6000]), nil, &index)
 	if !slices.ContainsFunc(index, func(d map[string]string) bool { return d["subdir"] == "config" }) {
