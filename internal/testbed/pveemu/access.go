@@ -81,7 +81,8 @@ type apiToken struct {
 }
 
 var tokens = map[string]apiToken{
-	TokenID:          {secret: TokenSecret, privsep: true, acl: tokenACL, comment: "gpu provider: the documented role"},
+	TokenID:          {secret: TokenSecret, privsep: false, comment: "the testbed's token: terraform@pve's privileges"},
+	RoleTokenID:      {secret: RoleTokenSecret, privsep: true, acl: tokenACL, comment: "gpu provider: exactly the documented role"},
 	NoMappingTokenID: {secret: NoMappingTokenSecret, privsep: true, acl: withMapping(tokenACL, nil), comment: "the documented role without /mapping/pci"},
 	UseOnlyTokenID: {secret: UseOnlyTokenSecret, privsep: true, comment: "the documented role with Mapping.Audit and Mapping.Use only",
 		acl: withMapping(tokenACL, []string{"Mapping.Audit", "Mapping.Use"})},
@@ -100,8 +101,8 @@ func withMapping(acl map[string][]string, privs []string) map[string][]string {
 	return out
 }
 
-// tokenACL is the documented role, TokenID's ACL and its user's (the
-// docs' pveum commands give both the same): internal/proxmox/privileges.go
+// tokenACL is the documented role, RoleTokenID's own ACL (and the base of
+// the other privilege-separated tokens'): internal/proxmox/privileges.go
 // Role(9, RoleOptions{Storages: local-lvm, Bridges: vmbr0, Mappings: true}),
 // written out here because pveemu cannot import internal/proxmox (whose
 // tests import pveemu); TestTokenACLIsTheDocumentedRole holds them equal.
@@ -141,14 +142,27 @@ type aclEntry struct {
 	propagate bool
 }
 
-// acl is the cluster's ACL: terraform@pve and each of its tokens have
-// their ACL as the documented pveum commands set it (the user TokenID's);
-// terraform-prov@pve has TerraformProv on / and PVEMappingUser on
+// userACL is terraform@pve's own ACL: Telmate's TerraformProv with the
+// guest agent's audit privilege on / (propagating), and every mapping
+// privilege on /mapping/pci. So TokenID (no privilege separation) serves
+// this provider, bpg's (Datastore.Audit on a storage to read a volume
+// back) and Telmate's (Sys.Audit on /access to list users at configure)
+// alike, and each privilege-separated token of the user has what its own
+// ACL gives (PVE intersects the two): RoleTokenID exactly the documented
+// role.
+var userACL = map[string][]string{
+	"/":            append(slices.Clone(roles[terraformProvRole]), "VM.GuestAgent.Audit"),
+	"/mapping/pci": {"Mapping.Audit", "Mapping.Modify", "Mapping.Use"},
+}
+
+// acl is the cluster's ACL: terraform@pve has userACL, each of its
+// privilege-separated tokens its ACL as the documented pveum commands set
+// it; terraform-prov@pve has TerraformProv on / and PVEMappingUser on
 // /mapping/pci.
 var acl = func() []aclEntry {
 	var out []aclEntry
-	for _, path := range slices.Sorted(maps.Keys(tokenACL)) {
-		out = append(out, aclEntry{path: path, ugid: "terraform@pve", privs: tokenACL[path], propagate: documentedPropagates(path)})
+	for _, path := range slices.Sorted(maps.Keys(userACL)) {
+		out = append(out, aclEntry{path: path, ugid: "terraform@pve", privs: userACL[path], propagate: true})
 	}
 	for _, id := range slices.Sorted(maps.Keys(tokens)) {
 		t := tokens[id]

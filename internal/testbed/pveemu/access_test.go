@@ -52,11 +52,12 @@ func TestAccessUsers(t *testing.T) {
 		var names []string
 		for _, tk := range tokens {
 			names = append(names, fmt.Sprint(tk["tokenid"]))
-			if tk["privsep"] != float64(1) || tk["expire"] != float64(0) {
+			// the testbed's token (gpu) has its user's privileges; the others are separated
+			if want := map[bool]float64{true: 0, false: 1}[tk["tokenid"] == "gpu"]; tk["privsep"] != want || tk["expire"] != float64(0) {
 				t.Fatalf("token %v", tk)
 			}
 		}
-		if !slices.Equal(names, []string{"audit", "gpu", "no-mapping", "use-only"}) {
+		if !slices.Equal(names, []string{"audit", "gpu", "no-mapping", "role", "use-only"}) {
 			t.Fatalf("terraform@pve's tokens, sorted: %v", names)
 		}
 		ok(t, peersTokenAuth, "GET", "/access/users", url.Values{"enabled": {"0"}}, &users)
@@ -78,7 +79,8 @@ func TestAccessUsers(t *testing.T) {
 		ok(t, peersTokenAuth, "GET", "/access/users/terraform@pve", nil, &u)
 		tokens, _ := u["tokens"].(map[string]any)
 		gpu, _ := tokens["gpu"].(map[string]any)
-		if gpu["privsep"] != float64(1) || len(tokens) != 4 || fmt.Sprint(u["groups"]) != "[]" || u["userid"] != nil {
+		role, _ := tokens["role"].(map[string]any)
+		if gpu["privsep"] != float64(0) || role["privsep"] != float64(1) || len(tokens) != 5 || fmt.Sprint(u["groups"]) != "[]" || u["userid"] != nil {
 			t.Fatalf("read_user: tokens by name, groups a list, no userid: %v", u)
 		}
 		var root map[string]any
@@ -93,7 +95,7 @@ func TestAccessUsers(t *testing.T) {
 		root := ticketAuth(t)
 		var list []map[string]any
 		ok(t, root, "GET", "/access/users/terraform@pve/token", nil, &list)
-		if len(list) != 4 || list[1]["tokenid"] != "gpu" || list[1]["privsep"] != float64(1) {
+		if len(list) != 5 || list[3]["tokenid"] != "role" || list[3]["privsep"] != float64(1) {
 			t.Fatalf("token_index: %v", list)
 		}
 		var tk map[string]any
@@ -139,7 +141,7 @@ func TestPermissionsOfTokensAndTheirUser(t *testing.T) {
 			t.Fatalf("PeersTokenID (its user's privileges) on a mapping: PVEMappingUser replaces TerraformProv there: %v", own)
 		}
 	})
-	t.Run("TokenID has the documented role, / not propagating, and its user the same", func(t *testing.T) {
+	t.Run("RoleTokenID has the documented role, / not propagating; TokenID its user's privileges", func(t *testing.T) {
 		root := perms(tokenAuth, url.Values{"path": {"/"}})
 		if len(root["/"]) != 1 || root["/"]["Sys.Audit"] != 0 {
 			t.Fatalf("TokenID on /: Sys.Audit, not propagated (0): %v", root)
@@ -161,9 +163,16 @@ func TestPermissionsOfTokensAndTheirUser(t *testing.T) {
 			t.Fatalf("on a mapping: TokenID %v, UseOnlyTokenID %v, NoMappingTokenID %v", mapping, useOnly, noMapping)
 		}
 		user := perms(peersTokenAuth, url.Values{"userid": {"terraform@pve"}})
-		own := perms(tokenAuth, nil)
-		if fmt.Sprint(user) != fmt.Sprint(own) {
-			t.Fatalf("the user has the token's ACL (the documented pveum commands give both): user %v, token %v", user, own)
+		unseparated := perms(auth{token: TokenID + "=" + TokenSecret}, nil)
+		if fmt.Sprint(user) != fmt.Sprint(unseparated) {
+			t.Fatalf("TokenID, without privilege separation, has its user's privileges: user %v, token %v", user, unseparated)
+		}
+		for path, privs := range perms(tokenAuth, nil) {
+			for p := range privs {
+				if _, ok := perms(peersTokenAuth, url.Values{"userid": {"terraform@pve"}, "path": {path}})[path][p]; !ok {
+					t.Errorf("RoleTokenID has %s on %s, its user does not: PVE gives a separated token what both have", p, path)
+				}
+			}
 		}
 	})
 	t.Run("without path: the default and ACL paths where there is any", func(t *testing.T) {
@@ -197,13 +206,13 @@ func TestTaskUserAndTokenID(t *testing.T) {
 	t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(NodeCPU, vmid) })
 	st, log := waitTask(t, tokenAuth, NodeCPU, u)
 	mustSucceed(t, st, log)
-	if st.User != "terraform@pve" || st.TokenID != "gpu" {
-		t.Fatalf("a token's task: user %q tokenid %q, want terraform@pve and gpu", st.User, st.TokenID)
+	if st.User != "terraform@pve" || st.TokenID != "role" {
+		t.Fatalf("a token's task: user %q tokenid %q, want terraform@pve and role", st.User, st.TokenID)
 	}
 	var list []map[string]any
 	ok(t, tokenAuth, "GET", "/nodes/"+NodeCPU+"/tasks", url.Values{"vmid": {fmt.Sprint(vmid)}}, &list)
 	i := slices.IndexFunc(list, func(task map[string]any) bool { return task["upid"] == u })
-	if i < 0 || list[i]["user"] != "terraform@pve" || list[i]["tokenid"] != "gpu" {
+	if i < 0 || list[i]["user"] != "terraform@pve" || list[i]["tokenid"] != "role" {
 		t.Fatalf("the task list: %v", list)
 	}
 	root := ticketAuth(t)
@@ -332,7 +341,7 @@ func TestPVE9PrivilegeChecks(t *testing.T) {
 	})
 }
 
-// TestTokenACLIsTheDocumentedRole holds TokenID's ACL (and its user's) to
+// TestTokenACLIsTheDocumentedRole holds RoleTokenID's ACL to
 // the one home of the documented privileges, internal/proxmox's Role for
 // PVE 9 with the testbed's storage and bridge, / given without propagation.
 func TestTokenACLIsTheDocumentedRole(t *testing.T) {

@@ -247,7 +247,7 @@ func TestSecretsStayOutOfTheLog(t *testing.T) {
 		t.Fatalf("reading the emulator's log: %v", err)
 	}
 	log := string(raw)
-	for _, want := range []string{"GET /version 200 (root@pam)", "GET /nodes 200 (terraform@pve!gpu)", "GET /version 401 Authentication failed! (authentication failure: invalid token value!)", "POST /access/ticket 401 authentication failure"} {
+	for _, want := range []string{"GET /version 200 (root@pam)", "GET /nodes 200 (terraform@pve!role)", "GET /version 401 Authentication failed! (authentication failure: invalid token value!)", "POST /access/ticket 401 authentication failure"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q:\n%s", want, log)
 		}

@@ -21,11 +21,16 @@
 //     "Authorization: PVEAPIToken=USER@REALM!NAME=SECRET" (or with a
 //     space), tickets from POST /access/ticket (401 "authentication
 //     failure") in the PVEAuthCookie cookie, a CSRFPreventionToken header
-//     on every ticket call but GET. Users root@pam and terraform@pve (which
-//     has Telmate's documented TerraformProv role on /); the ACL as
+//     on every ticket call but GET. Users root@pam, terraform@pve (which
+//     has Telmate's documented TerraformProv role on / with
+//     VM.GuestAgent.Audit, and every Mapping privilege on /mapping/pci) and
+//     terraform-prov@pve (bpg's and Telmate's documented setup); the ACL as
 //     AccessControl::roles reads it (an entry on a deeper path replaces the
 //     ones above) and RPCEnvironment::permissions (a privilege-separated
-//     token has what both its ACL and its user give): TokenID,
+//     token has what both its ACL and its user give): TokenID (the
+//     testbed's token, without separation: its user's privileges, enough
+//     for this provider, bpg's and Telmate's), RoleTokenID (exactly the
+//     documented role of internal/proxmox's privileges.go),
 //     NoMappingTokenID (no /mapping/pci), UseOnlyTokenID (Mapping.Audit
 //     and Mapping.Use only), AuditTokenID (VM.Audit on /vms only), and
 //     RootTokenID without separation; PVE 9's privileges (VM.Monitor gone,

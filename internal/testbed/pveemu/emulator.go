@@ -26,11 +26,18 @@ const (
 	// hostpci devices.
 	RootUser     = "root@pam"
 	RootPassword = "gpu-testbed-root-password"
-	// TokenID is a privilege-separated API token of the user
-	// terraform@pve with the documented role (internal/proxmox's Role for
-	// PVE 9, local-lvm and vmbr0, with Mapping.Modify; access.go). Not root.
+	// TokenID is the testbed's API token (`gpu-testbed env` exports it):
+	// a token of terraform@pve without privilege separation, so with the
+	// user's privileges, which serve this provider, bpg's and Telmate's
+	// (access.go userACL). Not root.
 	TokenID     = "terraform@pve!gpu"
 	TokenSecret = "5b0f1a3e-8c2d-4e7f-9a61-2d4c8e0b7f13"
+	// RoleTokenID is a privilege-separated token of terraform@pve with
+	// exactly the documented role (internal/proxmox's Role for PVE 9,
+	// local-lvm and vmbr0, with Mapping.Modify): what proves the docs'
+	// privileges suffice.
+	RoleTokenID     = "terraform@pve!role"
+	RoleTokenSecret = "7c4a9e20-1d3b-4f86-b5e2-0a9d6c3f8e14"
 	// RootTokenID is a token of root@pam without privilege separation: it
 	// has root's privileges, but its authid is not "root@pam", so PVE
 	// still refuses it raw hostpci devices.

@@ -48,7 +48,7 @@ type auth struct {
 }
 
 var (
-	tokenAuth     = auth{token: TokenID + "=" + TokenSecret}
+	tokenAuth     = auth{token: RoleTokenID + "=" + RoleTokenSecret} // exactly the documented role
 	rootTokenAuth = auth{token: RootTokenID + "=" + RootTokenSecret} // root@pam!gpu: root privileges, but not root@pam
 )
 

@@ -26,7 +26,7 @@ func TestVMLifecycleWithTokenAndMapping(t *testing.T) {
 	params := gpuVM("lifecycle", "mapping="+MappingA6000First+",pcie=1,x-vga=1,rombar=1")
 	params.Set("vmid", fmt.Sprint(vmid))
 	u := upid(t, tokenAuth, "POST", "/nodes/"+node+"/qemu", params)
-	if !strings.HasPrefix(u, "UPID:"+node+":") || !strings.HasSuffix(u, ":qmcreate:"+fmt.Sprint(vmid)+":"+TokenID+":") {
+	if !strings.HasPrefix(u, "UPID:"+node+":") || !strings.HasSuffix(u, ":qmcreate:"+fmt.Sprint(vmid)+":"+RoleTokenID+":") {
 		t.Fatalf("UPID %q is not PVE's UPID:node:pid:pstart:starttime:type:id:user: form", u)
 	}
 	t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(node, vmid) })
@@ -37,7 +37,7 @@ func TestVMLifecycleWithTokenAndMapping(t *testing.T) {
 	}
 	st, log := waitTask(t, tokenAuth, node, u)
 	mustSucceed(t, st, log)
-	if st.Type != "qmcreate" || st.User+"!"+st.TokenID != TokenID || log[len(log)-1] != "TASK OK" {
+	if st.Type != "qmcreate" || st.User+"!"+st.TokenID != RoleTokenID || log[len(log)-1] != "TASK OK" {
 		t.Fatalf("create task: %+v %q", st, log)
 	}
 
