@@ -165,3 +165,51 @@ func TestTestbed_poolVMsGetDistinctDevicesAndTheThirdIsRefused(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	require.True(t, strings.Contains(te.ExitStatus+strings.Join(te.Log, "\n"), "could not find a free device for 'hostpci0'"), "%v", err)
 }
+
+// TestTestbed_vgpuPoolCountsInstancesDown passes the one-instance L40S-48Q
+// type through a vGPU mapping of both L40S: each VM's vGPU goes to the
+// first card with an instance left, and a third VM is refused at preflight
+// as PVE refuses its start.
+func TestTestbed_vgpuPoolCountsInstancesDown(t *testing.T) {
+	c := mappingClient(t)
+	entries, _ := l40sPoolEntries(t, c)
+	m := PCIMapping{ID: "backend-vgpu", Mdev: true, Entries: entries}
+	createdMapping(t, c, m)
+	gpus := []GPU{{Mapping: m.ID, Mdev: "nvidia-1159", PCIE: true, ROMBar: true}}
+	spec := func(name string) VMSpec {
+		s := gpuVM(name, gpus...)
+		s.Node = pveemu.NodeL40SB
+		return s
+	}
+	left := func() []int {
+		facts, err := c.ReadNodeFacts(testCtx(t), pveemu.NodeL40SB, gpus)
+		require.NoError(t, err)
+		var out []int
+		for _, e := range entries {
+			for _, typ := range facts.Mdev[e.Path] {
+				if typ.Type == "nvidia-1159" {
+					out = append(out, typ.Available)
+				}
+			}
+		}
+		return out
+	}
+	require.Equal(t, []int{1, 1}, left())
+	createdVM(t, c, spec("vgpu-a"))
+	require.Equal(t, []int{0, 1}, left(), "the first card with an instance left")
+	createdVM(t, c, spec("vgpu-b"))
+	require.Equal(t, []int{0, 0}, left())
+
+	facts, err := c.ReadNodeFacts(testCtx(t), pveemu.NodeL40SB, gpus)
+	require.NoError(t, err)
+	findings := Preflight(PreflightVM{Node: pveemu.NodeL40SB}, gpus, facts)
+	require.Len(t, findings, 1, "%+v", findings)
+	require.Equal(t, FindingMdevTypeUsedUp, findings[0].Kind)
+	require.Equal(t, GPUField(FieldGPUMdev, 0), findings[0].Field)
+
+	vm, err := c.CreateVM(testCtx(t), spec("vgpu-c"))
+	deleteAtEnd(t, c, vm.Node, vm.VMID)
+	var te *TaskError
+	require.ErrorAs(t, err, &te, "PVE refuses the third start too")
+	require.Equal(t, "could not create mediated device", te.ExitStatus, "qemu-server PVE/QemuServer.pm vm_start_nolock")
+}
