@@ -141,9 +141,21 @@ func TestTestbed_poolVMsGetDistinctDevicesAndTheThirdIsRefused(t *testing.T) {
 	require.Equal(t, map[string]int{entries[0].Path: vmids[0], entries[1].Path: vmids[1]}, got,
 		"the first free entry each, in the mapping's order")
 
+	plain := poolVM("no-gpu", pool.ID)
+	plain.GPUs = nil
+	_, plainVM := createdVM(t, c, plain)
+
 	third := poolVM("pool-c", pool.ID)
 	facts, err := c.ReadNodeFacts(testCtx(t), third.Node, third.GPUs)
 	require.NoError(t, err)
+	read := map[int]map[int]string{}
+	for _, g := range facts.Guests {
+		if g.HostDevices != nil {
+			read[g.VMID] = g.HostDevices
+		}
+	}
+	require.Equal(t, map[int]map[int]string{vmids[0]: {0: entries[0].Path}, vmids[1]: {0: entries[1].Path}}, read,
+		"the monitor is read for the running guests using the pool, not for VM %d", plainVM.VMID)
 	for _, d := range facts.Pool(pool.ID, third.Node) {
 		require.NotNil(t, d.Holder, "%s held", d.Entry.Path)
 		require.Equal(t, got[d.Entry.Path], d.Holder.Guest.VMID)
