@@ -153,9 +153,10 @@ func (c *Client) MappingPrivileges(ctx context.Context, id string) (map[string]b
 // VMHostDevices asks the QEMU monitor of running VM vmid on node which
 // host devices its hostpci entries got (POST
 // /nodes/{node}/qemu/{vmid}/monitor command="info qtree"). qemu-server
-// PVE/API2/Qemu.pm monitor checks Sys.Audit or Sys.Modify on
+// 9's PVE/API2/Qemu.pm monitor checks Sys.Audit or Sys.Modify on
 // /vms/{vmid}; "info" needs nothing more (PVE/API2/Qemu/HMPPerms.pm:
-// info => 'none'). The method answers a failed command with 200 and
+// info => 'none'); PVE 8 checked VM.Monitor there (privileges.go has
+// both). The method answers a failed command with 200 and
 // "ERROR: <message>" (a VM not running: "ERROR: VM 100 not running"),
 // which is an error here.
 func (c *Client) VMHostDevices(ctx context.Context, node string, vmid int) (map[int]string, error) {

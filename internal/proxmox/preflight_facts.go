@@ -35,9 +35,11 @@ type NodeFacts struct {
 }
 
 // ReadNodeFacts reads what Preflight needs to check gpus on node: the
-// node's PCI functions, the cluster's mappings and VMs, the client's
-// Mapping.Use on each mapping named (unless root@pam), and the mdev types
-// of each GPU asking for one.
+// node's PCI functions, the cluster's mappings and VMs, the devices the
+// running VMs using a pool on the node got (ReadHostDevices), the
+// client's Mapping.Use on each mapping named (unless root@pam), and the
+// mdev types of each GPU asking for one (of every entry of its mapping on
+// the node).
 func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*NodeFacts, error) {
 	facts := &NodeFacts{Node: node, Identity: c.Identity(), Mdev: map[string][]MdevType{}}
 	var err error
