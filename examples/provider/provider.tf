@@ -16,14 +16,13 @@ provider "gpu" {
     profile = "gpu-admin"
   }
 
-  # gpu_passthrough_vm. Raw (unmapped) PCI passthrough needs root@pam's
-  # password; an API token can pass through resource-mapped devices only.
+  # gpu_passthrough_vm, gpu_pci_mapping, gpu_inventory (source = "proxmox").
+  # EITHER an API token OR a username and password: both in one block is a
+  # plan error. A token passes GPUs by cluster PCI mapping (gpu { mapping }).
   proxmox {
     endpoint         = "https://pve.example.com:8006/api2/json"
     api_token_id     = "terraform@pve!gpu"
     api_token_secret = var.proxmox_api_token_secret
-    username         = "root@pam"
-    password         = var.proxmox_root_password
   }
 }
 
@@ -31,6 +30,20 @@ variable "proxmox_api_token_secret" {
   description = "Secret of the Proxmox API token terraform@pve!gpu."
   type        = string
   sensitive   = true
+}
+
+# Proxmox VE lets only root@pam, logged in with its password, pass a raw PCI
+# address (gpu { pci_address }) through; no API token can, not even
+# root@pam's. Where some VMs need raw addresses, give root@pam its own
+# provider block and set `provider = gpu.root` on those resources.
+provider "gpu" {
+  alias = "root"
+
+  proxmox {
+    endpoint = "https://pve.example.com:8006/api2/json"
+    username = "root@pam"
+    password = var.proxmox_root_password
+  }
 }
 
 variable "proxmox_root_password" {

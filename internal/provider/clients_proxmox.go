@@ -28,6 +28,9 @@ type proxmoxClients struct {
 	once   sync.Once
 	client *proxmox.Client
 	err    error
+	// warning is proxmoxTokenWins, given once to the first caller's diagnostics.
+	warning     string
+	warningOnce sync.Once
 }
 
 // Proxmox returns the Proxmox VE client of the provider's proxmox block
@@ -36,6 +39,7 @@ func (c *Clients) Proxmox(ctx context.Context) (*proxmox.Client, error) {
 	p := &c.proxmox
 	p.once.Do(func() {
 		settings, err := p.settings.resolve(c.env, c.userAgent)
+		p.warning = p.settings.tokenWinsWarning(c.env)
 		if err != nil {
 			p.err = err
 			return
@@ -56,6 +60,13 @@ func (c *Clients) Proxmox(ctx context.Context) (*proxmox.Client, error) {
 // proxmoxFor returns the Proxmox client for a resource operation, or nil
 // after adding an error titled summary to diags.
 func (c *Clients) proxmoxFor(ctx context.Context, summary string, diags *diag.Diagnostics) *proxmox.Client {
+	if c != nil {
+		defer c.proxmox.warningOnce.Do(func() {
+			if c.proxmox.warning != "" {
+				diags.AddWarning(proxmoxTokenWinsSummary, c.proxmox.warning)
+			}
+		})
+	}
 	return backendFor(c, summary, "the Proxmox VE client (provider block proxmox, or the PM_* environment variables)", func() (*proxmox.Client, error) { return c.Proxmox(ctx) }, diags)
 }
 
@@ -77,7 +88,9 @@ func (c *Clients) proxmoxAtPlan(ctx context.Context, diags *diag.Diagnostics) (*
 // resolve fills what the block leaves unset from the PM_* environment.
 // Credentials come as a whole from one place: a block that sets any of
 // them takes none from the environment, so a block with root@pam's
-// password is never overridden by an environment's API token. Every
+// password is never overridden by an environment's API token. A block
+// with both a token and a password is an error (proxmoxBothCredentials);
+// an environment with both gives the token (tokenWinsWarning). Every
 // error names the setting to fix where its value came from (the block's
 // attribute or the environment variable), and so does the error of a
 // token or login Proxmox VE rejects (proxmox.Credentials).
@@ -96,6 +109,9 @@ func (s proxmoxSettings) resolve(getenv func(string) string, userAgent string) (
 		out.TokenID, out.TokenSecret = getenv("PM_API_TOKEN_ID"), getenv("PM_API_TOKEN_SECRET")
 		out.Username, out.Password = getenv("PM_USER"), getenv("PM_PASS")
 		credentialsFrom, described = inEnv, func(attr string) string { return inEnv(attr) + " (environment variable)" }
+		if out.TokenID != "" || out.TokenSecret != "" {
+			out.Username, out.Password = "", "" // the token wins (tokenWinsWarning)
+		}
 	}
 	out.Credentials = proxmox.Credentials{
 		TokenID: described("api_token_id"), TokenSecret: described("api_token_secret"),

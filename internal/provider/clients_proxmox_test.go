@@ -22,7 +22,8 @@ func TestProxmoxSettingsTakeCredentialsFromOnePlace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "https://pve.example.com:8006/api2/json", got.Endpoint)
 	require.Equal(t, "terraform@pve!gpu", got.TokenID, "no block: the environment's credentials")
-	require.Equal(t, "root@pam", got.Username)
+	require.Empty(t, got.Username, "the environment holds both: the token wins")
+	require.Empty(t, got.Password)
 	require.Equal(t, pem, got.CACertificatePEM, "PM_CA_CERT_FILE is a path, read")
 	require.False(t, got.Insecure)
 

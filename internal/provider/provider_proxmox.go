@@ -43,9 +43,11 @@ var (
 
 func proxmoxBlockSchema() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
-		MarkdownDescription: "Proxmox VE settings, for `gpu_passthrough_vm` and `gpu_inventory` with `source = \"proxmox\"`. Authenticate with an " +
-			"API token, or with a username and password; when both are set, the token is used. Proxmox lets only `root@pam` logged in with a password " +
-			"pass raw (unmapped) PCI devices through, which no token can do: with a token, pass GPUs by cluster PCI mapping. Unset attributes fall back " +
+		MarkdownDescription: "Proxmox VE settings, for `gpu_passthrough_vm`, `gpu_pci_mapping` and `gpu_inventory` with `source = \"proxmox\"`. " +
+			"Authenticate with EITHER an API token (`api_token_id`, `api_token_secret`) OR a username and password, never both in one block (a plan " +
+			"error). Proxmox lets only `root@pam` logged in with its password pass raw (unmapped) PCI addresses through, which no API token can do, " +
+			"not even root@pam's: with a token, pass GPUs by cluster PCI mapping; where both are needed, write two provider blocks, the second with " +
+			"an `alias`. From the environment, when both a token and a username or password are set, the token is used and a warning says so. Unset attributes fall back " +
 			"to the environment variables the Telmate provider reads: `PM_API_URL`, `PM_API_TOKEN_ID`, `PM_API_TOKEN_SECRET`, `PM_USER`, `PM_PASS`, " +
 			"`PM_TLS_INSECURE`, and `PM_CA_CERT_FILE` (a path) for `ca_certificate`. The API is contacted only when a Proxmox resource or data source is used.",
 		Attributes: map[string]schema.Attribute{
@@ -119,13 +121,23 @@ func (m *proxmoxBlockModel) validate() diag.Diagnostics {
 	if m == nil {
 		return diags
 	}
+	// Written in the block is enough: a value unknown until apply is set too.
+	written := func(v types.String) bool { return v.IsUnknown() || v.ValueString() != "" }
+	if (written(m.APITokenID) || written(m.APITokenSecret)) && (written(m.Username) || written(m.Password)) {
+		diags.AddAttributeError(path.Root("proxmox"), "Invalid proxmox provider configuration", proxmoxBothCredentials(inBlock))
+		return diags
+	}
 	for _, v := range []types.String{m.Endpoint, m.APITokenID, m.APITokenSecret, m.Username, m.Password, m.CACertificate} {
 		if v.IsUnknown() {
 			return diags
 		}
 	}
 	for _, problem := range m.settings().problems(inBlock) {
-		diags.AddAttributeError(path.Root("proxmox").AtName(problem.attribute), "Invalid proxmox provider configuration", problem.text)
+		at := path.Root("proxmox")
+		if problem.attribute != "" {
+			at = at.AtName(problem.attribute)
+		}
+		diags.AddAttributeError(at, "Invalid proxmox provider configuration", problem.text)
 	}
 	return diags
 }
@@ -167,6 +179,10 @@ func (s proxmoxSettings) problems(name func(attr string) string) []settingProble
 		} else if u, _ := url.Parse(s.Endpoint); !proxmoxAPIPath(u.Path) {
 			add("endpoint", name("endpoint")+" path "+quote(u.Path)+" is not the Proxmox API root: end it with /api2/json, e.g. https://pve.example.com:8006/api2/json")
 		}
+	}
+	if (s.APITokenID != "" || s.APITokenSecret != "") && (s.Username != "" || s.Password != "") {
+		add("", proxmoxBothCredentials(name))
+		return out
 	}
 	if s.APITokenID != "" && !proxmoxTokenIDPattern.MatchString(s.APITokenID) {
 		add("api_token_id", name("api_token_id")+" "+quote(s.APITokenID)+" is not USER@REALM!TOKENID: write it like terraform@pve!gpu")
