@@ -32,11 +32,12 @@ func testbedSettings(t *testing.T) Settings {
 	return Settings{Endpoint: env["PM_API_URL"], CACertificatePEM: string(ca), UserAgent: "terraform-provider-gpu-test"}
 }
 
-// tokenClient acts as the privilege-separated token terraform@pve!gpu.
+// tokenClient acts as the privilege-separated token terraform@pve!role,
+// which has exactly the documented role (privileges.go).
 func tokenClient(t *testing.T) *Client {
 	t.Helper()
 	s := testbedSettings(t)
-	s.TokenID, s.TokenSecret = pveemu.TokenID, pveemu.TokenSecret
+	s.TokenID, s.TokenSecret = pveemu.RoleTokenID, pveemu.RoleTokenSecret
 	c, err := s.Connect(context.Background())
 	require.NoError(t, err)
 	return c

@@ -10,7 +10,7 @@ import (
 )
 
 func TestTestbed_identities(t *testing.T) {
-	require.Equal(t, Identity{User: "terraform@pve", TokenID: "gpu", IsToken: true}, tokenClient(t).Identity())
+	require.Equal(t, Identity{User: "terraform@pve", TokenID: "role", IsToken: true}, tokenClient(t).Identity())
 	root := rootClient(t).Identity()
 	require.Equal(t, Identity{User: "root@pam"}, root)
 	require.True(t, root.IsRootPam())
