@@ -56,8 +56,9 @@ type inventoryModel struct {
 	Capacity               *inventoryCapacityModel `tfsdk:"capacity"`
 	CapacityReservations   types.List              `tfsdk:"capacity_reservations"`
 	CapacityBlockOfferings types.List              `tfsdk:"capacity_block_offerings"`
-	// PCIDevices is source "proxmox"'s (inventory_data_source_proxmox.go).
-	PCIDevices types.List `tfsdk:"pci_devices"`
+	// PCIDevices and PCIMappings are source "proxmox"'s (inventory_data_source_proxmox*.go).
+	PCIDevices  types.List `tfsdk:"pci_devices"`
+	PCIMappings types.List `tfsdk:"pci_mappings"`
 }
 
 type inventoryFilterModel struct {
@@ -141,6 +142,7 @@ func (d *InventoryDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 					"(a GPU's audio function too, with `gpu = false`). Null for the other sources.",
 				NestedObject: schema.NestedAttributeObject{Attributes: inventoryPCIDeviceAttributes()},
 			},
+			"pci_mappings": inventoryPCIMappingsAttribute(),
 			"include_labels": schema.ListAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
@@ -300,6 +302,7 @@ func (d *InventoryDataSource) Read(ctx context.Context, req datasource.ReadReque
 	}
 	model.ID = model.Source
 	model.PCIDevices = types.ListNull(inventoryPCIDeviceObjectType())
+	model.PCIMappings = types.ListNull(inventoryPCIMappingObjectType())
 	model.setCapacityOutputsNull()
 	if model.Source.ValueString() == "proxmox" {
 		d.readProxmox(ctx, &model, &resp.Diagnostics)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,12 +84,7 @@ func inventoryPCIDeviceAttributes() map[string]schema.Attribute {
 		"mdev_types": schema.ListNestedAttribute{
 			Computed:            true,
 			MarkdownDescription: "NVIDIA vGPU (mediated device) types the function offers, with the instances left; empty when it is not mdev-capable.",
-			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-				"type":        str("Type, a `gpu` block's `mdev`, e.g. `nvidia-1155`."),
-				"name":        str("Name, e.g. `NVIDIA L40S-4Q`."),
-				"description": str("Description (framebuffer, heads, resolution)."),
-				"available":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Instances left."},
-			}},
+			NestedObject:        schema.NestedAttributeObject{Attributes: inventoryMdevTypeAttributes()},
 		},
 		"mapping": str("ID of the cluster PCI mapping whose entry on this node covers the function (a `gpu` block's `mapping`); null when none does."),
 		"vm_id":   schema.Int64Attribute{Computed: true, MarkdownDescription: "VM the function is passed through to (whole, not as a vGPU), running or not; null when none."},
@@ -167,13 +163,20 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 		return
 	}
 	var devices []inventoryPCIDeviceModel
+	pools := map[string]mappingNodeFacts{}
 	for _, node := range names {
 		functions, err := client.PCIFunctions(ctx, node)
 		if err != nil {
 			diags.AddError(summary, err.Error())
 			return
 		}
-		facts := &proxmox.NodeFacts{Node: node, Functions: functions, Mappings: mappings, Guests: guests}
+		pool, err := readMappingNode(ctx, client, node, functions, mappings, guests)
+		if err != nil {
+			diags.AddError(summary, err.Error())
+			return
+		}
+		pools[node] = pool
+		facts := pool.facts
 		for _, fn := range functions {
 			if !strings.EqualFold(fn.VendorID, proxmox.NVIDIAVendorID) {
 				continue
@@ -208,6 +211,9 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 	list, dd := types.ListValueFrom(ctx, inventoryPCIDeviceObjectType(), devices)
 	diags.Append(dd...)
 	model.PCIDevices = list
+	mappingList, dd := types.ListValueFrom(ctx, inventoryPCIMappingObjectType(), inventoryPCIMappings(mappings, pools))
+	diags.Append(dd...)
+	model.PCIMappings = mappingList
 	model.InstanceTypes = types.ListNull(inventoryInstanceTypeObjectType())
 	model.setKubernetesOutputsNull()
 }
@@ -225,7 +231,7 @@ func pciDeviceModel(fn proxmox.PCIFunction, facts *proxmox.NodeFacts) inventoryP
 		m.Node = facts.Node
 	}
 	for _, mp := range facts.Mappings {
-		if e, ok := facts.MappingEntry(mp.ID, facts.Node); ok && proxmox.PCIListCovers(e.Path, fn.Address) {
+		if slices.ContainsFunc(mp.EntriesOn(facts.Node), func(e proxmox.PCIMappingEntry) bool { return proxmox.PCIListCovers(e.Path, fn.Address) }) {
 			id := mp.ID
 			m.Mapping = &id
 			break

@@ -141,15 +141,16 @@ func testFacts(identity proxmox.Identity) *proxmox.NodeFacts {
 			fn("0000:02:00.1", "0x10de", "0x1aef", "0x040300", "GA102 High Definition Audio Controller", 15),
 			fn("0000:41:00.0", "0x10de", "0x2331", "0x030200", "GH100 [H100 PCIe]", 30),
 			fn("0000:42:00.0", "0x15b3", "0x101d", "0x020000", "MT2892 Family [ConnectX-6 Dx]", 30),
-			fn("0000:c1:00.0", "0x10de", "0x26b9", "0x030200", "AD102GL [L40S]", 40),
+			{Node: "pve", Address: "0000:c1:00.0", VendorID: "0x10de", DeviceID: "0x26b9", Class: "0x030200", DeviceName: "AD102GL [L40S]",
+				IOMMUGroup: 40, MdevCapable: true},
 			fn("0000:d1:00.0", "0x10de", "0x2230", "0x030000", "GA102GL [RTX A6000]", -1),
 		},
 		Mappings: []proxmox.PCIMapping{
-			{ID: "a6000-0", Entries: []proxmox.PCIMappingEntry{{Node: "pve", Path: "0000:01:00", ID: "10de:2230"}}},
-			{ID: "a6000-1", Entries: []proxmox.PCIMappingEntry{{Node: "pve", Path: "0000:02:00"}}},
-			{ID: "elsewhere", Entries: []proxmox.PCIMappingEntry{{Node: "pve2", Path: "0000:01:00"}}},
-			{ID: "stale", Entries: []proxmox.PCIMappingEntry{{Node: "pve", Path: "0000:0a:00"}}},
-			{ID: "l40s-vgpu", Mdev: true, Entries: []proxmox.PCIMappingEntry{{Node: "pve", Path: "0000:c1:00.0"}}},
+			{ID: "a6000-0", Entries: []proxmox.PCIMappingEntry{{Node: "pve", Path: "0000:01:00", ID: "10de:2230", IOMMUGroup: 14}}},
+			{ID: "a6000-1", Entries: []proxmox.PCIMappingEntry{{Node: "pve", Path: "0000:02:00", ID: "10de:2230", IOMMUGroup: 15}}},
+			{ID: "elsewhere", Entries: []proxmox.PCIMappingEntry{{Node: "pve2", Path: "0000:01:00", ID: "10de:2230", IOMMUGroup: 14}}},
+			{ID: "stale", Entries: []proxmox.PCIMappingEntry{{Node: "pve", Path: "0000:0a:00", ID: "10de:2230", IOMMUGroup: 16}}},
+			{ID: "l40s-vgpu", Mdev: true, Entries: []proxmox.PCIMappingEntry{{Node: "pve", Path: "0000:c1:00.0", ID: "10de:26b9", IOMMUGroup: 40}}},
 		},
 		Guests: []proxmox.Guest{
 			{Node: "pve", VMID: 101, Name: "train", Status: "running", HostPCI: map[int]string{0: "mapping=a6000-1,pcie=1,rombar=1"}},
@@ -229,7 +230,7 @@ func TestPassthroughVMPreflightRefusesWhatWouldBreak(t *testing.T) {
 			if tc.identity == noMappingUse {
 				facts.MappingUse = map[string]bool{"a6000-0": false}
 			}
-			diags := preflightDiagnostics(preflightVM{node: "pve", vmid: tc.vmid}, tc.gpus, facts)
+			diags := preflightDiagnostics(preflightVM{node: "pve", vmid: tc.vmid, starting: true}, tc.gpus, facts)
 			if tc.wantPath == "" {
 				require.False(t, diags.HasError(), errorDetails(diags))
 				return
@@ -314,7 +315,7 @@ func TestPassthroughVMGPUStatusesResolveMappings(t *testing.T) {
 	got := gpuStatuses(live, facts)
 	require.Len(t, got, 2)
 	require.Equal(t, passthroughGPUStatusModel{HostPCI: "hostpci0", Value: "mapping=a6000-0,pcie=1,x-vga=1,rombar=1", PCIAddress: "0000:01:00.0",
-		VendorID: "0x10de", DeviceID: "0x2230", Product: "GA102GL [RTX A6000]", IOMMUGroup: 14}, got[0])
+		VendorID: "0x10de", DeviceID: "0x2230", Product: "GA102GL [RTX A6000]", IOMMUGroup: 14, Candidates: []string{"0000:01:00"}}, got[0])
 	require.Equal(t, "0000:02:00.0", got[1].PCIAddress)
 	require.Equal(t, "hostpci1", got[1].HostPCI)
 }
@@ -396,17 +397,18 @@ func TestPassthroughVMPlannedCreateWarnsOfConflictsAndCountsNoOwnVM(t *testing.T
 		wantWarnings  []string
 		wantNoMessage bool
 	}{
-		{"a create refuses a GPU another VM holds", preflightVM{node: "pve"}, held, []string{"gpu[0].mapping"}, nil, false},
-		{"a create refuses a VM ID in use", preflightVM{node: "pve", newVMID: 101},
+		{"a create refuses a GPU another VM holds", preflightVM{starting: true, node: "pve"}, held, []string{"gpu[0].mapping"}, nil, false},
+		{"a create refuses a VM ID in use", preflightVM{starting: true, node: "pve", newVMID: 101},
 			[]proxmox.GPU{{Mapping: "a6000-0", PCIE: true, ROMBar: true}}, []string{"vmid"}, nil, false},
-		{"a planned create warns of a GPU another VM holds", preflightVM{node: "pve", planned: true, name: "web"}, held, nil, []string{"gpu[0].mapping"}, false},
-		{"a planned create warns of a VM ID in use", preflightVM{node: "pve", newVMID: 101, planned: true, name: "web"},
+		{"a planned create warns of a GPU another VM holds", preflightVM{starting: true, node: "pve", planned: true, name: "web"}, held, nil, []string{"gpu[0].mapping"}, false},
+		{"a planned create warns of a VM ID in use", preflightVM{starting: true, node: "pve", newVMID: 101, planned: true, name: "web"},
 			[]proxmox.GPU{{Mapping: "a6000-0", PCIE: true, ROMBar: true}}, nil, []string{"vmid"}, false},
 		{"a planned create of the VM's own name sees neither its GPU nor its VM ID as taken",
-			preflightVM{node: "pve", newVMID: 101, planned: true, name: "train"}, held, nil, nil, true},
-		{"a planned update warns of a GPU another VM holds", preflightVM{node: "pve", vmid: 300, planned: true}, held, nil, []string{"gpu[0].mapping"}, false},
-		{"an update refuses a GPU another VM holds", preflightVM{node: "pve", vmid: 300}, held, []string{"gpu[0].mapping"}, nil, false},
-		{"a planned create still refuses what no other VM decides", preflightVM{node: "pve", planned: true, name: "web"},
+			preflightVM{starting: true, node: "pve", newVMID: 101, planned: true, name: "train"}, held, nil, nil, true},
+		{"a planned update warns of a GPU another VM holds", preflightVM{starting: true, node: "pve", vmid: 300, planned: true}, held, nil, []string{"gpu[0].mapping"}, false},
+		{"an update refuses a GPU another VM holds", preflightVM{starting: true, node: "pve", vmid: 300}, held, []string{"gpu[0].mapping"}, nil, false},
+		{"a VM that stays stopped may be given a GPU another VM holds", preflightVM{node: "pve", vmid: 300}, held, nil, nil, true},
+		{"a planned create still refuses what no other VM decides", preflightVM{starting: true, node: "pve", planned: true, name: "web"},
 			[]proxmox.GPU{{PCIAddress: "0000:01:00", AllFunctions: true, PCIE: true, ROMBar: true}}, []string{"gpu[0].pci_address"}, nil, false},
 	} {
 		t.Run(tc.description, func(t *testing.T) {

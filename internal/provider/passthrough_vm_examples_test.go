@@ -76,8 +76,9 @@ func TestAccPassthroughVM_proxmoxExampleApplies(t *testing.T) {
 				statecheck.ExpectKnownValue("gpu_passthrough_vm.gpu", tfjsonpath.New("gpus").AtSliceIndex(0).AtMapKey("product"),
 					knownvalue.StringRegexp(regexp.MustCompile(`A6000`))),
 				statecheck.ExpectKnownValue("gpu_passthrough_vm.gpu", tfjsonpath.New("node"), knownvalue.StringExact(pveemu.NodeA6000)),
-				// Two A6000s, the H100 and the L40S; the VM's A6000 held by it.
-				statecheck.ExpectKnownOutputValue("cluster_gpus", knownvalue.ListSizeExact(4)),
+				// Two A6000s, the H100, pve-l40s's L40S and pve-l40s-b's two;
+				// the VM's A6000 held by it.
+				statecheck.ExpectKnownOutputValue("cluster_gpus", knownvalue.ListSizeExact(6)),
 				statecheck.ExpectKnownOutputValue("cluster_gpus", knownvalue.ListPartial(map[int]knownvalue.Check{
 					0: knownvalue.StringRegexp(regexp.MustCompile(`^pve-a6000 0000:01:00.0 .*A6000.* \(IOMMU group 14\) mapping=a6000-0 vgpu_types=0 in VM [0-9]+$`)),
 				})),

@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -95,6 +93,8 @@ type passthroughGPUStatusModel struct {
 	DeviceID   string `tfsdk:"device_id"`
 	Product    string `tfsdk:"product"`
 	IOMMUGroup int64  `tfsdk:"iommu_group"`
+	// Candidates are the host devices the line may be given at start.
+	Candidates []string `tfsdk:"candidates"`
 }
 
 // passthroughVMID is the import ID, node/vmid.
@@ -345,29 +345,6 @@ func gpuModelsFromLive(prior []passthroughGPUModel, live []proxmox.GPU) []passth
 // sameDevice says whether two PCI addresses name the same device (bus and slot), whatever their functions.
 func sameDevice(a, b string) bool {
 	return proxmox.PCIDevice(proxmox.NormalizePCIAddress(a)) == proxmox.PCIDevice(proxmox.NormalizePCIAddress(b))
-}
-
-// gpuStatuses is gpus: each hostpci line with the host function it
-// resolves to on the VM's node (through the mapping's entry there), from
-// facts when they could be read.
-func gpuStatuses(live proxmox.VM, facts *proxmox.NodeFacts) []passthroughGPUStatusModel {
-	out := make([]passthroughGPUStatusModel, 0, len(live.HostPCI))
-	for _, i := range slices.Sorted(maps.Keys(live.HostPCI)) {
-		value := live.HostPCI[i]
-		s := passthroughGPUStatusModel{HostPCI: "hostpci" + strconv.Itoa(i), Value: value, IOMMUGroup: -1}
-		var address string
-		if g, err := proxmox.ParseHostPCI(value); err == nil {
-			address = facts.GPUFunction(g, live.Node)
-		}
-		s.PCIAddress = address
-		if facts != nil {
-			if f, ok := facts.Function(address); ok {
-				s.VendorID, s.DeviceID, s.Product, s.IOMMUGroup = f.VendorID, f.DeviceID, f.DeviceName, int64(f.IOMMUGroup)
-			}
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // gpusEqual says whether two lists of gpu blocks ask for the same devices.

@@ -51,7 +51,7 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 		plan.Status = types.StringValue("stopped")
 	}
 	plan.IPv4 = types.ListUnknown(types.StringType)
-	if gpusChange {
+	if gpusChange || mayStartOnPool(ctx, state, &plan) {
 		plan.GPUs = types.ListUnknown(passthroughGPUStatusObjectType)
 	} else {
 		plan.GPUs = state.GPUs // the same hostpci lines resolve to the same devices
@@ -59,9 +59,10 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if state != nil {
 		resp.Diagnostics.Append(restartNeeded(ctx, state, &plan)...)
 	}
-	if !resp.Diagnostics.HasError() && gpusChange && len(plan.GPU) > 0 && !plan.Node.IsUnknown() && gpusKnown(plan.GPU) {
+	check := gpusChange || (state != nil && startsStopped(state, &plan))
+	if !resp.Diagnostics.HasError() && check && len(plan.GPU) > 0 && !plan.Node.IsUnknown() && gpusKnown(plan.GPU) {
 		if client, ok := r.clients.proxmoxAtPlan(ctx, &resp.Diagnostics); ok {
-			vm := preflightVM{node: plan.Node.ValueString(), planned: true}
+			vm := preflightVM{node: plan.Node.ValueString(), planned: true, starting: boolOr(plan.Started, true)}
 			if state != nil {
 				vm.vmid = int(state.VMID.ValueInt64())
 			} else {
@@ -77,6 +78,13 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// startsStopped says whether the plan starts a VM the state has stopped,
+// which the preflight checks as it checks a create: the start may find
+// its GPUs held.
+func startsStopped(state, plan *passthroughVMModel) bool {
+	return state.Status.ValueString() != "running" && boolOr(plan.Started, true)
 }
 
 // passthroughChanged says whether the plan changes anything the user sets.

@@ -40,6 +40,12 @@ type preflightVM struct {
 	// predecessor, never a conflict.
 	planned bool
 	name    string
+	// starting says the VM is to run after the apply. What only a start
+	// refuses (a device another running VM holds, a pool with none free,
+	// vGPU instances used up) is no finding for a VM that stays stopped.
+	// A pool with none free is an error even in a plan: see
+	// preflightDiagnostics.
+	starting bool
 }
 
 // preflight reads the facts of the VM's node and checks its VM ID and
@@ -71,8 +77,19 @@ func preflightDiagnostics(vm preflightVM, gpus []proxmox.GPU, facts *proxmox.Nod
 		target.OwnName = vm.name
 	}
 	for _, f := range proxmox.Preflight(target, gpus, facts) {
+		if !vm.starting && startFinding(f.Kind) {
+			continue
+		}
 		at := fieldPath(f.Field)
 		summary, detail := describeFinding(f, vm, gpus, facts)
+		if vm.planned && f.Kind == proxmox.FindingPoolExhausted {
+			// The issue's rule: a VM to be started on a pool whose every
+			// device runs elsewhere is refused at plan, naming the holders.
+			// Terraform plans the configuration before a destroy too
+			// (its pre-destroy refresh), so the detail says how to destroy.
+			diags.AddAttributeError(at, summary, detail+"\n\n"+poolDestroyNote)
+			continue
+		}
 		if vm.planned && f.Conflict() {
 			diags.AddAttributeWarning(at, summary, detail+"\n\nThe plan goes ahead, as that VM may change before the apply (and "+
 				"Terraform makes this plan before a destroy too); the apply stops before changing anything while this still holds.")
@@ -81,6 +98,20 @@ func preflightDiagnostics(vm preflightVM, gpus []proxmox.GPU, facts *proxmox.Nod
 		diags.AddAttributeError(at, summary, detail)
 	}
 	return diags
+}
+
+// poolDestroyNote says how to destroy while a plan refuses a VM on a full pool.
+const poolDestroyNote = "terraform destroy plans this configuration first and stops here as well while the pool is full: run it " +
+	"with -refresh=false, or remove this resource from the configuration first."
+
+// startFinding says whether a finding is one only a start refuses: PVE
+// takes the configuration and fails the VM's start.
+func startFinding(kind proxmox.FindingKind) bool {
+	switch kind {
+	case proxmox.FindingGPUHeld, proxmox.FindingPoolExhausted, proxmox.FindingMdevTypeUsedUp:
+		return true
+	}
+	return false
 }
 
 // describeFinding is the summary and detail of a finding: the attribute
@@ -158,6 +189,14 @@ func describeFinding(f proxmox.Finding, vm preflightVM, gpus []proxmox.GPU, fact
 	case proxmox.FindingMdevTypeUsedUp:
 		return "vGPU type has no instances left", fmt.Sprintf("gpu[%d].mdev %q: %s has no instance of it left (every one is in use), so "+
 			"Proxmox would fail the VM's start. Pick a type with instances left, or free one", i, g.Mdev, f.Function.Address)
+	case proxmox.FindingPoolExhausted:
+		return "GPU pool has no free device", describePoolExhausted(name, i, node, facts.Pool(g.Mapping, node))
+	case proxmox.FindingMappingInvalid:
+		return "PCI mapping does not match the hardware", fmt.Sprintf("%s: its entry %s on node %s does not match the node's "+
+			"hardware: %s. Proxmox checks every entry of the mapping on the node when a VM starts and refuses the start (\"PCI "+
+			"device mapping invalid (hardware probably changed)\"). Fix the mapping's entry (a gpu_pci_mapping's plan shows the "+
+			"change from the hardware; or Datacenter → Resource Mappings), or remove it from the mapping",
+			name, f.Path, node, f.Problem)
 	case proxmox.FindingVMIDInUse:
 		h := f.Holder.Guest
 		return "VM ID in use", fmt.Sprintf("vmid %d is VM %q on node %s already: to manage it, import it (terraform import <address> "+

@@ -82,7 +82,7 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 
 	// The preflight again, before any write: values unknown at plan are
 	// known now, and a GPU may have been taken since.
-	vm := preflightVM{node: plan.Node.ValueString()}
+	vm := preflightVM{node: plan.Node.ValueString(), starting: boolOr(plan.Started, true)}
 	if !plan.VMID.IsUnknown() && !plan.VMID.IsNull() {
 		vm.newVMID = int(plan.VMID.ValueInt64())
 	}
@@ -105,14 +105,19 @@ func (r *PassthroughVMResource) Create(ctx context.Context, req resource.CreateR
 	// by Ctrl-C or timeouts.create, or whose answer was lost, included),
 	// so that a failed create is tainted and destroyed by the next apply,
 	// never orphaned.
-	facts := r.readFacts(ctx, client, live.Node)
+	facts, diags := r.readFacts(ctx, client, live)
+	resp.Diagnostics.Append(diags...)
 	prior := plan
 	if differs := plan.efiDiskDiffers(live); differs != "" {
 		resp.Diagnostics.AddAttributeWarning(path.Root("efi_disk"), summary, differs+"; the next plan replaces the VM otherwise")
 	}
 	resp.Diagnostics.Append(plan.setFromLive(live, facts)...)
 	if err != nil {
-		resp.Diagnostics.AddError(summary, passthroughKeptDetail(err, ctx.Err()))
+		if at, pool, ok := poolStartFailure(ctx, client, live.Node, spec.GPUs, err); ok {
+			resp.Diagnostics.AddAttributeError(at, summary, passthroughKeptDetail(fmt.Errorf("%w\n\n%s", err, pool), ctx.Err()))
+		} else {
+			resp.Diagnostics.AddError(summary, passthroughKeptDetail(err, ctx.Err()))
+		}
 		plan.keepPlanned(&prior)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -204,7 +209,9 @@ func (r *PassthroughVMResource) Read(ctx context.Context, req resource.ReadReque
 	}
 	var facts *proxmox.NodeFacts
 	if len(live.HostPCI) > 0 {
-		facts = r.readFacts(ctx, client, node)
+		var diags diag.Diagnostics
+		facts, diags = r.readFacts(ctx, client, live)
+		resp.Diagnostics.Append(diags...)
 	}
 	resp.Diagnostics.Append(state.setFromLive(live, facts)...)
 	state.refreshEFIDisk(live)
@@ -228,8 +235,9 @@ func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateR
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	if !gpusEqual(prior.GPU, plan.GPU) {
-		resp.Diagnostics.Append(preflight(ctx, client, preflightVM{node: plan.Node.ValueString(), vmid: int(prior.VMID.ValueInt64())}, plan.gpuSpecs())...)
+	if !gpusEqual(prior.GPU, plan.GPU) || startsStopped(&prior, &plan) {
+		vm := preflightVM{node: plan.Node.ValueString(), vmid: int(prior.VMID.ValueInt64()), starting: plan.Started.ValueBool()}
+		resp.Diagnostics.Append(preflight(ctx, client, vm, plan.gpuSpecs())...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
@@ -240,15 +248,23 @@ func (r *PassthroughVMResource) Update(ctx context.Context, req resource.UpdateR
 	if err != nil {
 		if live.VMID != 0 {
 			// Part of the change happened: record what Proxmox has now.
-			resp.Diagnostics.Append(prior.setFromLive(live, r.readFacts(ctx, client, spec.Node))...)
+			facts, diags := r.readFacts(ctx, client, live)
+			resp.Diagnostics.Append(diags...)
+			resp.Diagnostics.Append(prior.setFromLive(live, facts)...)
 			prior.AllowRestart, prior.Timeouts = plan.AllowRestart, plan.Timeouts
 			resp.Diagnostics.Append(resp.State.Set(ctx, &prior)...)
+		}
+		if at, pool, ok := poolStartFailure(ctx, client, spec.Node, spec.GPUs, err); ok {
+			resp.Diagnostics.AddAttributeError(at, summary, err.Error()+"\n\n"+pool)
+			return
 		}
 		resp.Diagnostics.Append(passthroughBackendError(summary, err)...)
 		return
 	}
 	tflog.Debug(ctx, "updated Proxmox VM", map[string]any{"node": spec.Node, "vmid": spec.VMID, "duration": time.Since(start).String()})
-	resp.Diagnostics.Append(plan.setFromLive(live, r.readFacts(ctx, client, spec.Node))...)
+	facts, diags := r.readFacts(ctx, client, live)
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(plan.setFromLive(live, facts)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -286,21 +302,6 @@ func (r *PassthroughVMResource) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), node)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vmid"), vmid)...)
-}
-
-// readFacts reads what resolves the gpus attribute (the node's PCI
-// functions and the cluster's mappings, not the guests), or nil (with a
-// debug line) when Proxmox does not answer: gpus then has no host details.
-func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.Client, node string) *proxmox.NodeFacts {
-	functions, err := client.PCIFunctions(ctx, node)
-	if err == nil {
-		var mappings []proxmox.PCIMapping
-		if mappings, err = client.PCIMappings(ctx); err == nil {
-			return &proxmox.NodeFacts{Node: node, Identity: client.Identity(), Functions: functions, Mappings: mappings}
-		}
-	}
-	tflog.Debug(ctx, "could not read the node's PCI devices: gpus has no host details", map[string]any{"error": err.Error()})
-	return nil
 }
 
 // passthroughKeptDetail is the error of a create that left a VM, with

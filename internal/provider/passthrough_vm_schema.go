@@ -340,8 +340,10 @@ func passthroughVMAttributes() map[string]schema.Attribute {
 		},
 		"gpus": schema.ListNestedAttribute{
 			Computed: true,
-			MarkdownDescription: "The GPUs as Proxmox has them, by `hostpci` index, with the host device each resolves to (a mapping " +
-				"through its entry on `node`).",
+			MarkdownDescription: "The GPUs as Proxmox has them, by `hostpci` index, with the host device each resolves to. A mapping " +
+				"with one entry on `node` resolves to that entry. A mapping with several entries on `node` is a GPU pool: Proxmox gives " +
+				"the VM the first entry no running VM holds when it starts, so while the VM runs `pci_address` is the device it got " +
+				"(read from the QEMU monitor), and while it is stopped `pci_address` is empty and `candidates` lists what it may get.",
 			NestedObject: schema.NestedAttributeObject{Attributes: passthroughGPUStatusAttributes()},
 		},
 		"ipv4": schema.ListAttribute{
@@ -354,9 +356,16 @@ func passthroughVMAttributes() map[string]schema.Attribute {
 func passthroughGPUStatusAttributes() map[string]schema.Attribute {
 	str := func(d string) schema.Attribute { return schema.StringAttribute{Computed: true, MarkdownDescription: d} }
 	return map[string]schema.Attribute{
-		"hostpci":     str("Key of the device in the VM's configuration, e.g. `hostpci0`."),
-		"value":       str("The configuration line as Proxmox holds it, e.g. `mapping=a6000-0,pcie=1,rombar=1`."),
-		"pci_address": str("Host PCI address of the GPU function, e.g. `0000:01:00.0`; empty when it cannot be resolved."),
+		"hostpci": str("Key of the device in the VM's configuration, e.g. `hostpci0`."),
+		"value":   str("The configuration line as Proxmox holds it, e.g. `mapping=a6000-0,pcie=1,rombar=1`."),
+		"pci_address": str("Host PCI address of the GPU function the VM has, e.g. `0000:01:00.0`; empty when it cannot be told: a " +
+			"stopped VM on a GPU pool (see `candidates`), a vGPU from a pool (the monitor names the mediated device, not its card), " +
+			"or a device Proxmox did not report."),
+		"candidates": schema.ListAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "Host devices this GPU may be given at the VM's start, in the order Proxmox tries them: the paths of " +
+				"the mapping's entries on `node` (several for a GPU pool, one otherwise), or the raw `pci_address`.",
+		},
 		"vendor_id":   str("PCI vendor ID, `0x10de` for NVIDIA."),
 		"device_id":   str("PCI device ID, e.g. `0x2230`."),
 		"product":     str("Product name as the node's PCI database names it, e.g. `GA102GL [RTX A6000]`."),
@@ -368,4 +377,5 @@ func passthroughGPUStatusAttributes() map[string]schema.Attribute {
 var passthroughGPUStatusObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"hostpci": types.StringType, "value": types.StringType, "pci_address": types.StringType, "vendor_id": types.StringType,
 	"device_id": types.StringType, "product": types.StringType, "iommu_group": types.Int64Type,
+	"candidates": types.ListType{ElemType: types.StringType},
 }}
