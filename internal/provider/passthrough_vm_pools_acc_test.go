@@ -27,9 +27,13 @@ import (
 // poolDevices are pve-l40s-b's two L40S, in the order the pools list them.
 var poolDevices = []string{"0000:41:00", "0000:61:00"}
 
-// createPoolMapping makes mapping id (mdev for vGPUs) with an entry for
-// each of pve-l40s-b's L40S, removed when the test ends.
-func createPoolMapping(t *testing.T, id string, mdev bool) {
+// createPoolMapping makes mapping id with an entry for each of
+// pve-l40s-b's L40S, removed when the test ends. It is marked mdev: the
+// L40S can make vGPUs, and PVE 9 refuses the start of a VM whose mapping's
+// mdev flag differs from the device's (qemu-server's parse_hostpci calls
+// pve-guest-common's assert_valid with the mapping's config), whether the
+// VM takes the device whole or a vGPU of it.
+func createPoolMapping(t *testing.T, id string) {
 	t.Helper()
 	ctx := context.Background()
 	ca, err := os.ReadFile(pve.CAFile())
@@ -38,7 +42,7 @@ func createPoolMapping(t *testing.T, id string, mdev bool) {
 	require.NoError(t, err)
 	functions, err := client.PCIFunctions(ctx, pveemu.NodeL40SB)
 	require.NoError(t, err)
-	m := proxmox.PCIMapping{ID: id, Description: "test pool of pve-l40s-b's L40S", Mdev: mdev}
+	m := proxmox.PCIMapping{ID: id, Description: "test pool of pve-l40s-b's L40S", Mdev: true}
 	for _, device := range poolDevices {
 		var fns []proxmox.PCIFunction
 		for _, fn := range functions {
@@ -100,7 +104,7 @@ func poolMapping(t *testing.T, s *terraform.State, address, id string) map[strin
 func TestAccPassthroughVM_poolGivesDistinctDevicesAndRefusesAThirdAtPlan(t *testing.T) {
 	testAccPreCheck(t)
 	const pool = "test-l40s-pool"
-	createPoolMapping(t, pool, false)
+	createPoolMapping(t, pool)
 	a, b, c := poolVM("pool-a", 4301, pool, "", ""), poolVM("pool-b", 4302, pool, "", ""), poolVM("pool-c", 4303, pool, "", "")
 	aStopped := poolVM("pool-a", 4301, pool, "", "  started = false\n")
 	inventory := `
@@ -216,7 +220,7 @@ func poolVMsGone(vmids ...int) func(*terraform.State) error {
 func TestAccPassthroughVM_poolRaceInOneApplyKeepsTheLoserTainted(t *testing.T) {
 	testAccPreCheck(t)
 	const pool = "test-l40s-race"
-	createPoolMapping(t, pool, false)
+	createPoolMapping(t, pool)
 	vmids := []int{4311, 4312, 4313}
 	config := pveProviders() + poolVM("race-a", vmids[0], pool, "", "") + poolVM("race-b", vmids[1], pool, "", "") +
 		poolVM("race-c", vmids[2], pool, "", "")
@@ -281,7 +285,7 @@ func releaseWhenRunning(t *testing.T, vmids []int, want int) {
 func TestAccInventoryDataSource_vgpuPoolInstancesCountDownAsVMsStart(t *testing.T) {
 	testAccPreCheck(t)
 	const pool, mdev = "test-l40s-vgpu-pool", "nvidia-1155"
-	createPoolMapping(t, pool, true)
+	createPoolMapping(t, pool)
 	inventory := func(after ...string) string {
 		deps := ""
 		if len(after) > 0 {
