@@ -51,7 +51,7 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 		plan.Status = types.StringValue("stopped")
 	}
 	plan.IPv4 = types.ListUnknown(types.StringType)
-	if gpusChange || mayStartOnPool(ctx, state, &plan) {
+	if gpusChange || mappedGPUsMayMove(ctx, state, &plan) {
 		plan.GPUs = types.ListUnknown(passthroughGPUStatusObjectType)
 	} else {
 		plan.GPUs = state.GPUs // the same hostpci lines resolve to the same devices

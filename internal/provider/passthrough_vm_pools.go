@@ -153,25 +153,29 @@ func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.C
 	return facts, diags
 }
 
-// mayStartOnPool says whether the plan may (re)start a VM whose GPUs use a
-// mapping: a pool may give it other devices then, so gpus is unknown.
-// Without a mapping the devices are the addresses, whatever the start.
-func mayStartOnPool(ctx context.Context, state, plan *passthroughVMModel) bool {
+// mappedGPUsMayMove says whether the plan may start, stop or restart a
+// VM whose GPUs use a mapping: a pool gives a VM a device at each start and
+// takes it back at the stop, so gpus is unknown. Without a mapping the
+// devices are the addresses, whatever the VM does.
+func mappedGPUsMayMove(ctx context.Context, state, plan *passthroughVMModel) bool {
 	mapped := false
 	for _, g := range plan.GPU {
 		mapped = mapped || !g.Mapping.IsNull()
 	}
-	if !mapped || plan.Started.IsUnknown() || !plan.Started.ValueBool() {
+	switch {
+	case !mapped:
 		return false
-	}
-	if state == nil || state.Status.ValueString() != "running" {
+	case state == nil || plan.Started.IsUnknown():
 		return true
 	}
-	if plan.AllowRestart.IsUnknown() || !plan.AllowRestart.ValueBool() {
+	running := state.Status.ValueString() == "running"
+	if plan.Started.ValueBool() != running {
+		return true
+	}
+	if !running || plan.AllowRestart.IsUnknown() || !plan.AllowRestart.ValueBool() {
 		return false
 	}
-	prior, planned := state.toSpec(ctx), plan.toSpec(ctx)
-	return len(proxmox.StopFields(prior, planned)) > 0
+	return len(proxmox.StopFields(state.toSpec(ctx), plan.toSpec(ctx))) > 0
 }
 
 // describePool is "0000:41:00 (VM 4201 \"pool-a\", running), 0000:61:00
