@@ -14,16 +14,19 @@ import (
 )
 
 // ModifyPlan plans the computed attributes (status from started; gpus and
-// ipv4 unknown when they may change), refuses a change Proxmox makes only
-// to a stopped VM when the VM runs and allow_restart is off, and runs the
-// preflight against the node when the plan can know: the node and the GPUs
-// are known and the provider is configured with known settings. On a
+// ipv4 unknown when they may change: gpus when the GPUs change, or when a
+// VM on a GPU pool starts, stops or restarts), refuses a change Proxmox
+// makes only to a stopped VM when the VM runs and allow_restart is off,
+// and runs the preflight against the node when the plan can know: the node
+// and the GPUs are known and the provider is configured with known
+// settings, and the GPUs change or a stopped VM is to start. On a
 // refresh-only plan with nothing changed, nothing is read. A destroy
 // (null plan) runs no preflight; in any other plan a conflict with another
 // VM is a warning and a create counts no VM of its own name as one (see
 // preflightVM.planned), because Terraform makes that same plan before a
 // destroy: the apply's create or update refuses the conflict before any
-// write.
+// write. The one exception is a pool with no free device, refused at plan
+// (preflightDiagnostics).
 func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
@@ -51,7 +54,7 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 		plan.Status = types.StringValue("stopped")
 	}
 	plan.IPv4 = types.ListUnknown(types.StringType)
-	if gpusChange || mappedGPUsMayMove(ctx, state, &plan) {
+	if gpusChange || poolGPUsMayMove(ctx, state, &plan) {
 		plan.GPUs = types.ListUnknown(passthroughGPUStatusObjectType)
 	} else {
 		plan.GPUs = state.GPUs // the same hostpci lines resolve to the same devices

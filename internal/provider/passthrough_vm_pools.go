@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
@@ -153,19 +154,16 @@ func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.C
 	return facts, diags
 }
 
-// mappedGPUsMayMove says whether the plan may start, stop or restart a
-// VM whose GPUs use a mapping: a pool gives a VM a device at each start and
-// takes it back at the stop, so gpus is unknown. Without a mapping the
-// devices are the addresses, whatever the VM does.
-func mappedGPUsMayMove(ctx context.Context, state, plan *passthroughVMModel) bool {
-	mapped := false
-	for _, g := range plan.GPU {
-		mapped = mapped || !g.Mapping.IsNull()
-	}
-	switch {
-	case !mapped:
+// poolGPUsMayMove says whether the plan may start, stop or restart a VM
+// with a GPU on a pool (a gpus element of the state with several
+// candidates): a pool gives a VM a device at each start and takes it back
+// at the stop, so gpus is unknown. Other GPUs resolve to the same device
+// whatever the VM does.
+func poolGPUsMayMove(ctx context.Context, state, plan *passthroughVMModel) bool {
+	if state == nil || !onPool(ctx, state.GPUs) {
 		return false
-	case state == nil || plan.Started.IsUnknown():
+	}
+	if plan.Started.IsUnknown() {
 		return true
 	}
 	running := state.Status.ValueString() == "running"
@@ -176,6 +174,19 @@ func mappedGPUsMayMove(ctx context.Context, state, plan *passthroughVMModel) boo
 		return false
 	}
 	return len(proxmox.StopFields(state.toSpec(ctx), plan.toSpec(ctx))) > 0
+}
+
+// onPool says whether gpus (the attribute) has a GPU with several
+// candidates, or may have: it is not known.
+func onPool(ctx context.Context, gpus types.List) bool {
+	if gpus.IsNull() || gpus.IsUnknown() {
+		return true
+	}
+	var statuses []passthroughGPUStatusModel
+	if gpus.ElementsAs(ctx, &statuses, false).HasError() {
+		return true
+	}
+	return slices.ContainsFunc(statuses, func(s passthroughGPUStatusModel) bool { return len(s.Candidates) > 1 })
 }
 
 // describePool is "0000:41:00 (VM 4201 \"pool-a\", running), 0000:61:00

@@ -1,7 +1,10 @@
 package provider
 
 import (
+	"context"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/stretchr/testify/require"
 
@@ -159,4 +162,20 @@ func TestInventoryPCIMappingsShowPoolsInUseAndFree(t *testing.T) {
 	require.False(t, one.Entries[0].Valid)
 	require.NotEmpty(t, *one.Entries[0].Problem)
 	require.Equal(t, []inventoryPCIMappingNodeModel{{Node: "pve-b", Devices: 1, Free: 0}}, one.Nodes, "an invalid entry is not free")
+}
+
+// gpus is unknown in a plan that starts or stops a VM with a GPU on a
+// pool (a device with several candidates), known otherwise.
+func TestPassthroughVMPoolGPUsAreUnknownWhenTheVMStartsOrStops(t *testing.T) {
+	ctx := context.Background()
+	model := func(status string, started bool, candidates ...string) *passthroughVMModel {
+		gpus, diags := types.ListValueFrom(ctx, passthroughGPUStatusObjectType, []passthroughGPUStatusModel{{HostPCI: "hostpci0", Candidates: candidates}})
+		require.False(t, diags.HasError())
+		return &passthroughVMModel{Status: types.StringValue(status), Started: types.BoolValue(started), AllowRestart: types.BoolValue(false), GPUs: gpus}
+	}
+	pool := []string{"0000:41:00", "0000:61:00"}
+	require.True(t, poolGPUsMayMove(ctx, model("running", true, pool...), model("", false)), "a stop frees the device")
+	require.True(t, poolGPUsMayMove(ctx, model("stopped", false, pool...), model("", true)), "a start takes one")
+	require.False(t, poolGPUsMayMove(ctx, model("running", true, pool...), model("", true)), "it keeps running with its device")
+	require.False(t, poolGPUsMayMove(ctx, model("stopped", false, "0000:41:00"), model("", true)), "one candidate: the same device")
 }
