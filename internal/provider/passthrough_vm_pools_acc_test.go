@@ -143,6 +143,14 @@ data "gpu_inventory" "pools" {
 					require.Equal(t, pveemu.NodeL40SB, m["nodes.0.node"])
 					require.Equal(t, "2", m["nodes.0.devices"])
 					require.Equal(t, "0", m["nodes.0.free"])
+
+					for _, d := range pciDevices(t, s, "data.gpu_inventory.pools") {
+						if d["pci_address"] == aDevice {
+							require.Equal(t, pool, d["mapping"], "the entry covering it, the pool's second one included")
+							require.Equal(t, "pool-a", d["vm_name"], "the VM the pool gave it to")
+							require.Equal(t, "false", d["free"])
+						}
+					}
 					return nil
 				},
 			},
