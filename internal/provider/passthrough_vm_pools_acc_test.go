@@ -100,9 +100,13 @@ func poolMapping(t *testing.T, s *terraform.State, address, id string) map[strin
 // Two VMs on a two-device pool get a device each, which gpus and the
 // inventory show; a third, added in a later plan, is refused at plan
 // naming both holders; once one of them is stopped, the third applies
-// and gets the device the stopped one had.
+// and gets the device the stopped one had. The provider uses the token
+// with exactly the documented role: reading which device a VM got (the
+// QEMU monitor) is in it.
 func TestAccPassthroughVM_poolGivesDistinctDevicesAndRefusesAThirdAtPlan(t *testing.T) {
 	testAccPreCheck(t)
+	t.Setenv("PM_API_TOKEN_ID", pveemu.RoleTokenID)
+	t.Setenv("PM_API_TOKEN_SECRET", pveemu.RoleTokenSecret)
 	const pool = "test-l40s-pool"
 	createPoolMapping(t, pool)
 	a, b, c := poolVM("pool-a", 4301, pool, "", ""), poolVM("pool-b", 4302, pool, "", ""), poolVM("pool-c", 4303, pool, "", "")
