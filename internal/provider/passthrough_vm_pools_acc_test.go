@@ -374,3 +374,29 @@ data "gpu_inventory" "vgpu" {
 		CheckDestroy: poolVMsGone(4321, 4322),
 	})
 }
+
+// A full pool and destroy: Terraform's destroy plans the configuration
+// first (its pre-destroy refresh is a normal plan, whose errors are fatal:
+// terraform/context_plan.go destroyPlan), so the plan-time refusal of a VM
+// that does not exist yet stops `terraform destroy` too. The refusal says
+// so and how to go on; without the refused VM in the configuration the
+// destroy runs and removes the VMs that exist.
+func TestAccPassthroughVM_destroyWithAFullPoolSaysHowToGoOn(t *testing.T) {
+	testAccPreCheck(t)
+	const pool = "test-l40s-destroy"
+	createPoolMapping(t, pool)
+	a, b, c := poolVM("full-a", 4331, pool, "", ""), poolVM("full-b", 4332, pool, "", ""), poolVM("full-c", 4333, pool, "", "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: pveProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: pveProviders() + a + b},
+			{Config: pveProviders() + a + b + c, ExpectError: errorText("GPU pool has no free device")},
+			{
+				Config: pveProviders() + a + b + c, Destroy: true,
+				ExpectError: errorText("terraform destroy plans this configuration first", "-refresh=false"),
+			},
+			{Config: pveProviders() + a + b, Destroy: true},
+		},
+		CheckDestroy: poolVMsGone(4331, 4332, 4333),
+	})
+}
