@@ -104,6 +104,7 @@ func (p *GPUProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewWorkloadResource,
 		NewNodeGroupResource,
 		NewPassthroughVMResource,
+		NewPCIMappingResource,
 	}
 }
 

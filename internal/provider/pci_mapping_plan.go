@@ -1,0 +1,189 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
+)
+
+// ModifyPlan resolves the entries from the nodes' hardware when the
+// provider is configured and the device choice is known: a select block
+// again at every plan (a card pulled drops out, a card moved shows at its
+// new address), device blocks checked (a card gone is an error naming the
+// block). The checks (resolveMapping) and the caller's Mapping.Modify
+// (create: on /mapping/pci; update: on /mapping/pci/<id>; pve-manager
+// PVE/API2/Cluster/Mapping/PCI.pm, subs create and update) run only when
+// the plan changes the mapping: a plan that changes nothing keeps the
+// state's entries and reads nothing more. A destroy checks only
+// Mapping.Modify on /mapping/pci, which PVE's delete asks (sub delete).
+// When the plan cannot know, Create and Update resolve and check before
+// any write.
+func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state *pciMappingModel
+	if !req.State.Raw.IsNull() {
+		state = &pciMappingModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if req.Plan.Raw.IsNull() {
+		if state != nil {
+			if client, ok := r.clients.proxmoxAtPlan(ctx, &resp.Diagnostics); ok {
+				resp.Diagnostics.Append(checkMappingModify(ctx, client, "", "delete the mapping")...)
+			}
+		}
+		return
+	}
+	var plan pciMappingModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.Name.IsUnknown() {
+		plan.ID = plan.Name
+	}
+	settingsChange := state == nil || pciMappingSettingsChanged(state, &plan)
+	client, ok := r.clients.proxmoxAtPlan(ctx, &resp.Diagnostics)
+	if !ok || !plan.known() || plan.Name.IsUnknown() {
+		if settingsChange {
+			plan.Entries = types.ListUnknown(pciMappingEntryObjectType)
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+	var prior []proxmox.PCIMappingEntry
+	if state != nil {
+		prior, _ = stateEntries(ctx, state.Entries)
+	}
+	entries, diags := r.resolve(ctx, client, &plan, prior)
+	entriesChange := state == nil || !sameEntries(prior, entries)
+	if state != nil && sameEntries(prior, entries) && !settingsChange {
+		// Nothing to apply: no checks, the state's entries and holders.
+		plan.Entries = state.Entries
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if entriesChange {
+		list, d := entryValues(entries, nil)
+		resp.Diagnostics.Append(d...)
+		plan.Entries = list
+	} else {
+		plan.Entries = state.Entries
+	}
+	if state == nil || state.Name.ValueString() != plan.Name.ValueString() {
+		resp.Diagnostics.Append(checkMappingModify(ctx, client, "", "create the mapping")...)
+	} else {
+		resp.Diagnostics.Append(checkMappingModify(ctx, client, plan.Name.ValueString(), "change the mapping")...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// pciMappingSettingsChanged says whether the plan changes anything the user
+// sets.
+func pciMappingSettingsChanged(state, plan *pciMappingModel) bool {
+	return state.Name.String() != plan.Name.String() || state.Description.String() != plan.Description.String() ||
+		state.Mdev.String() != plan.Mdev.String() || state.LiveMigrationCapable.String() != plan.LiveMigrationCapable.String() ||
+		fmt.Sprint(state.Select) != fmt.Sprint(plan.Select) || fmt.Sprint(state.Device) != fmt.Sprint(plan.Device) ||
+		state.Timeouts.String() != plan.Timeouts.String()
+}
+
+// resolve reads the hardware m's devices depend on and resolves them.
+func (r *PCIMappingResource) resolve(ctx context.Context, client *proxmox.Client, m *pciMappingModel, prior []proxmox.PCIMappingEntry) ([]resolvedEntry, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	req := m.request(ctx, prior)
+	start := time.Now()
+	hw, err := readMappingHardware(ctx, client, req)
+	if err != nil {
+		at := path.Root("select")
+		if !req.selected {
+			at = path.Root("device")
+		}
+		diags.AddAttributeError(at, "checking the devices against Proxmox VE", err.Error())
+		return nil, diags
+	}
+	tflog.Debug(ctx, "read the Proxmox VE hardware of a PCI mapping", map[string]any{
+		"id": req.name, "nodes": len(hw.functions), "mappings": len(hw.others), "duration": time.Since(start).String(),
+	})
+	return resolveMapping(req, hw)
+}
+
+// readMappingHardware reads the cluster's nodes, the PCI functions of the
+// online nodes req concerns (a select without nodes: every online node),
+// and the cluster's mappings other than req's.
+func readMappingHardware(ctx context.Context, client *proxmox.Client, req mappingRequest) (mappingHardware, error) {
+	hw := mappingHardware{functions: map[string][]proxmox.PCIFunction{}}
+	nodes, err := client.Nodes(ctx)
+	if err != nil {
+		return hw, err
+	}
+	online := map[string]bool{}
+	for _, n := range nodes {
+		hw.nodes = append(hw.nodes, n.Name)
+		if n.Status == "" || n.Status == "online" {
+			hw.online = append(hw.online, n.Name)
+			online[n.Name] = true
+		}
+	}
+	wanted := req.nodes
+	if req.selected && len(wanted) == 0 {
+		wanted = hw.online
+	}
+	for _, d := range req.devices {
+		wanted = append(wanted, d.node)
+	}
+	for _, node := range wanted {
+		if _, done := hw.functions[node]; done || !online[node] {
+			continue
+		}
+		fns, err := client.PCIFunctions(ctx, node)
+		if err != nil {
+			return hw, err
+		}
+		hw.functions[node] = fns
+	}
+	mappings, err := client.PCIMappings(ctx)
+	if err != nil {
+		return hw, err
+	}
+	for _, m := range mappings {
+		if m.ID != req.name {
+			hw.others = append(hw.others, m)
+		}
+	}
+	return hw, nil
+}
+
+// checkMappingModify is the plan error for a caller without Mapping.Modify
+// on /mapping/pci (id "") or /mapping/pci/<id>, with the fix. A failed
+// read of the privileges is no error: the apply meets PVE's own check.
+func checkMappingModify(ctx context.Context, client *proxmox.Client, id, what string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	privPath := "/mapping/pci"
+	if id != "" {
+		privPath += "/" + id
+	}
+	privs, err := client.MappingPrivileges(ctx, id)
+	if err != nil {
+		tflog.Debug(ctx, "could not read the privileges on "+privPath, map[string]any{"error": err.Error()})
+		return diags
+	}
+	if _, ok := privs["Mapping.Modify"]; ok {
+		return diags
+	}
+	diags.AddAttributeError(path.Root("name"), "No permission to "+what, fmt.Sprintf("Proxmox VE would refuse to %s (HTTP 403). %s",
+		what, mappingModifyFix(client.Identity(), privPath)))
+	return diags
+}

@@ -1,0 +1,130 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
+)
+
+// setFromLive sets m from the mapping as PVE has it: its settings and
+// entries, each with its device's product and the running VM holding it,
+// read from the entry's node. An entry the node's hardware no longer
+// matches (proxmox.CheckMappingEntry, PVE's assert_valid) is a warning;
+// the next plan resolves the configuration against the hardware and shows
+// the change. An imported mapping (neither select nor device in m) gets
+// device blocks.
+func (r *PCIMappingResource) setFromLive(ctx context.Context, client *proxmox.Client, m *pciMappingModel, live proxmox.PCIMapping, diags *diag.Diagnostics) {
+	m.ID, m.Name = types.StringValue(live.ID), types.StringValue(live.ID)
+	m.Description = types.StringNull()
+	if live.Description != "" {
+		m.Description = types.StringValue(live.Description)
+	}
+	m.Mdev, m.LiveMigrationCapable = types.BoolValue(live.Mdev), types.BoolValue(live.LiveMigrationCapable)
+	facts := map[string]*proxmox.NodeFacts{}
+	factsOf := func(node string) *proxmox.NodeFacts {
+		if f, done := facts[node]; done {
+			return f
+		}
+		f, err := client.ReadNodeFacts(ctx, node, nil)
+		if err != nil {
+			tflog.Debug(ctx, "could not read a node of a PCI mapping: its entries have no product or holder", map[string]any{"node": node, "error": err.Error()})
+			f = nil
+		}
+		facts[node] = f
+		return f
+	}
+	entries := make([]resolvedEntry, len(live.Entries))
+	for i, e := range live.Entries {
+		entries[i] = resolvedEntry{PCIMappingEntry: e}
+		f := factsOf(e.Node)
+		if f == nil {
+			continue
+		}
+		fns := functionsOf(f.Functions, e.Path)
+		if len(fns) > 0 {
+			entries[i].product = functionAt(fns, proxmox.PrimaryFunction(firstPath(e.Path))).DeviceName
+		}
+		if problem := proxmox.CheckMappingEntry(e, f.Functions); problem != "" {
+			diags.AddWarning("PCI mapping no longer matches the hardware", "Mapping "+live.ID+"'s entry on node "+e.Node+" ("+e.Path+
+				"): "+problem+". PVE refuses to start a VM on it; the plan resolves the configuration against the hardware again.")
+		}
+	}
+	list, d := entryValues(entries, func(e proxmox.PCIMappingEntry) types.Int64 {
+		return holderOf(factsOf(e.Node), live.ID, e)
+	})
+	diags.Append(d...)
+	m.Entries = list
+	if len(m.Select) == 0 && len(m.Device) == 0 {
+		for _, e := range live.Entries {
+			m.Device = append(m.Device, pciMappingDeviceModel{Node: types.StringValue(e.Node), Address: types.StringValue(e.Path)})
+		}
+	}
+}
+
+// holderOf is the VM ID of the running VM holding e's device: through
+// this mapping (the backend's pool view, from the QEMU monitor of the VMs
+// using it), else through another mapping or its address; null when none
+// does or f is nil.
+func holderOf(f *proxmox.NodeFacts, id string, e proxmox.PCIMappingEntry) types.Int64 {
+	if f == nil {
+		return types.Int64Null()
+	}
+	for _, d := range f.Pool(id, e.Node) {
+		if d.Entry.Path == e.Path && d.Holder != nil {
+			return types.Int64Value(int64(d.Holder.Guest.VMID))
+		}
+	}
+	fns := functionsOf(f.Functions, e.Path)
+	if len(fns) == 0 {
+		return types.Int64Null()
+	}
+	if h, ok := f.HeldBy(e.Node, fns, true, nil); ok {
+		return types.Int64Value(int64(h.Guest.VMID))
+	}
+	return types.Int64Null()
+}
+
+// firstPath is the first address of a ';' list.
+func firstPath(p string) string {
+	for i := range len(p) {
+		if p[i] == ';' {
+			return p[:i]
+		}
+	}
+	return p
+}
+
+// unknownHoldersAsNull is a planned entries list with its unknown holders
+// null, for a state saved without reading the mapping back.
+func unknownHoldersAsNull(ctx context.Context, list types.List) types.List {
+	if list.IsUnknown() {
+		return types.ListNull(pciMappingEntryObjectType)
+	}
+	values := make([]attr.Value, 0, len(list.Elements()))
+	for _, v := range list.Elements() {
+		obj, ok := v.(types.Object)
+		if !ok {
+			return list
+		}
+		attrs := obj.Attributes()
+		if attrs["vm"].IsUnknown() {
+			attrs["vm"] = types.Int64Null()
+		}
+		o, d := types.ObjectValue(pciMappingEntryObjectType.AttrTypes, attrs)
+		if d.HasError() {
+			tflog.Debug(ctx, "could not null an entry's holder")
+			return list
+		}
+		values = append(values, o)
+	}
+	out, d := types.ListValue(pciMappingEntryObjectType, values)
+	if d.HasError() {
+		return list
+	}
+	return out
+}

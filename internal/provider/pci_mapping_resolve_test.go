@@ -1,0 +1,197 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
+)
+
+// The resolution of gpu_pci_mapping's devices, on hardware written here
+// as /nodes/{node}/hardware/pci answers it.
+
+func l40sFunction(node, bus string, group int) proxmox.PCIFunction {
+	return proxmox.PCIFunction{Node: node, Address: "0000:" + bus + ":00.0", VendorID: "0x10de", DeviceID: "0x26b9",
+		SubsystemVendorID: "0x10de", SubsystemDeviceID: "0x1851", Class: "0x030200", VendorName: "NVIDIA Corporation",
+		DeviceName: "AD102GL [L40S]", IOMMUGroup: group, MdevCapable: true}
+}
+
+func a6000Functions(node, bus string, group int) []proxmox.PCIFunction {
+	return []proxmox.PCIFunction{
+		{Node: node, Address: "0000:" + bus + ":00.0", VendorID: "0x10de", DeviceID: "0x2230", SubsystemVendorID: "0x10de",
+			SubsystemDeviceID: "0x1459", Class: "0x030000", VendorName: "NVIDIA Corporation", DeviceName: "GA102GL [RTX A6000]", IOMMUGroup: group},
+		{Node: node, Address: "0000:" + bus + ":00.1", VendorID: "0x10de", DeviceID: "0x1aef", SubsystemVendorID: "0x10de",
+			SubsystemDeviceID: "0x1459", Class: "0x040300", VendorName: "NVIDIA Corporation", DeviceName: "GA102 High Definition Audio Controller", IOMMUGroup: group},
+	}
+}
+
+func testHardware() mappingHardware {
+	return mappingHardware{
+		nodes:  []string{"pve-a6000", "pve-cpu", "pve-h100", "pve-l40s", "pve-l40s-b"},
+		online: []string{"pve-a6000", "pve-cpu", "pve-h100", "pve-l40s", "pve-l40s-b"},
+		functions: map[string][]proxmox.PCIFunction{
+			"pve-a6000": append(a6000Functions("pve-a6000", "01", 14), a6000Functions("pve-a6000", "02", 15)...),
+			"pve-cpu":   {},
+			"pve-h100": {
+				{Node: "pve-h100", Address: "0000:41:00.0", VendorID: "0x10de", DeviceID: "0x2331", SubsystemVendorID: "0x10de",
+					SubsystemDeviceID: "0x1626", Class: "0x030200", DeviceName: "GH100 [H100 PCIe]", IOMMUGroup: 30},
+				{Node: "pve-h100", Address: "0000:42:00.0", VendorID: "0x15b3", DeviceID: "0x1021", Class: "0x020000",
+					VendorName: "Mellanox Technologies", DeviceName: "MT2910 Family [ConnectX-7]", IOMMUGroup: 30},
+			},
+			"pve-l40s":   {l40sFunction("pve-l40s", "c1", 40)},
+			"pve-l40s-b": {l40sFunction("pve-l40s-b", "41", 50), l40sFunction("pve-l40s-b", "61", 51)},
+		},
+		others: []proxmox.PCIMapping{
+			{ID: "a6000-0", Entries: []proxmox.PCIMappingEntry{{Node: "pve-a6000", Path: "0000:01:00", ID: "10de:2230", SubsystemID: "10de:1459", IOMMUGroup: 14}}},
+			{ID: "l40s-vgpu", Mdev: true, Entries: []proxmox.PCIMappingEntry{{Node: "pve-l40s", Path: "0000:c1:00.0", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 40}}},
+		},
+	}
+}
+
+// only is the one diagnostic of diags with that severity, as "path: summary: detail".
+func only(t *testing.T, diags diag.Diagnostics, severity diag.Severity) string {
+	t.Helper()
+	var out []string
+	for _, d := range diags {
+		if d.Severity() != severity {
+			continue
+		}
+		at := ""
+		if p, ok := d.(diag.DiagnosticWithPath); ok {
+			at = p.Path().String()
+		}
+		out = append(out, at+": "+d.Summary()+": "+d.Detail())
+	}
+	require.Len(t, out, 1, "%v", diags)
+	return out[0]
+}
+
+func TestResolveMapping_selectEveryL40SOnEveryNodeWarnsOfTheVGPUMapping(t *testing.T) {
+	entries, diags := resolveMapping(mappingRequest{name: "l40s-all", mdev: true, selected: true, product: "l40s"}, testHardware())
+	require.False(t, diags.HasError(), "%v", diags)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Node+" "+e.Path+" "+e.ID+" "+e.SubsystemID+" "+e.product)
+	}
+	require.Equal(t, []string{
+		"pve-l40s 0000:c1:00 10de:26b9 10de:1851 AD102GL [L40S]",
+		"pve-l40s-b 0000:41:00 10de:26b9 10de:1851 AD102GL [L40S]",
+		"pve-l40s-b 0000:61:00 10de:26b9 10de:1851 AD102GL [L40S]",
+	}, got)
+	require.Equal(t, []int{40, 50, 51}, []int{entries[0].IOMMUGroup, entries[1].IOMMUGroup, entries[2].IOMMUGroup})
+	warning := only(t, diags, diag.SeverityWarning)
+	require.Contains(t, warning, `select[0].product: Device in another mapping`)
+	require.Contains(t, warning, `0000:c1:00 on node pve-l40s is in mapping "l40s-vgpu" too`)
+}
+
+func TestResolveMapping_selectByRegexOnNamedNodes(t *testing.T) {
+	entries, diags := resolveMapping(mappingRequest{name: "pool", selected: true, product: "/RTX A[0-9]+/", nodes: []string{"pve-a6000"}},
+		func() mappingHardware { hw := testHardware(); hw.others = nil; return hw }())
+	require.False(t, diags.HasError(), "%v", diags)
+	require.Len(t, entries, 2, "one entry per device, not per function")
+	require.Equal(t, "0000:01:00", entries[0].Path)
+	require.Equal(t, "0000:02:00", entries[1].Path)
+}
+
+func TestResolveMapping_selectMatchingNothingListsTheNodesGPUs(t *testing.T) {
+	_, diags := resolveMapping(mappingRequest{name: "x", selected: true, product: "B200", nodes: []string{"pve-a6000", "pve-cpu"}}, testHardware())
+	err := only(t, diags, diag.SeverityError)
+	require.Contains(t, err, `select[0].product: No GPU matches`)
+	require.Contains(t, err, `pve-a6000: 0000:01:00.0 GA102GL [RTX A6000], 0000:02:00.0 GA102GL [RTX A6000]; pve-cpu: none`)
+
+	_, diags = resolveMapping(mappingRequest{name: "x", selected: true, product: "L40S", nodes: []string{"pve-nope"}}, testHardware())
+	require.Contains(t, only(t, diags, diag.SeverityError), `select[0].nodes: No such node: select.nodes names "pve-nope"`)
+}
+
+func TestResolveMapping_deviceGoneNamesTheBlockAndTheCardsNewAddress(t *testing.T) {
+	hw := testHardware()
+	// The card at 0000:61:00 was moved to 0000:81:00 (a new IOMMU group).
+	hw.functions["pve-l40s-b"] = []proxmox.PCIFunction{l40sFunction("pve-l40s-b", "41", 50), l40sFunction("pve-l40s-b", "81", 52)}
+	prior := []proxmox.PCIMappingEntry{
+		{Node: "pve-l40s-b", Path: "0000:41:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 50},
+		{Node: "pve-l40s-b", Path: "0000:61:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 51},
+	}
+	req := mappingRequest{name: "pair", mdev: true, prior: prior, devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}, {"pve-l40s-b", "0000:61:00"}}}
+	_, diags := resolveMapping(req, hw)
+	err := only(t, diags, diag.SeverityError)
+	require.Contains(t, err, `device[1].address: PCI device gone: device[1]: node pve-l40s-b has no PCI device at 0000:61:00`)
+	require.Contains(t, err, `is now at 0000:81:00: set address = "0000:81:00"`)
+
+	// Pulled: no card of that kind left unmapped, no address to offer.
+	hw.functions["pve-l40s-b"] = []proxmox.PCIFunction{l40sFunction("pve-l40s-b", "41", 50)}
+	_, diags = resolveMapping(req, hw)
+	err = only(t, diags, diag.SeverityError)
+	require.Contains(t, err, `the card is gone`)
+	require.NotContains(t, err, `is now at`)
+}
+
+func TestResolveMapping_deviceChecks(t *testing.T) {
+	hw := testHardware()
+	for name, tc := range map[string]struct {
+		req  mappingRequest
+		want string
+	}{
+		"not a GPU": {mappingRequest{devices: []mappingDevice{{"pve-a6000", "0000:01:00.1"}}},
+			`device[0].address: Not an NVIDIA GPU: device[0].address "0000:01:00.1" on node pve-a6000 is 0000:01:00.1 (NVIDIA Corporation GA102 High Definition Audio Controller, class 0x040300)`},
+		"group not whole": {mappingRequest{devices: []mappingDevice{{"pve-h100", "0000:41:00"}}},
+			`device[0].address: IOMMU group not mapped whole: 0000:41:00 on node pve-h100 is in IOMMU group 30, which also holds 0000:42:00.0 (Mellanox Technologies MT2910 Family [ConnectX-7], class 0x020000)`},
+		"function leaves the audio out": {mappingRequest{devices: []mappingDevice{{"pve-a6000", "0000:02:00.0"}}},
+			`which also holds 0000:02:00.1 (NVIDIA Corporation GA102 High Definition Audio Controller`},
+		"both passthrough": {mappingRequest{name: "mine", devices: []mappingDevice{{"pve-a6000", "0000:01:00"}}},
+			`device[0].address: Device in another mapping: 0000:01:00 on node pve-a6000 is in mapping "a6000-0" already`},
+		"mapped twice": {mappingRequest{mdev: true, devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}, {"pve-l40s-b", "0000:41:00.0"}}},
+			`device[1].address: Device mapped twice`},
+		"no such node": {mappingRequest{devices: []mappingDevice{{"pve-x", "0000:41:00"}}}, `device[0].node: No such node`},
+		"mdev flag off on a vGPU card": {mappingRequest{devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}}},
+			`mdev: Mapping must be marked mdev: 0000:41:00.0 on node pve-l40s-b offers mediated devices`},
+		"mdev flag on a card without vGPU": {mappingRequest{mdev: true, devices: []mappingDevice{{"pve-a6000", "0000:02:00"}}},
+			`mdev: Device has no vGPU`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, diags := resolveMapping(tc.req, hw)
+			require.Contains(t, only(t, diags, diag.SeverityError), tc.want)
+		})
+	}
+}
+
+func TestResolveMapping_anOfflineNodeKeepsItsEntries(t *testing.T) {
+	hw := testHardware()
+	hw.online = []string{"pve-l40s"}
+	delete(hw.functions, "pve-l40s-b")
+	prior := []proxmox.PCIMappingEntry{{Node: "pve-l40s-b", Path: "0000:41:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 50}}
+	entries, diags := resolveMapping(mappingRequest{name: "x", mdev: true, prior: prior, selected: true, product: "L40S", nodes: []string{"pve-l40s-b"}}, hw)
+	require.False(t, diags.HasError(), "%v", diags)
+	require.Len(t, entries, 1)
+	require.True(t, sameEntries(prior, entries))
+
+	_, diags = resolveMapping(mappingRequest{name: "x", mdev: true, devices: []mappingDevice{{"pve-l40s-b", "0000:61:00"}}}, hw)
+	require.Contains(t, only(t, diags, diag.SeverityError), `device[0].node: Node offline`)
+}
+
+func TestPCIMappingValidate_exactlyOneOfSelectAndDevice(t *testing.T) {
+	both := pciMappingModel{Select: []pciMappingSelectModel{{}}, Device: []pciMappingDeviceModel{{}}}
+	diags := both.validate()
+	require.True(t, diags.HasError())
+	require.True(t, diags.Errors()[0].(diag.DiagnosticWithPath).Path().Equal(path.Root("device")))
+	require.Contains(t, diags.Errors()[0].Detail(), "not both")
+	none := pciMappingModel{}
+	require.True(t, strings.Contains(none.validate().Errors()[0].Detail(), "add a select block"))
+	require.False(t, (&pciMappingModel{Select: []pciMappingSelectModel{{}}}).validate().HasError())
+}
+
+func TestProductMatcher(t *testing.T) {
+	match, err := productMatcher("l40s")
+	require.NoError(t, err)
+	require.True(t, match("AD102GL [L40S]"))
+	require.False(t, match("GA102GL [RTX A6000]"))
+	match, err = productMatcher("/A6000|H100/")
+	require.NoError(t, err)
+	require.True(t, match("GH100 [H100 PCIe]"))
+	require.False(t, match("AD102GL [L40S]"))
+	_, err = productMatcher("/[/")
+	require.Error(t, err)
+}

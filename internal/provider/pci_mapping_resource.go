@@ -1,0 +1,320 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
+)
+
+var (
+	_ resource.Resource                   = &PCIMappingResource{}
+	_ resource.ResourceWithConfigure      = &PCIMappingResource{}
+	_ resource.ResourceWithImportState    = &PCIMappingResource{}
+	_ resource.ResourceWithValidateConfig = &PCIMappingResource{}
+	_ resource.ResourceWithModifyPlan     = &PCIMappingResource{}
+)
+
+// Default bounds of the work, when the timeouts block leaves them out: each
+// is one API request (PVE writes the mapping under a cluster lock) and the
+// reads around it.
+const (
+	pciMappingCreateTimeout = 2 * time.Minute
+	pciMappingUpdateTimeout = 2 * time.Minute
+	pciMappingDeleteTimeout = 2 * time.Minute
+	// pciMappingReadBackTimeout bounds the read that tells whether a
+	// failed create made the mapping, on a context of its own (the
+	// create's may have ended).
+	pciMappingReadBackTimeout = 30 * time.Second
+)
+
+// pciMappingDigestKey is the private state key of the digest of PVE's
+// mapping configuration when last read: an update sends it, so PVE refuses
+// the write when someone changed the mappings since.
+const pciMappingDigestKey = "digest"
+
+// PCIMappingResource is `gpu_pci_mapping`: a Proxmox VE cluster PCI
+// resource mapping of NVIDIA GPUs.
+type PCIMappingResource struct {
+	clients *Clients
+}
+
+// NewPCIMappingResource is the constructor the provider registers.
+func NewPCIMappingResource() resource.Resource { return &PCIMappingResource{} }
+
+func (r *PCIMappingResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_pci_mapping"
+}
+
+func (r *PCIMappingResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = pciMappingSchema(ctx)
+}
+
+func (r *PCIMappingResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	clients, diags := clientsFrom(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	r.clients = clients
+}
+
+func (r *PCIMappingResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var config pciMappingModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(config.validate()...)
+}
+
+func (r *PCIMappingResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan pciMappingModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "creating Proxmox VE " + plan.describe()
+	client := r.clients.proxmoxFor(ctx, summary, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, pciMappingCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// The entries the plan resolved, or (when it could not know) resolved
+	// and checked now, before any write.
+	entries, ok := plannedEntries(ctx, plan.Entries)
+	if !ok {
+		var diags diag.Diagnostics
+		entries, diags = r.resolve(ctx, client, &plan, nil)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	mapping := plan.toMapping(entries)
+	start := time.Now()
+	err := client.CreatePCIMapping(ctx, mapping)
+	if err != nil {
+		// Whether PVE made the mapping (an answer lost, a timeout after
+		// the write) decides whether it goes in the state.
+		readCtx, cancelRead := context.WithTimeout(context.WithoutCancel(ctx), pciMappingReadBackTimeout)
+		defer cancelRead()
+		live, found, readErr := client.ReadPCIMapping(readCtx, mapping.ID)
+		if readErr != nil || !found {
+			resp.Diagnostics.Append(pciMappingBackendError(summary, client, mapping.ID, true, err)...)
+			return
+		}
+		r.setFromLive(readCtx, client, &plan, live, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, pciMappingDigestKey, digestJSON(live.Digest))...)
+		resp.Diagnostics.AddError(summary, err.Error()+"\n\nProxmox VE made the mapping nonetheless: it is kept in the state, "+
+			"tainted; apply again to replace it, or destroy it.")
+		return
+	}
+	tflog.Debug(ctx, "created Proxmox VE PCI mapping", map[string]any{"id": mapping.ID, "entries": len(mapping.Entries), "duration": time.Since(start).String()})
+	digest := r.readBack(ctx, client, &plan, summary, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if digest != "" {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, pciMappingDigestKey, digestJSON(digest))...)
+	}
+}
+
+// readBack reads the mapping just written into m and returns its digest;
+// when it cannot be read, m keeps what was written, with no holders.
+func (r *PCIMappingResource) readBack(ctx context.Context, client *proxmox.Client, m *pciMappingModel, summary string, diags *diag.Diagnostics) string {
+	live, found, err := client.ReadPCIMapping(ctx, m.Name.ValueString())
+	if err != nil || !found {
+		detail := "not found"
+		if err != nil {
+			detail = err.Error()
+		}
+		diags.AddWarning(summary, "reading the mapping back: "+detail+"; the next refresh reads it")
+		m.ID = m.Name
+		m.Entries = unknownHoldersAsNull(ctx, m.Entries)
+		return ""
+	}
+	r.setFromLive(ctx, client, m, live, diags)
+	return live.Digest
+}
+
+func (r *PCIMappingResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state pciMappingModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "reading Proxmox VE " + state.describe()
+	client := r.clients.proxmoxFor(ctx, summary, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	start := time.Now()
+	live, found, err := client.ReadPCIMapping(ctx, state.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+	tflog.Debug(ctx, "read Proxmox VE PCI mapping", map[string]any{"id": state.Name.ValueString(), "found": found, "duration": time.Since(start).String()})
+	if !found {
+		resp.Diagnostics.AddWarning(summary, fmt.Sprintf("PCI mapping %q no longer exists (deleted outside Terraform): it is removed "+
+			"from the state, and the next apply creates it again.", state.Name.ValueString()))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	r.setFromLive(ctx, client, &state, live, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, pciMappingDigestKey, digestJSON(live.Digest))...)
+}
+
+func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, prior pciMappingModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "updating Proxmox VE " + plan.describe()
+	client := r.clients.proxmoxFor(ctx, summary, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, pciMappingUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	entries, ok := plannedEntries(ctx, plan.Entries)
+	if !ok {
+		priorEntries, _ := stateEntries(ctx, prior.Entries)
+		var diags diag.Diagnostics
+		entries, diags = r.resolve(ctx, client, &plan, priorEntries)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	raw, diags := req.Private.GetKey(ctx, pciMappingDigestKey)
+	resp.Diagnostics.Append(diags...)
+	mapping := plan.toMapping(entries)
+	start := time.Now()
+	if err := client.UpdatePCIMapping(ctx, mapping, digestOf(raw)); err != nil {
+		resp.Diagnostics.Append(pciMappingBackendError(summary, client, mapping.ID, false, err)...)
+		return
+	}
+	tflog.Debug(ctx, "updated Proxmox VE PCI mapping", map[string]any{"id": mapping.ID, "entries": len(mapping.Entries), "duration": time.Since(start).String()})
+	digest := r.readBack(ctx, client, &plan, summary, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if digest != "" {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, pciMappingDigestKey, digestJSON(digest))...)
+	}
+}
+
+func (r *PCIMappingResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state pciMappingModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	summary := "deleting Proxmox VE " + state.describe()
+	client := r.clients.proxmoxFor(ctx, summary, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, pciMappingDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := client.DeletePCIMapping(ctx, state.Name.ValueString()); err != nil {
+		resp.Diagnostics.Append(pciMappingBackendError(summary, client, state.Name.ValueString(), false, err)...)
+	}
+}
+
+// ImportState takes the mapping ID; Read fills the rest, the devices as
+// device blocks.
+func (r *PCIMappingResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !pveMappingPattern.MatchString(req.ID) || len(req.ID) < 2 {
+		resp.Diagnostics.AddError("importing Proxmox VE PCI mapping", fmt.Sprintf("import ID %q is not a mapping ID (a letter, then "+
+			"letters, digits, '-' and '_'): give the mapping's ID as Datacenter → Resource Mappings lists it, e.g. l40s-pool", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+}
+
+// pciMappingBackendError is a backend error as a diagnostic: a refused
+// privilege with the pveum fix, an existing mapping on name with the
+// import, a digest mismatch with what to do.
+func pciMappingBackendError(summary string, client *proxmox.Client, id string, create bool, err error) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var api *proxmox.APIError
+	if errors.As(err, &api) {
+		switch {
+		case api.Status == "403":
+			privPath := "/mapping/pci"
+			if !create && !strings.HasPrefix(summary, "deleting") {
+				privPath += "/" + id
+			}
+			diags.AddError(summary, err.Error()+"\n\n"+mappingModifyFix(client.Identity(), privPath))
+			return diags
+		case create && strings.Contains(api.Message, "already defined"):
+			diags.AddAttributeError(path.Root("name"), summary, fmt.Sprintf("%s\n\nA PCI mapping %q exists already: to manage it "+
+				"with Terraform, import it (terraform import <address> %s); else choose another name.", err, id, id))
+			return diags
+		case strings.Contains(api.Message, "digest") || strings.Contains(api.Message, "modified by another"):
+			diags.AddError(summary, err.Error()+"\n\nThe cluster's PCI mappings changed since the plan read them: plan and apply "+
+				"again.")
+			return diags
+		}
+	}
+	diags.AddError(summary, err.Error())
+	return diags
+}
+
+// mappingModifyFix says who lacks Mapping.Modify on privPath and the pveum
+// command that grants it.
+func mappingModifyFix(who proxmox.Identity, privPath string) string {
+	flag := "--users"
+	if who.IsToken {
+		flag = "--tokens"
+	}
+	return fmt.Sprintf("The provider authenticates as %s, which lacks Mapping.Modify on %s, and Proxmox VE checks it there "+
+		"(pve-manager PVE/API2/Cluster/Mapping/PCI.pm). Grant it, e.g.: pveum acl modify %s %s '%s' --roles PVEMappingAdmin",
+		who, privPath, privPath, flag, who)
+}
+
+// plannedEntries are the entries of a plan, when the plan knew them.
+func plannedEntries(ctx context.Context, list types.List) ([]resolvedEntry, bool) {
+	if list.IsNull() || list.IsUnknown() {
+		return nil, false
+	}
+	entries, models := stateEntries(ctx, list)
+	if entries == nil && len(list.Elements()) > 0 {
+		return nil, false
+	}
+	out := make([]resolvedEntry, len(entries))
+	for i, e := range entries {
+		out[i] = resolvedEntry{PCIMappingEntry: e, product: models[i].Product.ValueString()}
+	}
+	return out, true
+}
+
+func digestJSON(digest string) []byte { return []byte(fmt.Sprintf("%q", digest)) }
+
+// digestOf reads the private state's digest ("" when none).
+func digestOf(raw []byte) string {
+	s := strings.Trim(string(raw), `"`)
+	if strings.ContainsAny(s, `"\`) {
+		return ""
+	}
+	return s
+}
