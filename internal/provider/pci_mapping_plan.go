@@ -40,6 +40,11 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 		}
 		return
 	}
+	if blocksUnknown(ctx, req.Plan.GetAttribute, &resp.Diagnostics) {
+		// Known at apply, which resolves and checks them before writing.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("entries"), types.ListUnknown(pciMappingEntryObjectType))...)
+		return
+	}
 	var plan pciMappingModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {

@@ -14,7 +14,8 @@ import (
 // setFromLive sets m from the mapping as PVE has it: its settings and
 // entries, each with its device's product and the running VM holding it,
 // read from the entry's node. An entry the node's hardware no longer
-// matches (proxmox.CheckMappingEntry, PVE's assert_valid) is a warning;
+// matches (PCIMapping.Check: PVE's assert_valid with the mapping, as
+// qemu-server calls it before a VM's start) is a warning;
 // the next plan resolves the configuration against the hardware and shows
 // the change. An imported mapping (neither select nor device in m) gets
 // device blocks.
@@ -49,7 +50,7 @@ func (r *PCIMappingResource) setFromLive(ctx context.Context, client *proxmox.Cl
 		if len(fns) > 0 {
 			entries[i].product = functionAt(fns, proxmox.PrimaryFunction(firstPath(e.Path))).DeviceName
 		}
-		if problem := proxmox.CheckMappingEntry(e, f.Functions); problem != "" {
+		if problem := live.Check(e, f.Functions); problem != "" {
 			diags.AddWarning("PCI mapping no longer matches the hardware", "Mapping "+live.ID+"'s entry on node "+e.Node+" ("+e.Path+
 				"): "+problem+". PVE refuses to start a VM on it; the plan resolves the configuration against the hardware again.")
 		}
@@ -66,10 +67,10 @@ func (r *PCIMappingResource) setFromLive(ctx context.Context, client *proxmox.Cl
 	}
 }
 
-// holderOf is the VM ID of the running VM holding e's device: through
-// this mapping (the backend's pool view, from the QEMU monitor of the VMs
-// using it), else through another mapping or its address; null when none
-// does or f is nil.
+// holderOf is the VM ID of the running VM holding e's device (through
+// this mapping, another or its address: the backend's pool view, which
+// knows from the QEMU monitor which entry of a pool a VM got); null when
+// none does, or f is nil.
 func holderOf(f *proxmox.NodeFacts, id string, e proxmox.PCIMappingEntry) types.Int64 {
 	if f == nil {
 		return types.Int64Null()
@@ -78,13 +79,6 @@ func holderOf(f *proxmox.NodeFacts, id string, e proxmox.PCIMappingEntry) types.
 		if d.Entry.Path == e.Path && d.Holder != nil {
 			return types.Int64Value(int64(d.Holder.Guest.VMID))
 		}
-	}
-	fns := functionsOf(f.Functions, e.Path)
-	if len(fns) == 0 {
-		return types.Int64Null()
-	}
-	if h, ok := f.HeldBy(e.Node, fns, true, nil); ok {
-		return types.Int64Value(int64(h.Guest.VMID))
 	}
 	return types.Int64Null()
 }

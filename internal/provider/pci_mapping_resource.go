@@ -66,6 +66,9 @@ func (r *PCIMappingResource) Configure(_ context.Context, req resource.Configure
 }
 
 func (r *PCIMappingResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	if blocksUnknown(ctx, req.Config.GetAttribute, &resp.Diagnostics) {
+		return // a dynamic block over values known at apply: checked then
+	}
 	var config pciMappingModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
@@ -251,26 +254,47 @@ func (r *PCIMappingResource) ImportState(ctx context.Context, req resource.Impor
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
 }
 
+// blocksUnknown says whether the select or device blocks are unknown as a
+// whole (a dynamic block over values known only at apply), which the
+// model's slices cannot hold.
+func blocksUnknown(ctx context.Context, get func(context.Context, path.Path, any) diag.Diagnostics, diags *diag.Diagnostics) bool {
+	for _, name := range []string{"select", "device"} {
+		var list types.List
+		diags.Append(get(ctx, path.Root(name), &list)...)
+		if list.IsUnknown() {
+			return true
+		}
+	}
+	return false
+}
+
 // pciMappingBackendError is a backend error as a diagnostic: a refused
 // privilege with the pveum fix, an existing mapping on name with the
 // import, a digest mismatch with what to do.
 func pciMappingBackendError(summary string, client *proxmox.Client, id string, create bool, err error) diag.Diagnostics {
 	var diags diag.Diagnostics
-	var api *proxmox.APIError
-	if errors.As(err, &api) {
-		switch {
-		case api.Status == "403":
-			privPath := "/mapping/pci"
+	var perm *proxmox.PermissionError
+	if errors.As(err, &perm) {
+		privPath := perm.Path
+		if privPath == "" {
+			// create and delete: /mapping/pci; update: /mapping/pci/<id>
+			// (pve-manager PVE/API2/Cluster/Mapping/PCI.pm).
+			privPath = "/mapping/pci"
 			if !create && !strings.HasPrefix(summary, "deleting") {
 				privPath += "/" + id
 			}
-			diags.AddError(summary, err.Error()+"\n\n"+mappingModifyFix(client.Identity(), privPath))
-			return diags
+		}
+		diags.AddError(summary, err.Error()+"\n\n"+mappingModifyFix(client.Identity(), privPath))
+		return diags
+	}
+	var api *proxmox.APIError
+	if errors.As(err, &api) {
+		switch {
 		case create && strings.Contains(api.Message, "already defined"):
 			diags.AddAttributeError(path.Root("name"), summary, fmt.Sprintf("%s\n\nA PCI mapping %q exists already: to manage it "+
 				"with Terraform, import it (terraform import <address> %s); else choose another name.", err, id, id))
 			return diags
-		case strings.Contains(api.Message, "digest") || strings.Contains(api.Message, "modified by another"):
+		case strings.Contains(api.Message, "detected modified configuration"):
 			diags.AddError(summary, err.Error()+"\n\nThe cluster's PCI mappings changed since the plan read them: plan and apply "+
 				"again.")
 			return diags
