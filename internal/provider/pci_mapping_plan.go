@@ -50,8 +50,12 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !plan.Name.IsUnknown() {
-		plan.ID = plan.Name
+	// id is known once the mapping exists: a VM's gpu.mapping that names
+	// gpu_pci_mapping.x.id waits for it, at plan and at apply.
+	if state != nil && state.Name.Equal(plan.Name) {
+		plan.ID = state.ID
+	} else {
+		plan.ID = types.StringUnknown()
 	}
 	settingsChange := state == nil || pciMappingSettingsChanged(state, &plan)
 	client, ok := r.clients.proxmoxAtPlan(ctx, &resp.Diagnostics)

@@ -30,7 +30,9 @@ func pciMappingSchema(ctx context.Context) schema.Schema {
 			"next plan.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The mapping ID (`name`), the import ID.",
+				Computed: true,
+				MarkdownDescription: "The mapping ID (`name`) once the mapping exists, the import ID. Give it to " +
+					"`gpu_passthrough_vm`'s `gpu.mapping` (`mapping = gpu_pci_mapping.pool.id`), so that the VM's plan waits for the mapping.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"name": schema.StringAttribute{
