@@ -392,3 +392,22 @@ func TestAccPCIMapping_planErrors(t *testing.T) {
 		})
 	}
 }
+
+// The resource example applies as written with the environment's token:
+// pve-l40s-b's two L40S as one pool.
+func TestAccPCIMapping_resourceExampleApplies(t *testing.T) {
+	testAccPreCheck(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `provider "gpu" {}` + "\n" + readExample(t, "examples", "resources", "gpu_pci_mapping", "resource.tf"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("gpu_pci_mapping.l40s_pool", tfjsonpath.New("entries"), knownvalue.ListSizeExact(2)),
+				statecheck.ExpectKnownOutputValue("l40s_pool_devices", knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringExact("pve-l40s-b 0000:41:00 AD102GL [L40S]"),
+					knownvalue.StringExact("pve-l40s-b 0000:61:00 AD102GL [L40S]"),
+				})),
+			},
+		}},
+	})
+}

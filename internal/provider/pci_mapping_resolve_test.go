@@ -176,7 +176,9 @@ func TestPCIMappingValidate_exactlyOneOfSelectAndDevice(t *testing.T) {
 	both := pciMappingModel{Select: []pciMappingSelectModel{{}}, Device: []pciMappingDeviceModel{{}}}
 	diags := both.validate()
 	require.True(t, diags.HasError())
-	require.True(t, diags.Errors()[0].(diag.DiagnosticWithPath).Path().Equal(path.Root("device")))
+	withPath, ok := diags.Errors()[0].(diag.DiagnosticWithPath)
+	require.True(t, ok)
+	require.True(t, withPath.Path().Equal(path.Root("device")))
 	require.Contains(t, diags.Errors()[0].Detail(), "not both")
 	none := pciMappingModel{}
 	require.True(t, strings.Contains(none.validate().Errors()[0].Detail(), "add a select block"))
