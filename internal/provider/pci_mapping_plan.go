@@ -70,7 +70,22 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if state != nil {
 		prior, _ = stateEntries(ctx, state.Entries)
 	}
-	entries, diags := r.resolve(ctx, client, &plan, prior)
+	mreq := plan.request(ctx, prior)
+	hw, err := readMappingHardware(ctx, client, mreq)
+	if err != nil {
+		if !settingsChange {
+			// Nothing the user changed: the state stands, and a destroy's
+			// plan is never blocked by a cluster that does not answer.
+			resp.Diagnostics.AddWarning("checking the devices against Proxmox VE", err.Error()+"; the entries are not checked against "+
+				"the hardware in this plan")
+			plan.Entries = state.Entries
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+			return
+		}
+		resp.Diagnostics.AddAttributeError(blocksPath(mreq), "checking the devices against Proxmox VE", err.Error())
+		return
+	}
+	entries, diags := resolveMapping(mreq, hw)
 	entriesChange := state == nil || !sameEntries(prior, entries)
 	if state != nil && sameEntries(prior, entries) && !settingsChange {
 		// Nothing to apply: no checks, the state's entries and holders.
@@ -116,17 +131,21 @@ func (r *PCIMappingResource) resolve(ctx context.Context, client *proxmox.Client
 	start := time.Now()
 	hw, err := readMappingHardware(ctx, client, req)
 	if err != nil {
-		at := path.Root("select")
-		if !req.selected {
-			at = path.Root("device")
-		}
-		diags.AddAttributeError(at, "checking the devices against Proxmox VE", err.Error())
+		diags.AddAttributeError(blocksPath(req), "checking the devices against Proxmox VE", err.Error())
 		return nil, diags
 	}
 	tflog.Debug(ctx, "read the Proxmox VE hardware of a PCI mapping", map[string]any{
 		"id": req.name, "nodes": len(hw.functions), "mappings": len(hw.others), "duration": time.Since(start).String(),
 	})
 	return resolveMapping(req, hw)
+}
+
+// blocksPath is the block that chooses req's devices.
+func blocksPath(req mappingRequest) path.Path {
+	if req.selected {
+		return path.Root("select")
+	}
+	return path.Root("device")
 }
 
 // readMappingHardware reads the cluster's nodes, the PCI functions of the
