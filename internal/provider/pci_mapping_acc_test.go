@@ -69,7 +69,6 @@ data "gpu_inventory" "l40s" {
 resource "gpu_pci_mapping" "l40s" {
   name        = "` + id + `"
   description = "every L40S"
-  mdev        = true
   dynamic "device" {
     for_each = [for d in data.gpu_inventory.l40s.pci_devices : d if d.gpu]
     content {
@@ -85,7 +84,8 @@ resource "gpu_pci_mapping" "l40s" {
 	checks = append(checks,
 		statecheck.ExpectKnownValue(address, tfjsonpath.New("entries"), knownvalue.ListSizeExact(3)),
 		statecheck.ExpectKnownValue(address, tfjsonpath.New("entries").AtSliceIndex(1).AtMapKey("vm"), knownvalue.Null()),
-		statecheck.ExpectKnownValue(address, tfjsonpath.New("id"), knownvalue.StringExact(id)))
+		statecheck.ExpectKnownValue(address, tfjsonpath.New("id"), knownvalue.StringExact(id)),
+		statecheck.ExpectKnownValue(address, tfjsonpath.New("mdev"), knownvalue.Bool(true)))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
@@ -360,6 +360,11 @@ func TestAccPCIMapping_planErrors(t *testing.T) {
     nodes   = ["pve-a6000", "pve-cpu"]
   }
 `, []string{"No GPU matches", `select.product "B200" matches no NVIDIA GPU`, "pve-a6000: 0000:01:00.0 GA102GL [RTX A6000]", "pve-cpu: none"}},
+		{"vGPU and passthrough-only cards in one mapping", `
+  select {
+    product = "/A6000|L40S/"
+  }
+`, []string{"vGPU and passthrough-only devices in one mapping", "Map them in two mappings"}},
 		{"a passthrough overlap", `
   device {
     node    = "pve-a6000"
@@ -373,6 +378,7 @@ func TestAccPCIMapping_planErrors(t *testing.T) {
   }
 `, []string{"IOMMU group not mapped whole", "which also holds 0000:42:00.0 (Mellanox Technologies MT2910 Family [ConnectX-7]"}},
 		{"the mdev flag off on an L40S", `
+  mdev = false
   device {
     node    = "pve-l40s-b"
     address = "0000:41:00"

@@ -71,13 +71,17 @@ func (m *pciMappingModel) known() bool {
 			return false
 		}
 	}
-	return !m.Mdev.IsUnknown()
+	return true
 }
 
 // request is what m asks the resolution for, with the entries of prior
-// (the state; nil on create) to tell a moved card.
-func (m *pciMappingModel) request(ctx context.Context, prior []proxmox.PCIMappingEntry) mappingRequest {
-	req := mappingRequest{name: m.Name.ValueString(), mdev: m.Mdev.ValueBool(), prior: prior}
+// (the state; nil on create) to tell a moved card, and mdev as configured
+// (null or unknown: it follows the devices).
+func (m *pciMappingModel) request(ctx context.Context, prior []proxmox.PCIMappingEntry, mdev types.Bool) mappingRequest {
+	req := mappingRequest{name: m.Name.ValueString(), prior: prior}
+	if !mdev.IsNull() && !mdev.IsUnknown() {
+		req.mdev, req.mdevSet = mdev.ValueBool(), true
+	}
 	if len(m.Select) > 0 {
 		req.selected, req.product, req.nodes = true, m.Select[0].Product.ValueString(), stringsOf(ctx, m.Select[0].Nodes)
 	}

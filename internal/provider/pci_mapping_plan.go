@@ -57,11 +57,16 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 	} else {
 		plan.ID = types.StringUnknown()
 	}
+	var mdev types.Bool // as configured: null follows the devices
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("mdev"), &mdev)...)
 	settingsChange := state == nil || pciMappingSettingsChanged(state, &plan)
 	client, ok := r.clients.proxmoxAtPlan(ctx, &resp.Diagnostics)
-	if !ok || !plan.known() || plan.Name.IsUnknown() {
+	if !ok || !plan.known() || plan.Name.IsUnknown() || mdev.IsUnknown() {
 		if settingsChange {
 			plan.Entries = types.ListUnknown(pciMappingEntryObjectType)
+			if mdev.IsNull() {
+				plan.Mdev = types.BoolUnknown()
+			}
 		}
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
@@ -70,7 +75,7 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if state != nil {
 		prior, _ = stateEntries(ctx, state.Entries)
 	}
-	mreq := plan.request(ctx, prior)
+	mreq := plan.request(ctx, prior, mdev)
 	hw, err := readMappingHardware(ctx, client, mreq)
 	if err != nil {
 		if !settingsChange {
@@ -85,7 +90,11 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.AddAttributeError(blocksPath(mreq), "checking the devices against Proxmox VE", err.Error())
 		return
 	}
-	entries, diags := resolveMapping(mreq, hw)
+	entries, resolvedMdev, diags := resolveMapping(mreq, hw)
+	if mdev.IsNull() && !diags.HasError() {
+		plan.Mdev = types.BoolValue(resolvedMdev)
+		settingsChange = state == nil || pciMappingSettingsChanged(state, &plan)
+	}
 	entriesChange := state == nil || !sameEntries(prior, entries)
 	if state != nil && sameEntries(prior, entries) && !settingsChange {
 		// Nothing to apply: no checks, the state's entries and holders.
@@ -125,9 +134,10 @@ func pciMappingSettingsChanged(state, plan *pciMappingModel) bool {
 }
 
 // resolve reads the hardware m's devices depend on and resolves them.
-func (r *PCIMappingResource) resolve(ctx context.Context, client *proxmox.Client, m *pciMappingModel, prior []proxmox.PCIMappingEntry) ([]resolvedEntry, diag.Diagnostics) {
+// It sets m.Mdev to the flag resolved.
+func (r *PCIMappingResource) resolve(ctx context.Context, client *proxmox.Client, m *pciMappingModel, prior []proxmox.PCIMappingEntry, mdev types.Bool) ([]resolvedEntry, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	req := m.request(ctx, prior)
+	req := m.request(ctx, prior, mdev)
 	start := time.Now()
 	hw, err := readMappingHardware(ctx, client, req)
 	if err != nil {
@@ -137,7 +147,11 @@ func (r *PCIMappingResource) resolve(ctx context.Context, client *proxmox.Client
 	tflog.Debug(ctx, "read the Proxmox VE hardware of a PCI mapping", map[string]any{
 		"id": req.name, "nodes": len(hw.functions), "mappings": len(hw.others), "duration": time.Since(start).String(),
 	})
-	return resolveMapping(req, hw)
+	entries, resolved, diags := resolveMapping(req, hw)
+	if !diags.HasError() {
+		m.Mdev = types.BoolValue(resolved)
+	}
+	return entries, diags
 }
 
 // blocksPath is the block that chooses req's devices.

@@ -48,7 +48,9 @@ type mappingDevice struct{ node, address string }
 // mappingRequest is what the configuration asks for.
 type mappingRequest struct {
 	name string
-	mdev bool
+	// mdev is the configuration's mdev when mdevSet; else it follows the
+	// devices (resolveMapping sets it).
+	mdev, mdevSet bool
 	// selected is true with a select block of product on nodes (nil: every node).
 	selected bool
 	product  string
@@ -89,9 +91,11 @@ var (
 
 func devicePath(i int, attr string) path.Path { return path.Root("device").AtListIndex(i).AtName(attr) }
 
-// resolveMapping is the mapping's entries for req on hw, with an error (or
-// a warning, for an overlap with a vGPU mapping) for each check it fails.
-func resolveMapping(req mappingRequest, hw mappingHardware) ([]resolvedEntry, diag.Diagnostics) {
+// resolveMapping is the mapping's entries for req on hw, and its mdev
+// flag (the configuration's, or the devices' vGPU capability), with an
+// error (or a warning, for an overlap with a vGPU mapping) for each check
+// it fails.
+func resolveMapping(req mappingRequest, hw mappingHardware) ([]resolvedEntry, bool, diag.Diagnostics) {
 	var entries []resolvedEntry
 	var diags diag.Diagnostics
 	if req.selected {
@@ -100,7 +104,15 @@ func resolveMapping(req mappingRequest, hw mappingHardware) ([]resolvedEntry, di
 		entries, diags = resolveDevices(req, hw)
 	}
 	if diags.HasError() {
-		return nil, diags
+		return nil, req.mdev, diags
+	}
+	if !req.mdevSet {
+		mdev, d := mdevOfDevices(entries, hw)
+		if d != nil {
+			diags.Append(d)
+			return nil, false, diags
+		}
+		req.mdev = mdev
 	}
 	mdevReported := false
 	for _, e := range entries {
@@ -119,7 +131,35 @@ func resolveMapping(req mappingRequest, hw mappingHardware) ([]resolvedEntry, di
 		}
 		diags.Append(overlaps(req, e, fns, hw.others)...)
 	}
-	return entries, diags
+	return entries, req.mdev, diags
+}
+
+// mdevOfDevices is the mdev flag PVE requires of a mapping of entries'
+// devices: whether they offer mediated devices (vGPU); an error on mdev
+// when some do and some do not, which no one mapping can hold.
+func mdevOfDevices(entries []resolvedEntry, hw mappingHardware) (bool, diag.Diagnostic) {
+	var capable, not []string
+	for _, e := range entries {
+		if e.kept {
+			continue
+		}
+		for _, p := range strings.Split(e.Path, ";") {
+			fn := functionAt(hw.functions[e.Node], proxmox.PrimaryFunction(p))
+			name := e.Node + " " + fn.Address
+			if fn.MdevCapable {
+				capable = append(capable, name)
+			} else {
+				not = append(not, name)
+			}
+		}
+	}
+	if len(capable) > 0 && len(not) > 0 {
+		return false, diag.NewAttributeErrorDiagnostic(pathMdev, "vGPU and passthrough-only devices in one mapping", fmt.Sprintf(
+			"PVE requires a mapping's mdev flag to match every device (assert_valid: \"'mdev' does not match\"), and these offer "+
+				"mediated devices (vGPU): %s, while these do not: %s. Map them in two mappings (select.nodes, a narrower product, or "+
+				"device blocks)", strings.Join(capable, ", "), strings.Join(not, ", ")))
+	}
+	return len(capable) > 0, nil
 }
 
 // resolveSelect maps every NVIDIA GPU whose product matches, whole, on
@@ -303,11 +343,13 @@ func mdevMismatch(req mappingRequest, e resolvedEntry, fns []proxmox.PCIFunction
 		if fn.MdevCapable {
 			return diag.NewAttributeErrorDiagnostic(pathMdev, "Mapping must be marked mdev", fmt.Sprintf("%s on node %s offers mediated "+
 				"devices (vGPU), and PVE requires mdev = true on a mapping of it: with mdev = false every VM using the mapping fails to "+
-				"start (\"'mdev' does not match\"). Set mdev = true: a VM without gpu.mdev still gets the whole device", fn.Address, e.Node))
+				"start (\"'mdev' does not match\"). Set mdev = true, or leave it out (it follows the devices): a VM without gpu.mdev still "+
+				"gets the whole device", fn.Address, e.Node))
 		}
 		return diag.NewAttributeErrorDiagnostic(pathMdev, "Device has no vGPU", fmt.Sprintf("mdev = true, but %s on node %s offers no "+
 			"mediated devices (vGPU), and PVE requires the flag to match the device: every VM using the mapping would fail to start "+
-			"(\"'mdev' does not match\"). Set mdev = false, or enable NVIDIA vGPU on the node", fn.Address, e.Node))
+			"(\"'mdev' does not match\"). Set mdev = false, or leave it out (it follows the devices), or enable NVIDIA vGPU on the "+
+			"node", fn.Address, e.Node))
 	}
 	return nil
 }

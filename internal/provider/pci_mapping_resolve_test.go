@@ -71,7 +71,7 @@ func only(t *testing.T, diags diag.Diagnostics, severity diag.Severity) string {
 }
 
 func TestResolveMapping_selectEveryL40SOnEveryNodeWarnsOfTheVGPUMapping(t *testing.T) {
-	entries, diags := resolveMapping(mappingRequest{name: "l40s-all", mdev: true, selected: true, product: "l40s"}, testHardware())
+	entries, _, diags := resolveMapping(mappingRequest{name: "l40s-all", mdev: true, mdevSet: true, selected: true, product: "l40s"}, testHardware())
 	require.False(t, diags.HasError(), "%v", diags)
 	var got []string
 	for _, e := range entries {
@@ -88,8 +88,23 @@ func TestResolveMapping_selectEveryL40SOnEveryNodeWarnsOfTheVGPUMapping(t *testi
 	require.Contains(t, warning, `0000:c1:00 on node pve-l40s is in mapping "l40s-vgpu" too`)
 }
 
+func TestResolveMapping_mdevFollowsTheDevicesUnlessSet(t *testing.T) {
+	hw := testHardware()
+	hw.others = nil
+	_, mdev, diags := resolveMapping(mappingRequest{name: "x", selected: true, product: "L40S"}, hw)
+	require.False(t, diags.HasError(), "%v", diags)
+	require.True(t, mdev, "the L40S offers vGPU types")
+	_, mdev, diags = resolveMapping(mappingRequest{name: "x", selected: true, product: "A6000"}, hw)
+	require.False(t, diags.HasError(), "%v", diags)
+	require.False(t, mdev, "the A6000 offers none")
+	_, _, diags = resolveMapping(mappingRequest{name: "x", selected: true, product: "/A6000|L40S/"}, hw)
+	err := only(t, diags, diag.SeverityError)
+	require.Contains(t, err, "mdev: vGPU and passthrough-only devices in one mapping")
+	require.Contains(t, err, "pve-l40s 0000:c1:00.0, pve-l40s-b 0000:41:00.0, pve-l40s-b 0000:61:00.0, while these do not: pve-a6000 0000:01:00.0")
+}
+
 func TestResolveMapping_selectByRegexOnNamedNodes(t *testing.T) {
-	entries, diags := resolveMapping(mappingRequest{name: "pool", selected: true, product: "/RTX A[0-9]+/", nodes: []string{"pve-a6000"}},
+	entries, _, diags := resolveMapping(mappingRequest{name: "pool", selected: true, product: "/RTX A[0-9]+/", nodes: []string{"pve-a6000"}},
 		func() mappingHardware { hw := testHardware(); hw.others = nil; return hw }())
 	require.False(t, diags.HasError(), "%v", diags)
 	require.Len(t, entries, 2, "one entry per device, not per function")
@@ -98,12 +113,12 @@ func TestResolveMapping_selectByRegexOnNamedNodes(t *testing.T) {
 }
 
 func TestResolveMapping_selectMatchingNothingListsTheNodesGPUs(t *testing.T) {
-	_, diags := resolveMapping(mappingRequest{name: "x", selected: true, product: "B200", nodes: []string{"pve-a6000", "pve-cpu"}}, testHardware())
+	_, _, diags := resolveMapping(mappingRequest{name: "x", selected: true, product: "B200", nodes: []string{"pve-a6000", "pve-cpu"}}, testHardware())
 	err := only(t, diags, diag.SeverityError)
 	require.Contains(t, err, `select[0].product: No GPU matches`)
 	require.Contains(t, err, `pve-a6000: 0000:01:00.0 GA102GL [RTX A6000], 0000:02:00.0 GA102GL [RTX A6000]; pve-cpu: none`)
 
-	_, diags = resolveMapping(mappingRequest{name: "x", selected: true, product: "L40S", nodes: []string{"pve-nope"}}, testHardware())
+	_, _, diags = resolveMapping(mappingRequest{name: "x", selected: true, product: "L40S", nodes: []string{"pve-nope"}}, testHardware())
 	require.Contains(t, only(t, diags, diag.SeverityError), `select[0].nodes: No such node: select.nodes names "pve-nope"`)
 }
 
@@ -115,15 +130,15 @@ func TestResolveMapping_deviceGoneNamesTheBlockAndTheCardsNewAddress(t *testing.
 		{Node: "pve-l40s-b", Path: "0000:41:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 50},
 		{Node: "pve-l40s-b", Path: "0000:61:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 51},
 	}
-	req := mappingRequest{name: "pair", mdev: true, prior: prior, devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}, {"pve-l40s-b", "0000:61:00"}}}
-	_, diags := resolveMapping(req, hw)
+	req := mappingRequest{name: "pair", mdev: true, mdevSet: true, prior: prior, devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}, {"pve-l40s-b", "0000:61:00"}}}
+	_, _, diags := resolveMapping(req, hw)
 	err := only(t, diags, diag.SeverityError)
 	require.Contains(t, err, `device[1].address: PCI device gone: device[1]: node pve-l40s-b has no PCI device at 0000:61:00`)
 	require.Contains(t, err, `is now at 0000:81:00: set address = "0000:81:00"`)
 
 	// Pulled: no card of that kind left unmapped, no address to offer.
 	hw.functions["pve-l40s-b"] = []proxmox.PCIFunction{l40sFunction("pve-l40s-b", "41", 50)}
-	_, diags = resolveMapping(req, hw)
+	_, _, diags = resolveMapping(req, hw)
 	err = only(t, diags, diag.SeverityError)
 	require.Contains(t, err, `the card is gone`)
 	require.NotContains(t, err, `is now at`)
@@ -143,16 +158,16 @@ func TestResolveMapping_deviceChecks(t *testing.T) {
 			`which also holds 0000:02:00.1 (NVIDIA Corporation GA102 High Definition Audio Controller`},
 		"both passthrough": {mappingRequest{name: "mine", devices: []mappingDevice{{"pve-a6000", "0000:01:00"}}},
 			`device[0].address: Device in another mapping: 0000:01:00 on node pve-a6000 is in mapping "a6000-0" already`},
-		"mapped twice": {mappingRequest{mdev: true, devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}, {"pve-l40s-b", "0000:41:00.0"}}},
+		"mapped twice": {mappingRequest{mdev: true, mdevSet: true, devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}, {"pve-l40s-b", "0000:41:00.0"}}},
 			`device[1].address: Device mapped twice`},
 		"no such node": {mappingRequest{devices: []mappingDevice{{"pve-x", "0000:41:00"}}}, `device[0].node: No such node`},
-		"mdev flag off on a vGPU card": {mappingRequest{devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}}},
+		"mdev flag off on a vGPU card": {mappingRequest{mdevSet: true, devices: []mappingDevice{{"pve-l40s-b", "0000:41:00"}}},
 			`mdev: Mapping must be marked mdev: 0000:41:00.0 on node pve-l40s-b offers mediated devices`},
-		"mdev flag on a card without vGPU": {mappingRequest{mdev: true, devices: []mappingDevice{{"pve-a6000", "0000:02:00"}}},
+		"mdev flag on a card without vGPU": {mappingRequest{mdev: true, mdevSet: true, devices: []mappingDevice{{"pve-a6000", "0000:02:00"}}},
 			`mdev: Device has no vGPU`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, diags := resolveMapping(tc.req, hw)
+			_, _, diags := resolveMapping(tc.req, hw)
 			require.Contains(t, only(t, diags, diag.SeverityError), tc.want)
 		})
 	}
@@ -163,12 +178,12 @@ func TestResolveMapping_anOfflineNodeKeepsItsEntries(t *testing.T) {
 	hw.online = []string{"pve-l40s"}
 	delete(hw.functions, "pve-l40s-b")
 	prior := []proxmox.PCIMappingEntry{{Node: "pve-l40s-b", Path: "0000:41:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 50}}
-	entries, diags := resolveMapping(mappingRequest{name: "x", mdev: true, prior: prior, selected: true, product: "L40S", nodes: []string{"pve-l40s-b"}}, hw)
+	entries, _, diags := resolveMapping(mappingRequest{name: "x", mdev: true, mdevSet: true, prior: prior, selected: true, product: "L40S", nodes: []string{"pve-l40s-b"}}, hw)
 	require.False(t, diags.HasError(), "%v", diags)
 	require.Len(t, entries, 1)
 	require.True(t, sameEntries(prior, entries))
 
-	_, diags = resolveMapping(mappingRequest{name: "x", mdev: true, devices: []mappingDevice{{"pve-l40s-b", "0000:61:00"}}}, hw)
+	_, _, diags = resolveMapping(mappingRequest{name: "x", mdev: true, mdevSet: true, devices: []mappingDevice{{"pve-l40s-b", "0000:61:00"}}}, hw)
 	require.Contains(t, only(t, diags, diag.SeverityError), `device[0].node: Node offline`)
 }
 

@@ -37,11 +37,6 @@ const (
 	pciMappingReadBackTimeout = 30 * time.Second
 )
 
-// pciMappingDigestKey is the private state key of the digest of PVE's
-// mapping configuration when last read: an update sends it, so PVE refuses
-// the write when someone changed the mappings since.
-const pciMappingDigestKey = "digest"
-
 // PCIMappingResource is `gpu_pci_mapping`: a Proxmox VE cluster PCI
 // resource mapping of NVIDIA GPUs.
 type PCIMappingResource struct {
@@ -98,7 +93,7 @@ func (r *PCIMappingResource) Create(ctx context.Context, req resource.CreateRequ
 	entries, ok := plannedEntries(ctx, plan.Entries)
 	if !ok {
 		var diags diag.Diagnostics
-		entries, diags = r.resolve(ctx, client, &plan, nil)
+		entries, diags = r.resolve(ctx, client, &plan, nil, plan.Mdev)
 		resp.Diagnostics.Append(diags...)
 		if resp.Diagnostics.HasError() {
 			return
@@ -119,22 +114,18 @@ func (r *PCIMappingResource) Create(ctx context.Context, req resource.CreateRequ
 		}
 		r.setFromLive(readCtx, client, &plan, live, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, pciMappingDigestKey, digestJSON(live.Digest))...)
 		resp.Diagnostics.AddError(summary, err.Error()+"\n\nProxmox VE made the mapping nonetheless: it is kept in the state, "+
 			"tainted; apply again to replace it, or destroy it.")
 		return
 	}
 	tflog.Debug(ctx, "created Proxmox VE PCI mapping", map[string]any{"id": mapping.ID, "entries": len(mapping.Entries), "duration": time.Since(start).String()})
-	digest := r.readBack(ctx, client, &plan, summary, &resp.Diagnostics)
+	r.readBack(ctx, client, &plan, summary, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if digest != "" {
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, pciMappingDigestKey, digestJSON(digest))...)
-	}
 }
 
-// readBack reads the mapping just written into m and returns its digest;
-// when it cannot be read, m keeps what was written, with no holders.
-func (r *PCIMappingResource) readBack(ctx context.Context, client *proxmox.Client, m *pciMappingModel, summary string, diags *diag.Diagnostics) string {
+// readBack reads the mapping just written into m; when it cannot be
+// read, m keeps what was written, with no holders.
+func (r *PCIMappingResource) readBack(ctx context.Context, client *proxmox.Client, m *pciMappingModel, summary string, diags *diag.Diagnostics) {
 	live, found, err := client.ReadPCIMapping(ctx, m.Name.ValueString())
 	if err != nil || !found {
 		detail := "not found"
@@ -144,10 +135,9 @@ func (r *PCIMappingResource) readBack(ctx context.Context, client *proxmox.Clien
 		diags.AddWarning(summary, "reading the mapping back: "+detail+"; the next refresh reads it")
 		m.ID = m.Name
 		m.Entries = unknownHoldersAsNull(ctx, m.Entries)
-		return ""
+		return
 	}
 	r.setFromLive(ctx, client, m, live, diags)
-	return live.Digest
 }
 
 func (r *PCIMappingResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -176,7 +166,6 @@ func (r *PCIMappingResource) Read(ctx context.Context, req resource.ReadRequest,
 	}
 	r.setFromLive(ctx, client, &state, live, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, pciMappingDigestKey, digestJSON(live.Digest))...)
 }
 
 func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -200,26 +189,76 @@ func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequ
 	if !ok {
 		priorEntries, _ := stateEntries(ctx, prior.Entries)
 		var diags diag.Diagnostics
-		entries, diags = r.resolve(ctx, client, &plan, priorEntries)
+		entries, diags = r.resolve(ctx, client, &plan, priorEntries, plan.Mdev)
 		resp.Diagnostics.Append(diags...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
 	}
-	raw, diags := req.Private.GetKey(ctx, pciMappingDigestKey)
-	resp.Diagnostics.Append(diags...)
 	mapping := plan.toMapping(entries)
 	start := time.Now()
-	if err := client.UpdatePCIMapping(ctx, mapping, digestOf(raw)); err != nil {
+	err := updateMapping(ctx, client, mapping, &prior)
+	if errors.Is(err, errMappingDigest) {
+		err = updateMapping(ctx, client, mapping, &prior) // another mapping changed between the read and the write
+	}
+	if err != nil {
 		resp.Diagnostics.Append(pciMappingBackendError(summary, client, mapping.ID, false, err)...)
 		return
 	}
 	tflog.Debug(ctx, "updated Proxmox VE PCI mapping", map[string]any{"id": mapping.ID, "entries": len(mapping.Entries), "duration": time.Since(start).String()})
-	digest := r.readBack(ctx, client, &plan, summary, &resp.Diagnostics)
+	r.readBack(ctx, client, &plan, summary, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if digest != "" {
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, pciMappingDigestKey, digestJSON(digest))...)
+}
+
+// errMappingDigest marks an update PVE refused because the mapping file
+// changed between the read of its digest and the write.
+var errMappingDigest = errors.New("the cluster's PCI mappings changed between the read and the write")
+
+// updateMapping writes m over the mapping prior (the state the plan was
+// made from), with the digest of the mapping file read right before: PVE's
+// digest is of the whole mapping/pci.cfg, so any mapping's change changes
+// it (pve-manager PVE/API2/Cluster/Mapping/PCI.pm update,
+// assert_if_modified). The mapping must still be what the plan saw.
+func updateMapping(ctx context.Context, client *proxmox.Client, m proxmox.PCIMapping, prior *pciMappingModel) error {
+	live, found, err := client.ReadPCIMapping(ctx, m.ID)
+	if err != nil {
+		return err
 	}
+	if !found {
+		return fmt.Errorf("PCI mapping %s was deleted since the plan: plan again (the next plan creates it)", m.ID)
+	}
+	if changed := liveDiffers(ctx, live, prior); changed != "" {
+		return fmt.Errorf("PCI mapping %s changed outside Terraform since the plan (%s): plan again to see the change", m.ID, changed)
+	}
+	err = client.UpdatePCIMapping(ctx, m, live.Digest)
+	var api *proxmox.APIError
+	if errors.As(err, &api) && strings.Contains(api.Message, "detected modified configuration") {
+		return fmt.Errorf("%w: %w", errMappingDigest, err)
+	}
+	return err
+}
+
+// liveDiffers names what of live differs from the state prior ("" when
+// nothing): its settings or its entries.
+func liveDiffers(ctx context.Context, live proxmox.PCIMapping, prior *pciMappingModel) string {
+	var out []string
+	if live.Description != prior.Description.ValueString() {
+		out = append(out, "description")
+	}
+	if live.Mdev != prior.Mdev.ValueBool() {
+		out = append(out, "mdev")
+	}
+	if live.LiveMigrationCapable != prior.LiveMigrationCapable.ValueBool() {
+		out = append(out, "live-migration-capable")
+	}
+	entries := make([]resolvedEntry, len(live.Entries))
+	for i, e := range live.Entries {
+		entries[i] = resolvedEntry{PCIMappingEntry: e}
+	}
+	if priorEntries, _ := stateEntries(ctx, prior.Entries); !sameEntries(priorEntries, entries) {
+		out = append(out, "its map")
+	}
+	return strings.Join(out, ", ")
 }
 
 func (r *PCIMappingResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -330,15 +369,4 @@ func plannedEntries(ctx context.Context, list types.List) ([]resolvedEntry, bool
 		out[i] = resolvedEntry{PCIMappingEntry: e, product: models[i].Product.ValueString()}
 	}
 	return out, true
-}
-
-func digestJSON(digest string) []byte { return []byte(fmt.Sprintf("%q", digest)) }
-
-// digestOf reads the private state's digest ("" when none).
-func digestOf(raw []byte) string {
-	s := strings.Trim(string(raw), `"`)
-	if strings.ContainsAny(s, `"\`) {
-		return ""
-	}
-	return s
 }

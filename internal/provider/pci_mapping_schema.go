@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -48,10 +49,12 @@ func pciMappingSchema(ctx context.Context) schema.Schema {
 				Validators: []validator.String{stringvalidator.LengthBetween(1, pveDescriptionMax)},
 			},
 			"mdev": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Mark the devices as providing mediated devices (NVIDIA vGPU): VMs then take vGPU instances " +
-					"(`gpu.mdev`). PVE requires it to match the devices: `true` exactly when the node reports them vGPU-capable (a " +
-					"mismatch fails every VM's start), which the plan checks. Defaults to `false`. Changes in place.",
+				Optional: true, Computed: true,
+				MarkdownDescription: "Mark the devices as providing mediated devices (NVIDIA vGPU), so VMs may take vGPU instances " +
+					"(`gpu.mdev`); a VM without `gpu.mdev` still gets a whole device. PVE requires the flag to match the devices (a " +
+					"mismatch fails every VM's start): unset, it is what the nodes report for them, `true` when they offer vGPU types; " +
+					"set, a contrary value is a plan error, and so are devices of both kinds in one mapping. Changes in place.",
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 			},
 			"live_migration_capable": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),

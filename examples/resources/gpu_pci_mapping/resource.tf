@@ -6,9 +6,9 @@
 resource "gpu_pci_mapping" "l40s_pool" {
   name        = "l40s-pool"
   description = "Every L40S of pve-l40s-b"
-  # The L40S offers vGPU (mediated devices), and PVE wants the flag to match
-  # the hardware: true here. A VM without gpu.mdev still gets a whole card.
-  mdev = true
+  # mdev follows the cards: true here, as the L40S offers vGPU types (PVE
+  # wants the flag to match the hardware). A VM without gpu.mdev still gets a
+  # whole card.
 
   select {
     product = "L40S"         # a part of the product name, or /regex/
@@ -20,7 +20,6 @@ resource "gpu_pci_mapping" "l40s_pool" {
 #
 # resource "gpu_pci_mapping" "l40s_pool" {
 #   name = "l40s-pool"
-#   mdev = true
 #   device {
 #     node    = "pve-l40s-b"
 #     address = "0000:41:00" # the whole device: the GPU and its other functions
