@@ -122,6 +122,24 @@ func TestResolveMapping_selectMatchingNothingListsTheNodesGPUs(t *testing.T) {
 	require.Contains(t, only(t, diags, diag.SeverityError), `select[0].nodes: No such node: select.nodes names "pve-nope"`)
 }
 
+func TestResolveMapping_selectDropsACardPulled(t *testing.T) {
+	hw := testHardware()
+	req := mappingRequest{name: "pool", selected: true, product: "L40S", nodes: []string{"pve-l40s-b"}}
+	before, _, diags := resolveMapping(req, hw)
+	require.False(t, diags.HasError(), "%v", diags)
+	hw.functions["pve-l40s-b"] = hw.functions["pve-l40s-b"][:1] // 0000:61:00 pulled
+	after, _, diags := resolveMapping(req, hw)
+	require.False(t, diags.HasError(), "%v", diags)
+	require.Len(t, before, 2)
+	require.Len(t, after, 1)
+	require.Equal(t, "0000:41:00", after[0].Path)
+	var prior []proxmox.PCIMappingEntry
+	for _, e := range before {
+		prior = append(prior, e.PCIMappingEntry)
+	}
+	require.False(t, sameEntries(prior, after), "the plan shows the change")
+}
+
 func TestResolveMapping_deviceGoneNamesTheBlockAndTheCardsNewAddress(t *testing.T) {
 	hw := testHardware()
 	// The card at 0000:61:00 was moved to 0000:81:00 (a new IOMMU group).
