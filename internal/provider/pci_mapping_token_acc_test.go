@@ -15,13 +15,16 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed/pveemu"
 )
 
-// An API token, never root: the environment's token (the documented role,
-// Mapping.Modify on /mapping/pci included) makes a mapping, and a VM of
-// the same token passes a GPU through it; a token with Mapping.Use only is
-// refused at plan with the privilege, the path and the pveum fix.
+// An API token, never root: a privilege-separated token with exactly the
+// documented role (Mapping.Modify on /mapping/pci included) makes a
+// mapping, and a VM of the same token passes a GPU through it; a token
+// with Mapping.Use only is refused at plan with the privilege, the path
+// and the pveum fix.
 
 func TestAccPCIMapping_aTokenMakesAMappingAndAVMPassesAGPUThroughIt(t *testing.T) {
 	testAccPreCheck(t)
+	t.Setenv("PM_API_TOKEN_ID", pveemu.RoleTokenID)
+	t.Setenv("PM_API_TOKEN_SECRET", pveemu.RoleTokenSecret)
 	const id = "acc-token-pool"
 	config := `
 provider "gpu" {}
