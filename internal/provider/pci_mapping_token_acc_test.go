@@ -2,11 +2,13 @@ package provider
 
 import (
 	"fmt"
+	"net/http"
 	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -110,4 +112,53 @@ resource "gpu_pci_mapping" "refused" {
 		}},
 	})
 	require.Nil(t, mappingLines(t, "acc-use-only"))
+}
+
+// PVE makes the mapping and its answer is lost: the create fails, and the
+// mapping is in the state (tainted), so nothing is left outside it; the
+// next apply replaces it, and the destroy deletes it.
+func TestAccPCIMapping_aCreateWhoseAnswerWasLostIsKeptInTheState(t *testing.T) {
+	testAccPreCheck(t)
+	const id = "acc-answer-lost"
+	endpoint, certPEM := pve.AnswerDroppingProxy(t, func(r *http.Request) bool {
+		return r.Method == http.MethodPost && r.URL.Path == "/api2/json/cluster/mapping/pci"
+	})
+	config := fmt.Sprintf(`
+provider "gpu" {
+  proxmox {
+    endpoint         = %q
+    api_token_id     = %q
+    api_token_secret = %q
+    ca_certificate   = %q
+  }
+}
+
+resource "gpu_pci_mapping" "lost" {
+  name = %q
+  select {
+    product = "L40S"
+    nodes   = [%q]
+  }
+}
+`, endpoint, pveemu.TokenID, pveemu.TokenSecret, certPEM, id, pveemu.NodeL40SB)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			require.Nil(t, mappingLines(t, id), "the destroy deleted the mapping")
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: errorText("creating Proxmox VE PCI mapping", "Proxmox VE made the mapping nonetheless", "kept in the state, tainted"),
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("gpu_pci_mapping.lost", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				PreConfig: func() { require.Len(t, mappingLines(t, id), 2, "the failed create left the mapping, in the state") },
+			},
+		},
+	})
 }
