@@ -236,36 +236,29 @@ resource "gpu_pci_mapping" "pool" {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 		},
 	}
-	// A card pulled drops out of the entries. The emulator must be able to
-	// put it back for the tests after this one.
-	restorer, canRestore := any(pve).(interface {
-		RestorePCIDevice(node, address string) error
+	// A card pulled drops out of the entries; it is put back when the test
+	// ends, for the tests after this one.
+	pulled := false
+	t.Cleanup(func() {
+		if pulled {
+			require.NoError(t, pve.RestorePCIDevice(pveemu.NodeL40SB, "0000:61:00"))
+		}
 	})
-	if canRestore {
-		pulled := false
-		t.Cleanup(func() {
-			if pulled {
-				require.NoError(t, restorer.RestorePCIDevice(pveemu.NodeL40SB, "0000:61:00"))
-			}
-		})
-		steps = append(steps, resource.TestStep{
-			PreConfig: func() {
-				require.NoError(t, pve.RemovePCIDevice(pveemu.NodeL40SB, "0000:61:00"))
-				pulled = true
-			},
-			Config: config,
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
-				plancheck.ExpectKnownValue(address, tfjsonpath.New("entries"), knownvalue.ListSizeExact(1)),
-			}},
-			Check: func(*terraform.State) error {
-				require.Equal(t, []string{l40sEntry(pveemu.NodeL40SB, "0000:41:00", g41)}, mappingLines(t, id))
-				return nil
-			},
-		})
-	} else {
-		t.Log("not pulling a card: the emulator cannot put one back (RestorePCIDevice) for the tests that follow")
-	}
+	steps = append(steps, resource.TestStep{
+		PreConfig: func() {
+			require.NoError(t, pve.RemovePCIDevice(pveemu.NodeL40SB, "0000:61:00"))
+			pulled = true
+		},
+		Config: config,
+		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+			plancheck.ExpectKnownValue(address, tfjsonpath.New("entries"), knownvalue.ListSizeExact(1)),
+		}},
+		Check: func(*terraform.State) error {
+			require.Equal(t, []string{l40sEntry(pveemu.NodeL40SB, "0000:41:00", g41)}, mappingLines(t, id))
+			return nil
+		},
+	})
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
 }
 

@@ -263,6 +263,8 @@ func (e *Emulator) serveControl(w http.ResponseWriter, hr *http.Request) {
 		err = e.StartVMOutOfBand(args.Node, args.VMID)
 	case "remove-pci-device":
 		err = e.RemovePCIDevice(args.Node, args.Address)
+	case "restore-pci-device":
+		err = e.RestorePCIDevice(args.Node, args.Address)
 	case "move-pci-device":
 		err = e.MovePCIDevice(args.Node, args.From, args.To)
 	case "mapping":

@@ -112,7 +112,8 @@
 // VMID 9000, 9001, 9002 and 9003 on the four GPU nodes. Test controls
 // (FailNextTask, HoldNextTask and ReleaseHeldTasks, out-of-band changes to
 // VMs, RemovePCIDevice and MovePCIDevice for a card pulled or moved to
-// another slot and IOMMU group, Mapping, CallCounts) work in-process and,
+// another slot and IOMMU group, RestorePCIDevice to put a pulled card
+// back, Mapping, CallCounts) work in-process and,
 // for a detached testbed, over POST /_testbed/... on the same port;
 // AnswerDroppingProxy puts a proxy in front that loses the answer to a
 // request PVE carried out.

@@ -270,6 +270,22 @@ func TestPoolDrift(t *testing.T) {
 	if exit, _ := startAnswer(t, tokenAuth, node, vmid); exit != want {
 		t.Fatalf("start after the removal: %q, want %q", exit, want)
 	}
+
+	// The pulled card goes back where the profile has it, in its own IOMMU group.
+	if err := testbed.CallControl(httpClient(t), base, "restore-pci-device", controlArgs{Node: node, Address: "0000:41:00"}, nil); err != nil {
+		t.Fatalf("restoring the card over HTTPS: %v", err)
+	}
+	if err := emu.RestorePCIDevice(node, "0000:41:00"); err == nil {
+		t.Fatal("restoring a card that is in place succeeded")
+	}
+	ok(t, tokenAuth, "GET", "/nodes/"+node+"/hardware/pci", url.Values{"pci-class-blacklist": {""}}, &pci)
+	restored := false
+	for _, f := range pci {
+		restored = restored || (f["id"] == "0000:41:00.0" && f["iommugroup"] == float64(50) && f["device"] == "0x26b9")
+	}
+	if !restored {
+		t.Fatalf("the restored card is not at 0000:41:00.0 in IOMMU group 50: %v", pci)
+	}
 }
 
 func TestMdevPool(t *testing.T) {
