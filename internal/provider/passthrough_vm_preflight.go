@@ -133,8 +133,10 @@ func describeFinding(f proxmox.Finding, vm preflightVM, gpus []proxmox.GPU, fact
 			"/mapping/pci/%s, so Proxmox would refuse the VM's configuration. Grant it, e.g. pveum acl modify /mapping/pci/%s --tokens "+
 			"'%s' --roles PVEMappingUser (or --users for a user)", name, facts.Identity, g.Mapping, g.Mapping, facts.Identity)
 	case proxmox.FindingMappingNotFound:
-		return "PCI mapping not found", fmt.Sprintf("%s: the cluster has no PCI resource mapping of that ID (%s). Create it under "+
-			"Datacenter → Resource Mappings, or use one gpu_inventory (source = \"proxmox\") lists as `mapping`", name, facts.MappingIDs())
+		return "PCI mapping not found", fmt.Sprintf("%s: the cluster has no PCI resource mapping of that ID (%s). Make it with a "+
+			"gpu_pci_mapping resource (or under Datacenter → Resource Mappings), or use one gpu_inventory (source = \"proxmox\") lists as "+
+			"`mapping`. When a gpu_pci_mapping of this configuration makes it, set mapping = gpu_pci_mapping.<name>.id: its id is "+
+			"unknown until the mapping exists, so this plan waits for it instead of looking now", name, facts.MappingIDs())
 	case proxmox.FindingMappingNotOnNode:
 		return "PCI mapping has no entry on this node", fmt.Sprintf("%s maps devices on %s, not on node %s: use a mapping with an entry "+
 			"on %s, or add one to this mapping", name, f.Mapping.Nodes(), node, node)
