@@ -48,7 +48,7 @@ var (
 	// pveStoragePattern is PVE's pve-storage-id format.
 	pveStoragePattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]$`)
 	// pveMappingPattern is PVE's pve-configid format, which mapping IDs use.
-	pveMappingPattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]*$`)
+	pveMappingPattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]+$`)
 	// pveTagPattern is PVE's pve-tag format.
 	pveTagPattern = regexp.MustCompile(`^[a-z0-9_][a-z0-9_\-+.]*$`)
 )
@@ -81,7 +81,7 @@ func passthroughVMSchema(ctx context.Context) schema.Schema {
 						MarkdownDescription: "ID of a cluster PCI resource mapping (Datacenter → Resource Mappings) with an entry on `node`, " +
 							"e.g. `a6000-0`. The mapping's path decides which functions go along. Works with API tokens that have `Mapping.Use` on it.",
 						Validators: []validator.String{
-							stringvalidator.RegexMatches(pveMappingPattern, "must be a mapping ID: a letter, then letters, digits, '-' and '_'"),
+							stringvalidator.RegexMatches(pveMappingPattern, "must be a mapping ID: a letter, then at least one letter, digit, '-' or '_'"),
 						},
 					},
 					"pci_address": schema.StringAttribute{
