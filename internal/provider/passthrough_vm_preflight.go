@@ -130,8 +130,8 @@ func describeFinding(f proxmox.Finding, vm preflightVM, gpus []proxmox.GPU, fact
 	switch f.Kind {
 	case proxmox.FindingMappingNoUse:
 		return "No permission to use the PCI mapping", fmt.Sprintf("%s: the provider authenticates as %s, which lacks Mapping.Use on "+
-			"/mapping/pci/%s, so Proxmox would refuse the VM's configuration. Grant it, e.g. pveum acl modify /mapping/pci/%s --tokens "+
-			"'%s' --roles PVEMappingUser (or --users for a user)", name, facts.Identity, g.Mapping, g.Mapping, facts.Identity)
+			"/mapping/pci/%s, so Proxmox would refuse the VM's configuration. Grant it, e.g. %s", name, facts.Identity, g.Mapping,
+			proxmox.GrantCommand(facts.Identity, "/mapping/pci/"+g.Mapping, "PVEMappingUser"))
 	case proxmox.FindingMappingNotFound:
 		return "PCI mapping not found", fmt.Sprintf("%s: the cluster has no PCI resource mapping of that ID (%s). Make it with a "+
 			"gpu_pci_mapping resource (or under Datacenter → Resource Mappings), or use one gpu_inventory (source = \"proxmox\") lists as "+

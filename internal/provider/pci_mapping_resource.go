@@ -346,13 +346,9 @@ func pciMappingBackendError(summary string, client *proxmox.Client, id string, c
 // mappingModifyFix says who lacks Mapping.Modify on privPath and the pveum
 // command that grants it.
 func mappingModifyFix(who proxmox.Identity, privPath string) string {
-	flag := "--users"
-	if who.IsToken {
-		flag = "--tokens"
-	}
 	return fmt.Sprintf("The provider authenticates as %s, which lacks Mapping.Modify on %s, and Proxmox VE checks it there "+
-		"(pve-manager PVE/API2/Cluster/Mapping/PCI.pm). Grant it, e.g.: pveum acl modify %s %s '%s' --roles PVEMappingAdmin",
-		who, privPath, privPath, flag, who)
+		"(pve-manager PVE/API2/Cluster/Mapping/PCI.pm). Grant it, e.g.: %s",
+		who, privPath, proxmox.GrantCommand(who, privPath, "PVEMappingAdmin"))
 }
 
 // plannedEntries are the entries of a plan, when the plan knew them.

@@ -108,7 +108,7 @@ resource "gpu_pci_mapping" "refused" {
 		Steps: []resource.TestStep{{
 			Config: config, PlanOnly: true,
 			ExpectError: errorText("No permission to create the mapping", "The provider authenticates as "+pveemu.UseOnlyTokenID,
-				"which lacks Mapping.Modify on /mapping/pci", "pveum acl modify /mapping/pci --tokens '"+pveemu.UseOnlyTokenID+"' --roles PVEMappingAdmin"),
+				"which lacks Mapping.Modify on /mapping/pci", "pveum acl modify /mapping/pci --users terraform@pve --tokens '"+pveemu.UseOnlyTokenID+"' --roles PVEMappingAdmin"),
 		}},
 	})
 	require.Nil(t, mappingLines(t, "acc-use-only"))

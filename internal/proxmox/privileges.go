@@ -275,3 +275,13 @@ func pathOrder(path string) string {
 	}
 	return "999" + path
 }
+
+// GrantCommand is the `pveum acl modify` command that gives who the
+// built-in role on path. A privilege-separated token has only what both
+// it and its user hold, so a token's grant names its user too.
+func GrantCommand(who Identity, path, role string) string {
+	if who.IsToken {
+		return fmt.Sprintf("pveum acl modify %s --users %s --tokens '%s' --roles %s", path, who.User, who.String(), role)
+	}
+	return fmt.Sprintf("pveum acl modify %s --users %s --roles %s", path, who.User, role)
+}

@@ -127,3 +127,11 @@ func TestTestbedTokenHasTheDocumentedRole(t *testing.T) {
 		require.Equal(t, want, have, "privileges of %s on %s", pveemu.RoleTokenID, path)
 	}
 }
+
+func TestGrantCommandNamesATokensUserToo(t *testing.T) {
+	token := Identity{User: "terraform@pve", TokenID: "gpu", IsToken: true}
+	require.Equal(t, "pveum acl modify /mapping/pci --users terraform@pve --tokens 'terraform@pve!gpu' --roles PVEMappingAdmin",
+		GrantCommand(token, "/mapping/pci", "PVEMappingAdmin"))
+	require.Equal(t, "pveum acl modify /mapping/pci/a --users gpu@pve --roles PVEMappingUser",
+		GrantCommand(Identity{User: "gpu@pve"}, "/mapping/pci/a", "PVEMappingUser"))
+}
