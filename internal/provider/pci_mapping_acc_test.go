@@ -188,6 +188,8 @@ resource "gpu_pci_mapping" "pool" {
 		if moved {
 			require.NoError(t, pve.MovePCIDevice(pveemu.NodeL40SB, "0000:e1:00", "0000:61:00"))
 		}
+		// back in its IOMMU group of the testbed's start, for the tests after this one
+		require.NoError(t, pve.RestorePCIDevice(pveemu.NodeL40SB, "0000:61:00"))
 	})
 	g41, g61 := groupOf(t, pveemu.NodeL40SB, "0000:41:00.0"), groupOf(t, pveemu.NodeL40SB, "0000:61:00.0")
 	steps := []resource.TestStep{
@@ -288,6 +290,8 @@ resource "gpu_pci_mapping" "pair" {
 		if moved {
 			require.NoError(t, pve.MovePCIDevice(pveemu.NodeL40SB, "0000:e1:00", "0000:61:00"))
 		}
+		// back in its IOMMU group of the testbed's start, for the tests after this one
+		require.NoError(t, pve.RestorePCIDevice(pveemu.NodeL40SB, "0000:61:00"))
 	})
 	g41, g61 := groupOf(t, pveemu.NodeL40SB, "0000:41:00.0"), groupOf(t, pveemu.NodeL40SB, "0000:61:00.0")
 	resource.Test(t, resource.TestCase{

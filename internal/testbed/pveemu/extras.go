@@ -155,7 +155,7 @@ func (e *Emulator) nodeStatus(r *request) (any, error) {
 		"memory":     map[string]any{"total": n.MemBytes, "used": n.MemBytes / 10, "free": n.MemBytes - n.MemBytes/10},
 		"rootfs":     map[string]any{"total": int64(100) << 30, "used": int64(12) << 30, "avail": int64(88) << 30, "free": int64(88) << 30},
 		"swap":       map[string]any{"total": 0, "used": 0, "free": 0},
-		"pveversion": "pve-manager/" + Version + "/" + RepoID, "kversion": "Linux 6.8.12-9-pve #1 SMP PREEMPT_DYNAMIC PMX 6.8.12-9",
+		"pveversion": "pve-manager/" + Version + "/" + RepoID, "kversion": kernelVersion,
 		"boot-info": map[string]any{"mode": "efi", "secureboot": 0},
 	}, nil
 }
@@ -225,3 +225,7 @@ func (e *Emulator) storageStatus(r *request) (any, error) {
 	out := maps.Clone(entry)
 	return out, nil
 }
+
+// kernelVersion is uname's answer on a PVE 9.1 node: its default kernel
+// series is 6.17 (Proxmox VE 9.1 release notes).
+const kernelVersion = "Linux 6.17.2-1-pve #1 SMP PREEMPT_DYNAMIC PMX 6.17.2-1"

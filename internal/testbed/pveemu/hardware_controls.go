@@ -53,9 +53,10 @@ func (e *Emulator) RemovePCIDevice(node, address string) error {
 }
 
 // RestorePCIDevice puts a card (or function) back where node's host
-// profile has it, as it was at the emulator's start (its IOMMU group
-// included): the undo of RemovePCIDevice, so a test that pulls a card
-// leaves the testbed as it found it.
+// profile has it, as it was at the emulator's start, its IOMMU group
+// included: the undo of RemovePCIDevice and of MovePCIDevice there and
+// back, so a drift test leaves the testbed as it found it. A card moved
+// elsewhere and not back stays there as well.
 func (e *Emulator) RestorePCIDevice(node, address string) error {
 	return e.hardwareNode("restore-pci-device", controlArgs{Node: node, Address: address}, func(n *hostNode) error {
 		var profile *hostNode
@@ -71,10 +72,10 @@ func (e *Emulator) RestorePCIDevice(node, address string) error {
 		if len(idx) == 0 {
 			return fmt.Errorf("node %s's profile has no PCI device %s", node, address)
 		}
-		if len(n.cardFunctions(address)) > 0 {
-			return fmt.Errorf("address %s on node %s is taken", address, node)
-		}
 		pci := slices.Clone(n.PCI)
+		if present := n.cardFunctions(address); len(present) > 0 {
+			pci = slices.Delete(pci, present[0], present[len(present)-1]+1)
+		}
 		for _, i := range idx {
 			pci = append(pci, profile.PCI[i])
 		}
@@ -87,8 +88,8 @@ func (e *Emulator) RestorePCIDevice(node, address string) error {
 // MovePCIDevice moves a card (or function) from one address to another
 // on node ("0000:41:00" -> "0000:81:00"): the same hardware, its
 // functions renumbered on the new bus and slot, in a new IOMMU group (one
-// above the node's highest), or in the slot's own group when the host
-// profile has a card at that address (a card moved back).
+// above the node's highest: IOMMU groups are numbered as the kernel finds
+// them at boot, so a card moved back is in a new group too).
 func (e *Emulator) MovePCIDevice(node, from, to string) error {
 	return e.hardwareNode("move-pci-device", controlArgs{Node: node, From: from, To: to}, func(n *hostNode) error {
 		idx := n.cardFunctions(from)
@@ -101,17 +102,11 @@ func (e *Emulator) MovePCIDevice(node, from, to string) error {
 		if strings.Contains(from, ".") != strings.Contains(to, ".") || !pciIDPattern.MatchString(to) {
 			return fmt.Errorf("move %s to an address of the same form, not %q", from, to)
 		}
-		// A slot's IOMMU group is the topology's: back in the slot the
-		// host profile has it in, a card is in that slot's group again;
-		// elsewhere in a new one.
 		group := 0
 		for _, f := range n.PCI {
 			group = max(group, f.IOMMUGroup)
 		}
 		group++
-		if original := profileGroup(node, to); original >= 0 {
-			group = original
-		}
 		from, to = normalizePCIID(from), normalizePCIID(to)
 		pci := slices.Clone(n.PCI)
 		for _, i := range idx {
@@ -148,16 +143,3 @@ func (e *Emulator) Mapping(id string) ([]string, bool) {
 	return slices.Clone(m.Map), true
 }
 
-// profileGroup is the IOMMU group node's host profile gives the function
-// (or the first function of the card) at address; -1 if it has none.
-func profileGroup(node, address string) int {
-	for _, p := range hostProfiles() {
-		if p.Name != node {
-			continue
-		}
-		if idx := p.cardFunctions(address); len(idx) > 0 {
-			return p.PCI[idx[0]].IOMMUGroup
-		}
-	}
-	return -1
-}

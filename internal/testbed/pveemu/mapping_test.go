@@ -275,13 +275,19 @@ func TestPoolDrift(t *testing.T) {
 	if err := testbed.CallControl(httpClient(t), base, "restore-pci-device", controlArgs{Node: node, Address: "0000:41:00"}, nil); err != nil {
 		t.Fatalf("restoring the card over HTTPS: %v", err)
 	}
-	if err := emu.RestorePCIDevice(node, "0000:41:00"); err == nil {
-		t.Fatal("restoring a card that is in place succeeded")
+	if err := emu.RestorePCIDevice(node, "0000:61:00"); err != nil {
+		t.Fatalf("a card moved back is restored to its profile's IOMMU group: %v", err)
+	}
+	if err := emu.RestorePCIDevice(node, "0000:99:00"); err == nil {
+		t.Fatal("restoring a card the profile does not have succeeded")
 	}
 	ok(t, tokenAuth, "GET", "/nodes/"+node+"/hardware/pci", url.Values{"pci-class-blacklist": {""}}, &pci)
 	restored := false
 	for _, f := range pci {
 		restored = restored || (f["id"] == "0000:41:00.0" && f["iommugroup"] == float64(50) && f["device"] == "0x26b9")
+		if f["id"] == "0000:61:00.0" && f["iommugroup"] != float64(51) {
+			t.Fatalf("the card moved back and restored is in IOMMU group %v, want 51", f["iommugroup"])
+		}
 	}
 	if !restored {
 		t.Fatalf("the restored card is not at 0000:41:00.0 in IOMMU group 50: %v", pci)

@@ -615,8 +615,11 @@ func (e *Emulator) cloneVM(r *request) (any, error) {
 						vol = fmt.Sprintf("vm-%d-disk-%d", newid, disk)
 						disk++
 					} else {
+						// LVM-thin names a linked clone like any disk of the VM
+						// (pve-storage LvmThinPlugin.pm clone_image returns the
+						// free name); directory storages would write "base/vm".
 						l.printf("create linked clone of drive %s (%s)", k, volume)
-						vol = vol + "/" + fmt.Sprintf("vm-%d-disk-%d", newid, disk)
+						vol = fmt.Sprintf("vm-%d-disk-%d", newid, disk)
 						disk++
 					}
 					if storage != "" {

@@ -315,7 +315,7 @@ func TestCloneTemplate(t *testing.T) {
 	linked := newid + 1
 	mustRun(t, tokenAuth, node, "POST", vmPath(node, Templates[node])+"/clone", url.Values{"newid": {fmt.Sprint(linked)}})
 	t.Cleanup(func() { _ = emu.DeleteVMOutOfBand(node, linked) })
-	if conf, _ := emu.VMConfig(node, linked); !strings.HasPrefix(conf["scsi0"], fmt.Sprintf("%s:base-%d-disk-1/vm-%d-disk-", Storage, Templates[node], linked)) || conf["name"] != "Copy-of-VM-"+TemplateName {
+	if conf, _ := emu.VMConfig(node, linked); !strings.HasPrefix(conf["scsi0"], fmt.Sprintf("%s:vm-%d-disk-", Storage, linked)) || conf["name"] != "Copy-of-VM-"+TemplateName {
 		t.Fatalf("a template's clone is linked by default: %v", conf)
 	}
 	st, _ = runTask(t, tokenAuth, node, "POST", vmPath(node, Templates[node])+"/status/start", nil)
