@@ -142,4 +142,3 @@ func (e *Emulator) Mapping(id string) ([]string, bool) {
 	}
 	return slices.Clone(m.Map), true
 }
-
