@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 )
 
 // NVIDIAVendorID is NVIDIA's PCI vendor ID as PVE reports it.
@@ -53,7 +55,7 @@ func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*N
 		return nil, fmt.Errorf("reading the cluster's VMs (/cluster/resources): %w", err)
 	}
 	for _, g := range gpus {
-		if g.Mapping == "" || facts.Identity.IsRootPam() {
+		if _, read := facts.MappingUse[g.Mapping]; g.Mapping == "" || facts.Identity.IsRootPam() || read {
 			continue
 		}
 		if facts.MappingUse == nil {
@@ -94,8 +96,9 @@ func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*N
 // the node, passed whole) from each one's QEMU monitor (VMHostDevices):
 // which entry each got is in no config. A guest whose monitor the client
 // may not read (a *PermissionError: Sys.Audit on /vms/<vmid> is missing)
-// or that stopped meanwhile (the monitor's "ERROR: ...") keeps HostDevices
-// nil: unknown, which Pool and Preflight say.
+// (logged at debug level), or that stopped or went away meanwhile (the
+// monitor's "ERROR: ...", a missing config) keeps HostDevices nil: unknown,
+// which Pool and Preflight say.
 func (c *Client) ReadHostDevices(ctx context.Context, facts *NodeFacts) error {
 	for i, g := range facts.Guests {
 		if g.Node != facts.Node || g.Status != "running" || g.HostDevices != nil || !facts.usesPool(g) {
@@ -105,8 +108,12 @@ func (c *Client) ReadHostDevices(ctx context.Context, facts *NodeFacts) error {
 		var pe *PermissionError
 		var me *MonitorError
 		switch {
-		case errors.As(err, &pe), errors.As(err, &me):
+		case errors.As(err, &pe):
+			tflog.Debug(ctx, "the QEMU monitor of a VM on a GPU pool is not readable: which device it got stays unknown",
+				map[string]any{"vmid": g.VMID, "node": g.Node, "path": pe.Path, "privileges": pe.Privileges})
 			continue
+		case errors.As(err, &me), IsNotFound(err):
+			continue // stopped or gone since the listing
 		case err != nil:
 			return err
 		}

@@ -175,16 +175,32 @@ var acl = func() []aclEntry {
 		aclEntry{path: "/mapping/pci", ugid: PeersUser, privs: roles[pveMappingUserRole], propagate: true})
 }()
 
-// aclPaths are the paths the ACL names.
+// aclPaths are the paths of the ACL tree, as AccessControl.pm's
+// iterate_acl_tree visits them: each path the ACL names and every path
+// above it (/mapping for /mapping/pci).
 func aclPaths() []string {
 	var out []string
 	for _, e := range acl {
-		if !slices.Contains(out, e.path) {
-			out = append(out, e.path)
+		for path := e.path; ; path = parentPath(path) {
+			if !slices.Contains(out, path) {
+				out = append(out, path)
+			}
+			if path == "/" {
+				break
+			}
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// parentPath is the ACL path above path ("/" above "/vms").
+func parentPath(path string) string {
+	i := strings.LastIndex(path, "/")
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
 }
 
 // aclPrivileges is AccessControl::roles with RPCEnvironment's

@@ -185,6 +185,14 @@ func TestPermissionsOfTokensAndTheirUser(t *testing.T) {
 		if _, has := all["/nodes"]; has {
 			t.Errorf("/nodes has nothing: %v", all)
 		}
+		// iterate_acl_tree visits the paths above an ACL's path too: the
+		// testbed's token inherits TerraformProv there from /.
+		unseparated := perms(auth{token: TokenID + "=" + TokenSecret}, nil)
+		for _, path := range []string{"/mapping", "/sdn/zones", "/sdn/zones/localnetwork"} {
+			if unseparated[path]["VM.Audit"] != 1 {
+				t.Errorf("TokenID's answer lacks %s, a path of the ACL tree: %v", path, unseparated)
+			}
+		}
 		audit := perms(auditTokenAuth, nil)
 		if len(audit) != 1 || audit["/vms"]["VM.Audit"] != 1 {
 			t.Fatalf("AuditTokenID has VM.Audit on /vms only: %v", audit)

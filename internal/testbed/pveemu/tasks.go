@@ -57,10 +57,11 @@ func (e *Emulator) startTask(node, typ, id string, auth identity, work taskWork)
 	delete(s.failNext, typ)
 	release := s.release
 	t.held = s.holdNext[typ]
+	held := t.held // ReleaseHeldTasks writes t.held under e.mu
 	delete(s.holdNext, typ)
 	ctx := e.ctx
 	go func() {
-		if t.held {
+		if held {
 			select {
 			case <-ctx.Done():
 				return
