@@ -14,8 +14,7 @@ import (
 )
 
 // ModifyPlan plans the computed attributes (status from started; gpus and
-// ipv4 unknown when they may change: gpus when the GPUs change, or when a
-// VM on a GPU pool starts, stops or restarts), refuses a change Proxmox
+// ipv4 unknown when they may change: see plannedGPUs), refuses a change Proxmox
 // makes only to a stopped VM when the VM runs and allow_restart is off,
 // and runs the preflight against the node when the plan can know: the node
 // and the GPUs are known and the provider is configured with known
@@ -54,11 +53,7 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 		plan.Status = types.StringValue("stopped")
 	}
 	plan.IPv4 = types.ListUnknown(types.StringType)
-	if gpusChange || poolGPUsMayMove(ctx, state, &plan) {
-		plan.GPUs = types.ListUnknown(passthroughGPUStatusObjectType)
-	} else {
-		plan.GPUs = state.GPUs // the same hostpci lines resolve to the same devices
-	}
+	plan.GPUs = plannedGPUs(state, &plan)
 	if state != nil {
 		resp.Diagnostics.Append(restartNeeded(ctx, state, &plan)...)
 	}
@@ -81,6 +76,27 @@ func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// plannedGPUs is gpus in a plan that changes the VM (state nil: creates
+// it): the state's value only when the GPUs stay the same raw addresses,
+// which resolve to the same devices whatever else the apply does; unknown
+// otherwise. A GPU by mapping resolves through the mapping's entries on
+// the node (candidates, and pci_address for an entry of its own or the
+// device a pool gave the VM), which the same apply may change (a
+// gpu_pci_mapping adding a card): keeping the state's value would make the
+// update's read back an inconsistent result. A pool also gives the VM a
+// device at each start and takes it back at the stop.
+func plannedGPUs(state, plan *passthroughVMModel) types.List {
+	if state == nil || state.GPUs.IsNull() || state.GPUs.IsUnknown() || !gpusEqual(state.GPU, plan.GPU) {
+		return types.ListUnknown(passthroughGPUStatusObjectType)
+	}
+	for _, g := range plan.GPU {
+		if !g.Mapping.IsNull() {
+			return types.ListUnknown(passthroughGPUStatusObjectType)
+		}
+	}
+	return state.GPUs
 }
 
 // startsStopped says whether the plan starts a VM the state has stopped,

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/proxmox"
@@ -152,41 +151,6 @@ func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.C
 		Node: node, VMID: live.VMID, Name: live.Name, Status: live.Status, HostPCI: live.HostPCI, HostDevices: devices,
 	})
 	return facts, diags
-}
-
-// poolGPUsMayMove says whether the plan may start, stop or restart a VM
-// with a GPU on a pool (a gpus element of the state with several
-// candidates): a pool gives a VM a device at each start and takes it back
-// at the stop, so gpus is unknown. Other GPUs resolve to the same device
-// whatever the VM does.
-func poolGPUsMayMove(ctx context.Context, state, plan *passthroughVMModel) bool {
-	if state == nil || !onPool(ctx, state.GPUs) {
-		return false
-	}
-	if plan.Started.IsUnknown() {
-		return true
-	}
-	running := state.Status.ValueString() == "running"
-	if plan.Started.ValueBool() != running {
-		return true
-	}
-	if !running || plan.AllowRestart.IsUnknown() || !plan.AllowRestart.ValueBool() {
-		return false
-	}
-	return len(proxmox.StopFields(state.toSpec(ctx), plan.toSpec(ctx))) > 0
-}
-
-// onPool says whether gpus (the attribute) has a GPU with several
-// candidates, or may have: it is not known.
-func onPool(ctx context.Context, gpus types.List) bool {
-	if gpus.IsNull() || gpus.IsUnknown() {
-		return true
-	}
-	var statuses []passthroughGPUStatusModel
-	if gpus.ElementsAs(ctx, &statuses, false).HasError() {
-		return true
-	}
-	return slices.ContainsFunc(statuses, func(s passthroughGPUStatusModel) bool { return len(s.Candidates) > 1 })
 }
 
 // describePool is "0000:41:00 (VM 4201 \"pool-a\", running), 0000:61:00

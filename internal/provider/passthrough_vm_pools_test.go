@@ -164,18 +164,38 @@ func TestInventoryPCIMappingsShowPoolsInUseAndFree(t *testing.T) {
 	require.Equal(t, []inventoryPCIMappingNodeModel{{Node: "pve-b", Devices: 1, Free: 0}}, one.Nodes, "an invalid entry is not free")
 }
 
-// gpus is unknown in a plan that starts or stops a VM with a GPU on a
-// pool (a device with several candidates), known otherwise.
-func TestPassthroughVMPoolGPUsAreUnknownWhenTheVMStartsOrStops(t *testing.T) {
+// gpus is known in a plan that changes the VM only when every GPU is a
+// raw address and they stay the same: a GPU by mapping resolves through
+// the mapping's entries, which the same apply may change (a
+// gpu_pci_mapping adding a card to the pool), and a pool gives a device at
+// each start.
+func TestPassthroughVMPlannedGPUsAreUnknownForAMappingOrAGPUChange(t *testing.T) {
 	ctx := context.Background()
-	model := func(status string, started bool, candidates ...string) *passthroughVMModel {
-		gpus, diags := types.ListValueFrom(ctx, passthroughGPUStatusObjectType, []passthroughGPUStatusModel{{HostPCI: "hostpci0", Candidates: candidates}})
-		require.False(t, diags.HasError())
-		return &passthroughVMModel{Status: types.StringValue(status), Started: types.BoolValue(started), AllowRestart: types.BoolValue(false), GPUs: gpus}
+	gpu := func(mapping, address string) passthroughGPUModel {
+		g := passthroughGPUModel{Mapping: types.StringNull(), PCIAddress: types.StringNull()}
+		if mapping != "" {
+			g.Mapping = types.StringValue(mapping)
+		}
+		if address != "" {
+			g.PCIAddress = types.StringValue(address)
+		}
+		return g
 	}
-	pool := []string{"0000:41:00", "0000:61:00"}
-	require.True(t, poolGPUsMayMove(ctx, model("running", true, pool...), model("", false)), "a stop frees the device")
-	require.True(t, poolGPUsMayMove(ctx, model("stopped", false, pool...), model("", true)), "a start takes one")
-	require.False(t, poolGPUsMayMove(ctx, model("running", true, pool...), model("", true)), "it keeps running with its device")
-	require.False(t, poolGPUsMayMove(ctx, model("stopped", false, "0000:41:00"), model("", true)), "one candidate: the same device")
+	model := func(memory int64, gpus ...passthroughGPUModel) *passthroughVMModel {
+		statuses, diags := types.ListValueFrom(ctx, passthroughGPUStatusObjectType,
+			[]passthroughGPUStatusModel{{HostPCI: "hostpci0", Candidates: []string{"0000:41:00.0"}}})
+		require.False(t, diags.HasError())
+		return &passthroughVMModel{MemoryMiB: types.Int64Value(memory), GPU: gpus, GPUs: statuses}
+	}
+
+	raw := gpu("", "0000:41:00")
+	state := model(8192, raw)
+	require.Equal(t, state.GPUs, plannedGPUs(state, model(16384, raw)), "raw addresses resolve to the same devices")
+
+	mapped := gpu("l40s-pool", "")
+	require.True(t, plannedGPUs(model(8192, mapped), model(16384, mapped)).IsUnknown(),
+		"the same apply may add an entry to the mapping: candidates would gain one")
+	require.True(t, plannedGPUs(model(8192, raw, mapped), model(16384, raw, mapped)).IsUnknown(), "any GPU by mapping")
+	require.True(t, plannedGPUs(state, model(8192, gpu("", "0000:61:00"))).IsUnknown(), "the GPUs change")
+	require.True(t, plannedGPUs(nil, model(8192, raw)).IsUnknown(), "a create")
 }
