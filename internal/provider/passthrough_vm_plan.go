@@ -24,8 +24,8 @@ import (
 // VM is a warning and a create counts no VM of its own name as one (see
 // preflightVM.planned), because Terraform makes that same plan before a
 // destroy: the apply's create or update refuses the conflict before any
-// write. The one exception is a pool with no free device, refused at plan
-// (preflightDiagnostics).
+// write. The one exception is a pool with no free device for a VM that
+// does not exist yet, refused at plan (preflightDiagnostics).
 func (r *PassthroughVMResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy

@@ -51,11 +51,11 @@ func poolFacts(held ...string) *proxmox.NodeFacts {
 
 var poolGPU = []proxmox.GPU{{Mapping: "l40s-pool", PCIE: true, ROMBar: true}}
 
-// A VM to be started on a pool whose every device runs elsewhere is
+// A new VM to be started on a pool whose every device runs elsewhere is
 // refused at plan, naming each holder and the fixes; with a device free,
 // or a VM that stays stopped, nothing is found.
 func TestPassthroughVMPoolWithNoFreeDeviceIsRefusedAtPlan(t *testing.T) {
-	planned := preflightVM{node: "pve-b", planned: true, name: "pool-c", starting: true}
+	planned := preflightVM{node: "pve-b", planned: true, name: "pool-d", starting: true}
 	diags := preflightDiagnostics(planned, poolGPU, poolFacts("0000:41:00.0", "0000:61:00.0"))
 	require.Equal(t, []string{"gpu[0].mapping"}, errorPaths(diags), errorDetails(diags))
 	detail := errorDetails(diags)
@@ -78,6 +78,26 @@ func TestPassthroughVMPoolWithNoFreeDeviceIsRefusedAtPlan(t *testing.T) {
 	apply := preflightVM{node: "pve-b", starting: true}
 	require.Equal(t, []string{"gpu[0].mapping"}, errorPaths(preflightDiagnostics(apply, poolGPU, poolFacts("0000:41:00.0", "0000:61:00.0"))),
 		"the apply refuses it before any write too")
+}
+
+// A VM that exists already (in the state, or the tainted leftover of a
+// failed start, recognized by its name on the node) gets a warning at plan
+// for a full pool, not an error: Terraform plans the configuration before
+// a destroy, which an error would stop. The apply still refuses the start.
+func TestPassthroughVMFullPoolIsAWarningAtPlanForAVMThatExists(t *testing.T) {
+	full := poolFacts("0000:41:00.0", "0000:61:00.0")
+	for what, vm := range map[string]preflightVM{
+		"an update of VM 203":            {node: "pve-b", vmid: 203, planned: true, starting: true},
+		"the replacement of tainted 203": {node: "pve-b", name: "pool-c", planned: true, starting: true},
+	} {
+		diags := preflightDiagnostics(vm, poolGPU, full)
+		require.False(t, diags.HasError(), "%s: %s", what, errorDetails(diags))
+		require.Len(t, diags, 1, what)
+		require.Equal(t, "GPU pool has no free device", diags[0].Summary(), what)
+		require.Contains(t, diags[0].Detail(), "the apply stops before changing anything while this still holds", what)
+	}
+	apply := preflightVM{node: "pve-b", vmid: 203, starting: true}
+	require.Equal(t, []string{"gpu[0].mapping"}, errorPaths(preflightDiagnostics(apply, poolGPU, full)), "the apply refuses the start")
 }
 
 // A VM already on the pool keeps the device it has: an update of VM 202

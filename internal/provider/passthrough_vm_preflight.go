@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,8 +44,8 @@ type preflightVM struct {
 	// starting says the VM is to run after the apply. What only a start
 	// refuses (a device another running VM holds, a pool with none free,
 	// vGPU instances used up) is no finding for a VM that stays stopped.
-	// A pool with none free is an error even in a plan: see
-	// preflightDiagnostics.
+	// A pool with none free is an error even in a plan for a VM that does
+	// not exist yet: see preflightDiagnostics.
 	starting bool
 }
 
@@ -82,11 +83,16 @@ func preflightDiagnostics(vm preflightVM, gpus []proxmox.GPU, facts *proxmox.Nod
 		}
 		at := fieldPath(f.Field)
 		summary, detail := describeFinding(f, vm, gpus, facts)
-		if vm.planned && f.Kind == proxmox.FindingPoolExhausted {
-			// The rule: a VM to be started on a pool whose every
-			// device runs elsewhere is refused at plan, naming the holders.
-			// Terraform plans the configuration before a destroy too
-			// (its pre-destroy refresh), so the detail says how to destroy.
+		if vm.planned && f.Kind == proxmox.FindingPoolExhausted && !exists(target, facts) {
+			// The rule: a new VM to be started on a pool whose
+			// every device runs elsewhere is refused at plan, naming the
+			// holders. Terraform plans the configuration before a destroy
+			// too (its pre-destroy refresh), so the detail says how to
+			// destroy. A VM that exists already (an update, or the tainted
+			// leftover of a failed start the plan replaces) gets the
+			// warning of any conflict below: refusing it at plan would stop
+			// the destroy of a configuration that only has VMs, and the
+			// apply still refuses the start before any write.
 			diags.AddAttributeError(at, summary, detail+"\n\n"+poolDestroyNote)
 			continue
 		}
@@ -98,6 +104,13 @@ func preflightDiagnostics(vm preflightVM, gpus []proxmox.GPU, facts *proxmox.Nod
 		diags.AddAttributeError(at, summary, detail)
 	}
 	return diags
+}
+
+// exists says whether the VM a preflight is for exists already: it has a
+// VM ID (from the state), or a VM of its name on the node is its own
+// predecessor, by the backend's own-VM rule (proxmox.PreflightVM.Own).
+func exists(target proxmox.PreflightVM, facts *proxmox.NodeFacts) bool {
+	return target.VMID != 0 || slices.ContainsFunc(facts.Guests, target.Own)
 }
 
 // poolDestroyNote says how to destroy while a plan refuses a VM on a full pool.

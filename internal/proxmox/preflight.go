@@ -112,8 +112,9 @@ type PreflightVM struct {
 	OwnName string
 }
 
-// own says whether guest g is the VM itself.
-func (vm PreflightVM) own(g Guest) bool {
+// Own says whether guest g is the VM itself: its VM ID, or a VM called
+// OwnName on Node.
+func (vm PreflightVM) Own(g Guest) bool {
 	return g.Node == vm.Node && ((vm.VMID != 0 && g.VMID == vm.VMID) || (vm.OwnName != "" && g.Name == vm.OwnName))
 }
 
@@ -124,7 +125,7 @@ func Preflight(vm PreflightVM, gpus []GPU, facts *NodeFacts) []Finding {
 	var out []Finding
 	if vm.VMID == 0 && vm.NewVMID != 0 {
 		for _, g := range facts.Guests {
-			if g.VMID == vm.NewVMID && !vm.own(g) {
+			if g.VMID == vm.NewVMID && !vm.Own(g) {
 				out = append(out, Finding{Kind: FindingVMIDInUse, Field: Field{Kind: FieldVMID}, Holder: Holder{Guest: g}})
 			}
 		}
@@ -204,7 +205,7 @@ func preflightGPUs(vm PreflightVM, gpus []GPU, facts *NodeFacts) []Finding {
 			}
 			continue // vGPU instances share the device: no IOMMU group or exclusive use to check
 		}
-		if holder, ok := facts.HeldBy(vm.Node, functions, true, vm.own); ok && !pooled {
+		if holder, ok := facts.HeldBy(vm.Node, functions, true, vm.Own); ok && !pooled {
 			f := finding(FindingGPUHeld)
 			f.Device, f.Function, f.Holder = device, gpu, holder
 			out = append(out, f)
@@ -297,14 +298,14 @@ func poolFree(vm PreflightVM, id string, facts *NodeFacts) ([]PCIMappingEntry, [
 	var free []PCIMappingEntry
 	var holders, unknown []Holder
 	for _, d := range facts.Pool(id, vm.Node) {
-		if h, ok := facts.holderOf(vm.Node, d.Entry.Path, vm.own); ok {
+		if h, ok := facts.holderOf(vm.Node, d.Entry.Path, vm.Own); ok {
 			holders = append(holders, h)
 			continue
 		}
 		free = append(free, d.Entry)
 		if unknown == nil {
 			for _, h := range d.Maybe {
-				if !vm.own(h.Guest) {
+				if !vm.Own(h.Guest) {
 					unknown = append(unknown, h)
 				}
 			}
