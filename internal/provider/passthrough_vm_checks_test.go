@@ -309,10 +309,10 @@ func TestPassthroughVMGPUsReadBackKeepTheUsersSpelling(t *testing.T) {
 
 func TestPassthroughVMGPUStatusesResolveMappings(t *testing.T) {
 	facts := testFacts(rootPam)
-	live := proxmox.VM{VMSpec: proxmox.VMSpec{Node: "pve"}, HostPCI: map[int]string{
+	live := proxmox.VM{VMSpec: proxmox.VMSpec{Node: "pve", VMID: 190}, HostPCI: map[int]string{
 		1: "0000:02:00,pcie=1,rombar=1", 0: "mapping=a6000-0,pcie=1,x-vga=1,rombar=1",
 	}}
-	got := gpuStatuses(live, facts)
+	got := gpuStatuses(live, asRead(facts, live))
 	require.Len(t, got, 2)
 	require.Equal(t, passthroughGPUStatusModel{HostPCI: "hostpci0", Value: "mapping=a6000-0,pcie=1,x-vga=1,rombar=1", PCIAddress: "0000:01:00.0",
 		VendorID: "0x10de", DeviceID: "0x2230", Product: "GA102GL [RTX A6000]", IOMMUGroup: 14, Candidates: []string{"0000:01:00"}}, got[0])

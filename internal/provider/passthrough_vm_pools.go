@@ -29,20 +29,23 @@ import (
 // NodeFacts.Pool.
 
 // gpuStatuses is gpus: each hostpci line with the host function the VM
-// has for it on its node and the devices it may be given, from facts when
-// they could be read.
+// has for it on its node (the backend's GuestGPUFunction: the device the
+// QEMU monitor reported, else what the line names; facts must hold the VM
+// as a guest, as readFacts records it) and the devices it may be given,
+// from facts when they could be read.
 func gpuStatuses(live proxmox.VM, facts *proxmox.NodeFacts) []passthroughGPUStatusModel {
-	got := ownHostDevices(live, facts)
 	out := make([]passthroughGPUStatusModel, 0, len(live.HostPCI))
 	for _, i := range slices.Sorted(maps.Keys(live.HostPCI)) {
 		value := live.HostPCI[i]
 		s := passthroughGPUStatusModel{HostPCI: "hostpci" + strconv.Itoa(i), Value: value, IOMMUGroup: -1, Candidates: []string{}}
 		if g, err := proxmox.ParseHostPCI(value); err == nil {
 			s.Candidates = gpuCandidates(g, live.Node, facts)
-			s.PCIAddress = gpuAddress(g, got[i], live.Node, facts)
 		}
-		if facts != nil && s.PCIAddress != "" {
-			if f, ok := facts.Function(s.PCIAddress); ok {
+		if facts != nil {
+			if address := facts.GuestGPUFunction(live.Node, live.VMID, i); address != "" {
+				s.PCIAddress = proxmox.NormalizePCIAddress(address)
+			}
+			if f, ok := facts.Function(s.PCIAddress); ok && s.PCIAddress != "" {
 				s.VendorID, s.DeviceID, s.Product, s.IOMMUGroup = f.VendorID, f.DeviceID, f.DeviceName, int64(f.IOMMUGroup)
 			}
 		}
@@ -51,81 +54,37 @@ func gpuStatuses(live proxmox.VM, facts *proxmox.NodeFacts) []passthroughGPUStat
 	return out
 }
 
-// gpuAddress is the host function of hostpci line g: got, the device the
-// running VM was given (from the QEMU monitor), or else the one g names on
-// node, through the only entry of its mapping there or as its raw address;
-// "" for a pool (the VM holds none of its devices, or Proxmox did not say
-// which) or when facts could not be read.
-func gpuAddress(g proxmox.GPU, got, node string, facts *proxmox.NodeFacts) string {
-	if got != "" {
-		return proxmox.NormalizePCIAddress(got)
-	}
-	if g.Mapping != "" && len(mappingEntriesOn(facts, g.Mapping, node)) > 1 {
-		return ""
-	}
-	return facts.GPUFunction(g, node)
-}
-
 // gpuCandidates are the devices hostpci line g may be given on node: the
 // paths of its mapping's entries there, in the order Proxmox tries them,
 // or its raw address.
 func gpuCandidates(g proxmox.GPU, node string, facts *proxmox.NodeFacts) []string {
-	if g.Mapping == "" {
-		return []string{g.PCIAddress}
-	}
 	out := []string{}
-	for _, e := range mappingEntriesOn(facts, g.Mapping, node) {
+	switch {
+	case g.Mapping == "":
+		return []string{g.PCIAddress}
+	case facts == nil:
+		return out
+	}
+	m, _ := facts.Mapping(g.Mapping)
+	for _, e := range m.EntriesOn(node) {
 		out = append(out, e.Path)
 	}
 	return out
 }
 
-// mappingEntriesOn are mapping id's entries on node; none when facts are nil.
-func mappingEntriesOn(facts *proxmox.NodeFacts, id, node string) []proxmox.PCIMappingEntry {
-	if facts == nil {
-		return nil
-	}
-	m, ok := facts.Mapping(id)
-	if !ok {
-		return nil
-	}
-	return m.EntriesOn(node)
-}
-
-// usesPool says whether one of a VM's hostpci lines is a mapping with
-// several entries on its node.
-func usesPool(node string, hostPCI map[int]string, facts *proxmox.NodeFacts) bool {
-	for _, value := range hostPCI {
-		if g, err := proxmox.ParseHostPCI(value); err == nil && g.Mapping != "" && len(mappingEntriesOn(facts, g.Mapping, node)) > 1 {
-			return true
-		}
-	}
-	return false
-}
-
-// ownHostDevices are the devices the VM itself was given, as readFacts
-// recorded them in facts (hostpci index -> host address); nil when none were read.
-func ownHostDevices(live proxmox.VM, facts *proxmox.NodeFacts) map[int]string {
-	if facts == nil {
-		return nil
-	}
-	for _, g := range facts.Guests {
-		if g.Node == live.Node && g.VMID == live.VMID {
-			return g.HostDevices
-		}
-	}
-	return nil
-}
-
 // readFacts reads what resolves the gpus attribute: the node's PCI
-// functions and the cluster's mappings and, for a running VM on a GPU
-// pool, the devices it was given (recorded as the VM's own entry in
-// Guests). It returns nil (with a debug line) when Proxmox does not
-// answer: gpus then has no host details; and a warning when the devices a
-// pool gave the VM cannot be read.
+// functions and the cluster's mappings, with the VM itself as the only
+// guest and, when it runs on a GPU pool, the devices it was given (the
+// backend's ReadHostDevices). When Proxmox does not answer, the facts
+// hold only the VM (with a debug line): gpus then has no host details but
+// raw addresses; and a warning when the devices a pool gave the VM cannot
+// be read.
 func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.Client, live proxmox.VM) (*proxmox.NodeFacts, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	node := live.Node
+	facts := &proxmox.NodeFacts{Node: node, Identity: client.Identity(), Guests: []proxmox.Guest{{
+		Node: node, VMID: live.VMID, Name: live.Name, Status: live.Status, HostPCI: live.HostPCI,
+	}}}
 	functions, err := client.PCIFunctions(ctx, node)
 	var mappings []proxmox.PCIMapping
 	if err == nil {
@@ -133,23 +92,23 @@ func (r *PassthroughVMResource) readFacts(ctx context.Context, client *proxmox.C
 	}
 	if err != nil {
 		tflog.Debug(ctx, "could not read the node's PCI devices: gpus has no host details", map[string]any{"error": err.Error()})
-		return nil, diags
-	}
-	facts := &proxmox.NodeFacts{Node: node, Identity: client.Identity(), Functions: functions, Mappings: mappings}
-	if live.Status != "running" || !usesPool(node, live.HostPCI, facts) {
 		return facts, diags
 	}
-	devices, err := client.VMHostDevices(ctx, node, live.VMID)
-	if err != nil {
+	facts.Functions, facts.Mappings = functions, mappings
+	err = client.ReadHostDevices(ctx, facts)
+	if own := facts.Guests[0]; err != nil || (own.Status == "running" && own.HostDevices == nil && facts.UsesPool(own)) {
+		why := "which failed"
+		if err != nil {
+			why += ": " + err.Error()
+		} else {
+			why += " (the provider may not read it: Sys.Audit on /vms/" + strconv.Itoa(live.VMID) + " on PVE 9, VM.Monitor on PVE 8; " +
+				"or the VM stopped meanwhile)"
+		}
 		diags.AddAttributeWarning(path.Root("gpus"), "reading which pool devices Proxmox VM "+strconv.Itoa(live.VMID)+" was given",
 			fmt.Sprintf("VM %d uses a GPU pool (a mapping with several entries on node %s), and which device it was given is read from "+
-				"its QEMU monitor (info qtree), which failed: %s. gpus[*].pci_address stays empty for those GPUs until it can be read.",
-				live.VMID, node, err))
-		return facts, diags
+				"its QEMU monitor (info qtree), %s. gpus[*].pci_address stays empty for those GPUs until it can be read.",
+				live.VMID, node, why))
 	}
-	facts.Guests = append(facts.Guests, proxmox.Guest{
-		Node: node, VMID: live.VMID, Name: live.Name, Status: live.Status, HostPCI: live.HostPCI, HostDevices: devices,
-	})
 	return facts, diags
 }
 

@@ -368,6 +368,16 @@ data "gpu_inventory" "vgpu" {
 					return left(want...)(s)
 				},
 			},
+			// A vGPU from a pool holds no device: reading the VM (and the
+			// inventory) back asks no QEMU monitor which one it got.
+			{
+				PreConfig:    func() { pve.ResetCallCounts() },
+				RefreshState: true,
+				Check: func(*terraform.State) error {
+					require.Zero(t, pve.CallCounts()["POST /nodes/{node}/qemu/{vmid}/monitor"], "monitor reads for a vGPU")
+					return nil
+				},
+			},
 			{
 				Config: pveProviders() + v1 + v2 + inventory("gpu_passthrough_vm.vgpu-1", "gpu_passthrough_vm.vgpu-2"),
 				Check: func(s *terraform.State) error {

@@ -125,20 +125,33 @@ func TestPassthroughVMGPUStatusesOfAPool(t *testing.T) {
 	facts := poolFacts("0000:61:00.0")
 	running := proxmox.VM{VMSpec: proxmox.VMSpec{Node: "pve-b", VMID: 201}, Status: "running",
 		HostPCI: map[int]string{0: "mapping=l40s-pool,pcie=1,rombar=1", 1: "mapping=l40s-one,pcie=1,rombar=1"}}
-	got := gpuStatuses(running, facts)
+	got := gpuStatuses(running, asRead(facts, running))
 	require.Equal(t, passthroughGPUStatusModel{HostPCI: "hostpci0", Value: "mapping=l40s-pool,pcie=1,rombar=1", PCIAddress: "0000:61:00.0",
 		VendorID: "0x10de", DeviceID: "0x26b9", Product: "AD102GL [L40S]", IOMMUGroup: 51, Candidates: []string{"0000:41:00.0", "0000:61:00.0"}}, got[0])
 	require.Equal(t, "0000:61:00.0", got[1].PCIAddress, "a mapping with one entry resolves to it")
 	require.Equal(t, []string{"0000:61:00.0"}, got[1].Candidates)
 
 	stopped := proxmox.VM{VMSpec: proxmox.VMSpec{Node: "pve-b", VMID: 203}, Status: "stopped", HostPCI: map[int]string{0: "mapping=l40s-pool,pcie=1,rombar=1"}}
-	got = gpuStatuses(stopped, facts)
+	got = gpuStatuses(stopped, asRead(facts, stopped))
 	require.Empty(t, got[0].PCIAddress, "a stopped VM on a pool holds none of its devices")
 	require.Equal(t, int64(-1), got[0].IOMMUGroup)
 	require.Equal(t, []string{"0000:41:00.0", "0000:61:00.0"}, got[0].Candidates)
 
 	raw := proxmox.VM{VMSpec: proxmox.VMSpec{Node: "pve-b", VMID: 204}, HostPCI: map[int]string{0: "0000:41:00,pcie=1"}}
 	require.Equal(t, []string{"0000:41:00"}, gpuStatuses(raw, nil)[0].Candidates)
+}
+
+// asRead is facts with live recorded as readFacts records the VM: a guest
+// with its hostpci lines, keeping the devices its monitor reported.
+func asRead(facts *proxmox.NodeFacts, live proxmox.VM) *proxmox.NodeFacts {
+	for i, g := range facts.Guests {
+		if g.Node == live.Node && g.VMID == live.VMID {
+			facts.Guests[i].HostPCI = live.HostPCI
+			return facts
+		}
+	}
+	facts.Guests = append(facts.Guests, proxmox.Guest{Node: live.Node, VMID: live.VMID, Status: live.Status, HostPCI: live.HostPCI})
+	return facts
 }
 
 // pci_mappings lists each device of a pool with the running VM holding it,

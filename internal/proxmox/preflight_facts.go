@@ -101,7 +101,7 @@ func (c *Client) ReadNodeFacts(ctx context.Context, node string, gpus []GPU) (*N
 // which Pool and Preflight say.
 func (c *Client) ReadHostDevices(ctx context.Context, facts *NodeFacts) error {
 	for i, g := range facts.Guests {
-		if g.Node != facts.Node || g.Status != "running" || g.HostDevices != nil || !facts.usesPool(g) {
+		if g.Node != facts.Node || g.Status != "running" || g.HostDevices != nil || !facts.UsesPool(g) {
 			continue
 		}
 		devices, err := c.VMHostDevices(ctx, g.Node, g.VMID)
@@ -122,8 +122,8 @@ func (c *Client) ReadHostDevices(ctx context.Context, facts *NodeFacts) error {
 	return nil
 }
 
-// usesPool says whether g passes a pool of f.Node whole.
-func (f *NodeFacts) usesPool(g Guest) bool {
+// UsesPool says whether g passes a pool of f.Node whole.
+func (f *NodeFacts) UsesPool(g Guest) bool {
 	for _, value := range g.HostPCI {
 		gpu, err := ParseHostPCI(value)
 		if err == nil && gpu.Mapping != "" && gpu.Mdev == "" && f.IsPool(gpu.Mapping, f.Node) {
