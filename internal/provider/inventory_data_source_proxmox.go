@@ -189,14 +189,12 @@ func (d *InventoryDataSource) readProxmox(ctx context.Context, model *inventoryM
 				continue
 			}
 			if fn.MdevCapable {
-				mdevs, err := client.MdevTypes(ctx, node, fn.Address)
+				mdevs, err := pool.mdevTypes(ctx, client, fn)
 				if err != nil {
 					diags.AddError(summary, err.Error())
 					return
 				}
-				for _, t := range mdevs {
-					m.MdevTypes = append(m.MdevTypes, inventoryMdevTypeModel{Type: t.Type, Name: t.Name, Description: t.Description, Available: int64(t.Available)})
-				}
+				m.MdevTypes = mdevTypeModels(mdevs)
 			}
 			devices = append(devices, m)
 		}

@@ -176,9 +176,7 @@ func mappingEntryModel(m proxmox.PCIMapping, node string, d proxmox.PoolDevice, 
 	fns := n.facts.DeviceFunctions(d.Entry.Path)
 	if len(fns) > 0 {
 		e.Product = fns[0].DeviceName
-		for _, t := range n.mdev[proxmox.NormalizePCIAddress(fns[0].Address)] {
-			e.MdevTypes = append(e.MdevTypes, inventoryMdevTypeModel{Type: t.Type, Name: t.Name, Description: t.Description, Available: int64(t.Available)})
-		}
+		e.MdevTypes = mdevTypeModels(n.mdev[proxmox.NormalizePCIAddress(fns[0].Address)])
 	}
 	if problem := m.Check(d.Entry, n.facts.Functions); problem != "" {
 		e.Valid, e.Problem = false, &problem
@@ -210,16 +208,34 @@ func readMappingNode(ctx context.Context, client *proxmox.Client, node string, f
 			if len(fns) == 0 || !fns[0].MdevCapable {
 				continue
 			}
-			address := proxmox.NormalizePCIAddress(fns[0].Address)
-			if _, done := out.mdev[address]; done {
-				continue
-			}
-			types, err := client.MdevTypes(ctx, node, fns[0].Address)
-			if err != nil {
+			if _, err := out.mdevTypes(ctx, client, fns[0]); err != nil {
 				return mappingNodeFacts{}, err
 			}
-			out.mdev[address] = types
 		}
 	}
 	return out, nil
+}
+
+// mdevTypes are the mdev types of fn on the node: read from Proxmox the
+// first time pci_devices or pci_mappings asks, then kept in n.mdev.
+func (n mappingNodeFacts) mdevTypes(ctx context.Context, client *proxmox.Client, fn proxmox.PCIFunction) ([]proxmox.MdevType, error) {
+	address := proxmox.NormalizePCIAddress(fn.Address)
+	if types, done := n.mdev[address]; done {
+		return types, nil
+	}
+	types, err := client.MdevTypes(ctx, n.facts.Node, fn.Address)
+	if err != nil {
+		return nil, err
+	}
+	n.mdev[address] = types
+	return types, nil
+}
+
+// mdevTypeModels are mdev types as gpu_inventory lists them.
+func mdevTypeModels(types []proxmox.MdevType) []inventoryMdevTypeModel {
+	out := make([]inventoryMdevTypeModel, 0, len(types))
+	for _, t := range types {
+		out = append(out, inventoryMdevTypeModel{Type: t.Type, Name: t.Name, Description: t.Description, Available: int64(t.Available)})
+	}
+	return out
 }

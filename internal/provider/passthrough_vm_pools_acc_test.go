@@ -344,8 +344,16 @@ data "gpu_inventory" "vgpu" {
 		ProtoV6ProviderFactories: pveProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config: pveProviders() + inventory(),
+				PreConfig: func() { pve.ResetCallCounts() },
+				Config:    pveProviders() + inventory(),
 				Check: func(s *terraform.State) error {
+					// Each read of the inventory reads the node's functions once
+					// and the vGPU types of each of its two L40S once, though
+					// pci_devices and pci_mappings (an mdev pool) both list them.
+					calls := pve.CallCounts()
+					reads := calls["GET /nodes/{node}/hardware/pci"]
+					require.NotZero(t, reads)
+					require.Equal(t, 2*reads, calls["GET /nodes/{node}/hardware/pci/{pci-id-or-mapping}/mdev"], "mdev reads per function")
 					m := poolMapping(t, s, "data.gpu_inventory.vgpu", pool)
 					for i := range len(poolDevices) {
 						e := "entries." + strconv.Itoa(i) + "."
