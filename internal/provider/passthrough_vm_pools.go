@@ -137,11 +137,25 @@ const poolFixes = "Stop one of those VMs (started = false on its gpu_passthrough
 	"sees only what runs now), add a device to the mapping on this node (gpu_pci_mapping), or put this VM on another node whose " +
 	"entries of the mapping are free (gpu_inventory with source = \"proxmox\" lists each mapping's devices per node, in use or free)"
 
-// describePoolExhausted is the detail of a pool whose every device on node
-// a running VM other than this one holds.
-func describePoolExhausted(name string, index int, node string, devices []proxmox.PoolDevice) string {
+// describePoolExhausted is the detail of a pool of size devices on node
+// that has none left for this VM's GPU: holders are the running VMs other
+// than this one that hold them (the preflight's finding); the rest, if
+// any, this VM's earlier GPUs on the pool take.
+func describePoolExhausted(name string, index int, node string, size int, holders []proxmox.Holder) string {
+	out := make([]string, len(holders))
+	for i, h := range holders {
+		if h.Device == "" {
+			out[i] = fmt.Sprintf("VM %d %q, running: %s (which device it was given could not be read)", h.Guest.VMID, h.Guest.Name, h.Line)
+			continue
+		}
+		out[i] = fmt.Sprintf("%s (VM %d %q, running: %s)", h.Device, h.Guest.VMID, h.Guest.Name, h.Line)
+	}
+	list := strings.Join(out, ", ")
+	if rest := size - len(holders); rest > 0 {
+		list += fmt.Sprintf("; this VM's earlier GPUs on the pool take the other %d", rest)
+	}
 	return fmt.Sprintf("%s is a pool of %d devices on node %s, and running VMs hold every one: %s. Proxmox would fail this VM's "+
-		"start (\"could not find a free device for 'hostpci%d'\"). %s.", name, len(devices), node, describePool(devices), index, poolFixes)
+		"start (\"could not find a free device for 'hostpci%d'\"). %s.", name, size, node, list, index, poolFixes)
 }
 
 // freeDevicePattern is qemu-server's error when no alternative of a

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -50,6 +51,20 @@ func poolFacts(held ...string) *proxmox.NodeFacts {
 }
 
 var poolGPU = []proxmox.GPU{{Mapping: "l40s-pool", PCIE: true, ROMBar: true}}
+
+// A new VM with two GPUs from a two-device pool, one device held by
+// another VM: the second GPU finds none, and the message names the one
+// holder and the VM's own first GPU, never the VM itself nor a "free"
+// device.
+func TestPassthroughVMPoolExhaustedByTheVMsOwnGPUsSaysSo(t *testing.T) {
+	planned := preflightVM{node: "pve-b", planned: true, name: "pool-d", starting: true}
+	diags := preflightDiagnostics(planned, append(slices.Clone(poolGPU), poolGPU...), poolFacts("0000:41:00.0"))
+	require.Equal(t, []string{"gpu[1].mapping"}, errorPaths(diags), errorDetails(diags))
+	detail := errorDetails(diags)
+	require.Contains(t, detail, `0000:41:00.0 (VM 201 "pool-a", running: hostpci0: mapping=l40s-pool,pcie=1,rombar=1); this VM's earlier GPUs on the pool take the other 1`)
+	require.NotContains(t, detail, "(free)")
+	require.NotContains(t, detail, "pool-d")
+}
 
 // A new VM to be started on a pool whose every device runs elsewhere is
 // refused at plan, naming each holder and the fixes; with a device free,

@@ -205,7 +205,7 @@ func describeFinding(f proxmox.Finding, vm preflightVM, gpus []proxmox.GPU, fact
 		return "vGPU type has no instances left", fmt.Sprintf("gpu[%d].mdev %q: %s has no instance of it left (every one is in use), so "+
 			"Proxmox would fail the VM's start. Pick a type with instances left, or free one", i, g.Mdev, f.Function.Address)
 	case proxmox.FindingPoolExhausted:
-		return "GPU pool has no free device", describePoolExhausted(name, i, node, facts.Pool(g.Mapping, node))
+		return "GPU pool has no free device", describePoolExhausted(name, i, node, len(f.Mapping.EntriesOn(node)), f.Holders)
 	case proxmox.FindingMappingInvalid:
 		return "PCI mapping does not match the hardware", fmt.Sprintf("%s: its entry %s on node %s does not match the node's "+
 			"hardware: %s. Proxmox checks every entry of the mapping on the node when a VM starts and refuses the start (\"PCI "+
