@@ -414,3 +414,31 @@ func TestAccPCIMapping_resourceExampleApplies(t *testing.T) {
 		}},
 	})
 }
+
+// A mapping the cluster has already (the testbed's a6000-0) is not created
+// over, nor taken into the state (the test's destroy would delete it): the
+// plan warns (a tainted object's replacement plans as a create too), and
+// the apply fails on PVE's refusal, with the import.
+func TestAccPCIMapping_anExistingMappingIsRefusedWithTheImportAndNotSaved(t *testing.T) {
+	testAccPreCheck(t)
+	before := mappingLines(t, "a6000-0")
+	require.NotEmpty(t, before)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `provider "gpu" {}
+
+resource "gpu_pci_mapping" "mine" {
+  name = "a6000-0"
+  device {
+    node    = "pve-a6000"
+    address = "0000:01:00"
+  }
+}
+`,
+			ExpectError: errorText(`pci ID 'a6000-0' already defined`, `A PCI mapping "a6000-0" exists already`,
+				"terraform import gpu_pci_mapping.<resource name> a6000-0"),
+		}},
+	})
+	require.Equal(t, before, mappingLines(t, "a6000-0"))
+}

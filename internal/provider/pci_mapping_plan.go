@@ -90,6 +90,22 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.AddAttributeError(blocksPath(mreq), "checking the devices against Proxmox VE", err.Error())
 		return
 	}
+	switch {
+	case hw.exists && state != nil && state.Name.ValueString() != plan.Name.ValueString():
+		// A new name the cluster has: PVE would refuse the create, and
+		// that mapping is not this resource's (its state names another).
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "PCI mapping exists already", mappingExistsFix(mreq.name))
+		return
+	case hw.exists && state == nil:
+		// A create of a name the cluster has. Terraform plans the
+		// replacement of a tainted object (a create whose answer was lost
+		// keeps the mapping so) as a create too, with nothing that tells
+		// the two apart: a warning; an apply that is no replacement fails
+		// on PVE's refusal with the same fix, and saves nothing.
+		resp.Diagnostics.AddAttributeWarning(path.Root("name"), "PCI mapping exists already", fmt.Sprintf("Unless this "+
+			"resource's state holds mapping %q tainted (then the apply replaces it), the apply fails: PVE refuses to create "+
+			"a mapping that exists. %s", mreq.name, mappingExistsFix(mreq.name)))
+	}
 	entries, resolvedMdev, diags := resolveMapping(mreq, hw)
 	if mdev.IsNull() && !diags.HasError() {
 		plan.Mdev = types.BoolValue(resolvedMdev)
@@ -164,7 +180,7 @@ func blocksPath(req mappingRequest) path.Path {
 
 // readMappingHardware reads the cluster's nodes, the PCI functions of the
 // online nodes req concerns (a select without nodes: every online node),
-// and the cluster's mappings other than req's.
+// and the cluster's mappings other than req's (and whether req's exists).
 func readMappingHardware(ctx context.Context, client *proxmox.Client, req mappingRequest) (mappingHardware, error) {
 	hw := mappingHardware{functions: map[string][]proxmox.PCIFunction{}}
 	nodes, err := client.Nodes(ctx)
@@ -201,7 +217,9 @@ func readMappingHardware(ctx context.Context, client *proxmox.Client, req mappin
 		return hw, err
 	}
 	for _, m := range mappings {
-		if m.ID != req.name {
+		if m.ID == req.name {
+			hw.exists = true
+		} else {
 			hw.others = append(hw.others, m)
 		}
 	}

@@ -29,6 +29,8 @@ type mappingHardware struct {
 	nodes, online []string
 	functions     map[string][]proxmox.PCIFunction
 	others        []proxmox.PCIMapping
+	// exists says whether the cluster has a mapping of the request's name.
+	exists bool
 }
 
 // priorOn are the entries of prior on node, kept as they are.

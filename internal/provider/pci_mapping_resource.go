@@ -102,6 +102,14 @@ func (r *PCIMappingResource) Create(ctx context.Context, req resource.CreateRequ
 	mapping := plan.toMapping(entries)
 	start := time.Now()
 	err := client.CreatePCIMapping(ctx, mapping)
+	if mappingAlreadyDefined(err) {
+		// PVE refused: the mapping of that ID is someone else's (or an
+		// earlier one of the user's), not made by this create. Reading it
+		// back would put it in the state, and the next apply or destroy
+		// would change or delete it.
+		resp.Diagnostics.Append(pciMappingBackendError(summary, client, mapping.ID, true, err)...)
+		return
+	}
 	if err != nil {
 		// Whether PVE made the mapping (an answer lost, a timeout after
 		// the write) decides whether it goes in the state.
@@ -326,13 +334,13 @@ func pciMappingBackendError(summary string, client *proxmox.Client, id string, c
 		diags.AddError(summary, err.Error()+"\n\n"+mappingModifyFix(client.Identity(), privPath))
 		return diags
 	}
+	if create && mappingAlreadyDefined(err) {
+		diags.AddAttributeError(path.Root("name"), summary, err.Error()+"\n\n"+mappingExistsFix(id))
+		return diags
+	}
 	var api *proxmox.APIError
 	if errors.As(err, &api) {
 		switch {
-		case create && strings.Contains(api.Message, "already defined"):
-			diags.AddAttributeError(path.Root("name"), summary, fmt.Sprintf("%s\n\nA PCI mapping %q exists already: to manage it "+
-				"with Terraform, import it (terraform import <address> %s); else choose another name.", err, id, id))
-			return diags
 		case strings.Contains(api.Message, "detected modified configuration"):
 			diags.AddError(summary, err.Error()+"\n\nThe cluster's PCI mappings changed since the plan read them: plan and apply "+
 				"again.")
@@ -341,6 +349,24 @@ func pciMappingBackendError(summary string, client *proxmox.Client, id string, c
 	}
 	diags.AddError(summary, err.Error())
 	return diags
+}
+
+// mappingAlreadyDefined says whether err is PVE's refusal of a create
+// because a mapping of that ID exists: pve-manager
+// PVE/API2/Cluster/Mapping/PCI.pm, sub create, dies "pci ID '$id' already
+// defined" inside lock_file, whose failure is "create hardware mapping
+// failed: ..." (HTTP 500).
+func mappingAlreadyDefined(err error) bool {
+	var api *proxmox.APIError
+	return errors.As(err, &api) && strings.Contains(api.Message, "pci ID '") && strings.Contains(api.Message, "' already defined")
+}
+
+// mappingExistsFix is what to do about a mapping of the name id that
+// exists already, outside this resource's state.
+func mappingExistsFix(id string) string {
+	return fmt.Sprintf("A PCI mapping %q exists already in the cluster, and this resource would create it: Terraform does "+
+		"not take it over (its next apply or destroy would change or delete it). To manage it with Terraform, import it: "+
+		"terraform import gpu_pci_mapping.<resource name> %s (or an import block with id = %q); else choose another name.", id, id, id)
 }
 
 // mappingModifyFix says who lacks Mapping.Modify on privPath and the pveum
