@@ -179,7 +179,7 @@ func blocksPath(req mappingRequest) path.Path {
 }
 
 // readMappingHardware reads the cluster's nodes, the PCI functions of the
-// online nodes req concerns (a select without nodes: every online node),
+// online nodes req concerns (a select without nodes: every node),
 // and the cluster's mappings other than req's (and whether req's exists).
 func readMappingHardware(ctx context.Context, client *proxmox.Client, req mappingRequest) (mappingHardware, error) {
 	hw := mappingHardware{functions: map[string][]proxmox.PCIFunction{}}
@@ -191,13 +191,12 @@ func readMappingHardware(ctx context.Context, client *proxmox.Client, req mappin
 	for _, n := range nodes {
 		hw.nodes = append(hw.nodes, n.Name)
 		if n.Status == "" || n.Status == "online" {
-			hw.online = append(hw.online, n.Name)
 			online[n.Name] = true
 		}
 	}
 	wanted := req.nodes
 	if req.selected && len(wanted) == 0 {
-		wanted = hw.online
+		wanted = hw.nodes // the offline ones are not read: resolveSelect keeps their entries
 	}
 	for _, d := range req.devices {
 		wanted = append(wanted, d.node)

@@ -21,14 +21,14 @@ import (
 // caller hands it the hardware (ModifyPlan, and Create when the plan could
 // not know).
 
-// mappingHardware is what the resolution reads: the cluster's nodes (and
-// which are online), the PCI functions of the online nodes it concerns,
-// and the cluster's other mappings. A node whose functions were not read
-// (offline) keeps the entries the state has there: nothing can be checked.
+// mappingHardware is what the resolution reads: the cluster's nodes, the
+// PCI functions of the online nodes it concerns, and the cluster's other
+// mappings. A node whose functions were not read (offline) keeps the
+// entries the state has there: nothing can be checked.
 type mappingHardware struct {
-	nodes, online []string
-	functions     map[string][]proxmox.PCIFunction
-	others        []proxmox.PCIMapping
+	nodes     []string
+	functions map[string][]proxmox.PCIFunction
+	others    []proxmox.PCIMapping
 	// exists says whether the cluster has a mapping of the request's name.
 	exists bool
 }
@@ -165,7 +165,8 @@ func mdevOfDevices(entries []resolvedEntry, hw mappingHardware) (bool, diag.Diag
 }
 
 // resolveSelect maps every NVIDIA GPU whose product matches, whole, on
-// the nodes asked for (every node without).
+// the nodes asked for (every node of the cluster without); a node not
+// read (offline) keeps the entries the state has there.
 func resolveSelect(req mappingRequest, hw mappingHardware) ([]resolvedEntry, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	match, err := productMatcher(req.product)
@@ -175,7 +176,10 @@ func resolveSelect(req mappingRequest, hw mappingHardware) ([]resolvedEntry, dia
 	}
 	nodes := req.nodes
 	if len(nodes) == 0 {
-		nodes = hw.online
+		// Every node, not only those online: an offline node keeps its
+		// entries (priorOn), which a mapping written without them would
+		// take from its VMs.
+		nodes = hw.nodes
 	}
 	for _, n := range nodes {
 		if !slices.Contains(hw.nodes, n) {
