@@ -442,3 +442,50 @@ resource "gpu_pci_mapping" "mine" {
 	})
 	require.Equal(t, before, mappingLines(t, "a6000-0"))
 }
+
+// A plan that changes the mapping (here its description) but not its
+// devices plans each entry's vm unknown: the apply reads the holders
+// again. A refresh reads the cluster's mappings and VMs once, not once per
+// node of the entries (pve-l40s and pve-l40s-b here).
+func TestAccPCIMapping_holdersUnknownInAChangeAndReadOncePerRefresh(t *testing.T) {
+	testAccPreCheck(t)
+	const address = "gpu_pci_mapping.all"
+	config := func(description string) string {
+		return `
+provider "gpu" {}
+
+resource "gpu_pci_mapping" "all" {
+  name        = "acc-l40s-holders"
+  description = "` + description + `"
+  select {
+    product = "L40S"
+  }
+}
+`
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config("one")},
+			{
+				PreConfig: pve.ResetCallCounts,
+				Config:    config("one"), PlanOnly: true,
+				Check: func(*terraform.State) error {
+					counts := pve.CallCounts()
+					reads := counts["GET /cluster/mapping/pci/{id}"]
+					require.Positive(t, reads)
+					require.Equal(t, reads, counts["GET /cluster/resources"], "one read of the VMs per refresh: %v", counts)
+					return nil
+				},
+			},
+			{
+				Config: config("two"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(address, tfjsonpath.New("entries").AtSliceIndex(0).AtMapKey("vm")),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("entries").AtSliceIndex(0).AtMapKey("path"), knownvalue.StringExact("0000:c1:00")),
+				}},
+			},
+		},
+	})
+}

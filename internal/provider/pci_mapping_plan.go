@@ -127,7 +127,9 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.Append(d...)
 		plan.Entries = list
 	} else {
-		plan.Entries = state.Entries
+		// The same devices, but the apply writes the mapping and reads
+		// the holders back: a VM may start or stop meanwhile.
+		plan.Entries = holdersUnknown(ctx, state.Entries)
 	}
 	if state == nil || state.Name.ValueString() != plan.Name.ValueString() {
 		resp.Diagnostics.Append(checkMappingModify(ctx, client, "", "create the mapping")...)
