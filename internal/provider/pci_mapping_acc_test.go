@@ -264,7 +264,7 @@ resource "gpu_pci_mapping" "pool" {
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
 }
 
-func TestAccPCIMapping_deviceBlockOfACardMovedIsAPlanErrorWithItsNewAddress(t *testing.T) {
+func TestAccPCIMapping_deviceBlockOfACardMovedWarnsThenRefusesTheApplyAndDestroys(t *testing.T) {
 	testAccPreCheck(t)
 	const id = "acc-l40s-b-devices"
 	config := func(second string) string {
@@ -310,12 +310,22 @@ resource "gpu_pci_mapping" "pair" {
 					require.NoError(t, pve.MovePCIDevice(pveemu.NodeL40SB, "0000:61:00", "0000:e1:00"))
 					moved = true
 				},
-				Config: config("0000:61:00"), PlanOnly: true,
+				// Drift alone: the plan warns (so a destroy is not
+				// blocked), and its apply checks again and refuses.
+				Config: config("0000:61:00"),
 				ExpectError: errorText("PCI device gone", "device[1]: node pve-l40s-b has no PCI device at 0000:61:00",
 					`The same card (10de:26b9, subsystem 10de:1851) is now at 0000:e1:00: set address = "0000:e1:00"`),
 			},
 			{
-				Config: config("0000:e1:00"),
+				PreConfig: func() {
+					require.Equal(t, []string{l40sEntry(pveemu.NodeL40SB, "0000:41:00", g41), l40sEntry(pveemu.NodeL40SB, "0000:61:00", g61)},
+						mappingLines(t, id), "the refused apply wrote nothing")
+				},
+				Config: config("0000:61:00"), Destroy: true,
+			},
+			{
+				PreConfig: func() { require.Nil(t, mappingLines(t, id), "the destroy deleted it") },
+				Config:    config("0000:e1:00"),
 				Check: func(*terraform.State) error {
 					require.Regexp(t, `^node=pve-l40s-b,path=0000:e1:00,`, mappingLines(t, id)[1])
 					return nil

@@ -118,6 +118,16 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
+	if !settingsChange && diags.HasError() {
+		// Drift alone (a card pulled or moved, another mapping changed):
+		// nothing the user changed, and a destroy plans the configuration
+		// first, so the checks warn. The entries are unknown: the apply
+		// resolves and checks them again, and fails before any write.
+		resp.Diagnostics.Append(driftWarnings(diags)...)
+		plan.Entries = types.ListUnknown(pciMappingEntryObjectType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -133,13 +143,35 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 	if state == nil || state.Name.ValueString() != plan.Name.ValueString() {
 		resp.Diagnostics.Append(checkMappingModify(ctx, client, "", "create the mapping")...)
+	} else if d := checkMappingModify(ctx, client, plan.Name.ValueString(), "change the mapping"); settingsChange {
+		resp.Diagnostics.Append(d...)
 	} else {
-		resp.Diagnostics.Append(checkMappingModify(ctx, client, plan.Name.ValueString(), "change the mapping")...)
+		resp.Diagnostics.Append(driftWarnings(d)...) // PVE refuses the apply itself
 	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// driftWarnings are diags with each error as a warning that says so: the
+// checks of a plan caused by drift alone, which must not block a destroy.
+func driftWarnings(diags diag.Diagnostics) diag.Diagnostics {
+	const why = "\n\nThe configuration did not change (the hardware or the cluster's mappings did), so this is a warning: " +
+		"an apply of this plan checks again and fails before writing the mapping; terraform destroy deletes it as it is."
+	out := make(diag.Diagnostics, 0, len(diags))
+	for _, d := range diags {
+		if d.Severity() != diag.SeverityError {
+			out.Append(d)
+			continue
+		}
+		if p, ok := d.(diag.DiagnosticWithPath); ok {
+			out.AddAttributeWarning(p.Path(), d.Summary(), d.Detail()+why)
+		} else {
+			out.AddWarning(d.Summary(), d.Detail()+why)
+		}
+	}
+	return out
 }
 
 // pciMappingSettingsChanged says whether the plan changes anything the user

@@ -304,7 +304,7 @@ func goneDetail(i int, d mappingDevice, prior []proxmox.PCIMappingEntry, all []p
 			was.ID, was.SubsystemID, address, address)
 	}
 	return text + " Remove the block, or set address to where the card is now (gpu_inventory with source = \"proxmox\" lists the " +
-		"node's GPUs). A destroy plans this configuration first: terraform destroy -refresh=false deletes the mapping as it is."
+		"node's GPUs)."
 }
 
 // groupWhole is the error for an entry whose IOMMU group holds functions
