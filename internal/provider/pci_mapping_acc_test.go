@@ -499,3 +499,55 @@ resource "gpu_pci_mapping" "all" {
 		},
 	})
 }
+
+// Two gpu_pci_mapping resources of one apply claiming the same card: both
+// plans pass (neither mapping exists yet), and the second is refused before
+// it is written. b waits for a (its description names a's id), so a is
+// written first and b's apply-time plan already sees it; two resources
+// written at once are caught by the check right before each write
+// (overlapsAtWrite, whose unit test covers it: no test here can order two
+// concurrent creates). The testbed's a6000-1 points at the other A6000
+// meanwhile, which leaves 0000:02:00 free.
+func TestAccPCIMapping_twoResourcesOfOneApplyClaimingOneCard(t *testing.T) {
+	testAccPreCheck(t)
+	ctx, root := context.Background(), rootClient(t)
+	setMap := func(path string, group int) {
+		m, found, err := root.ReadPCIMapping(ctx, pveemu.MappingA6000Second)
+		require.NoError(t, err)
+		require.True(t, found)
+		m.Entries = []proxmox.PCIMappingEntry{{Node: pveemu.NodeA6000, Path: path, ID: "10de:2230", SubsystemID: "10de:1459", IOMMUGroup: group}}
+		require.NoError(t, root.UpdatePCIMapping(ctx, m, m.Digest))
+	}
+	setMap("0000:01:00", 14)
+	t.Cleanup(func() { setMap("0000:02:00", 15) })
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `provider "gpu" {}
+
+resource "gpu_pci_mapping" "a" {
+  name = "acc-a6000-a"
+  device {
+    node    = "pve-a6000"
+    address = "0000:02:00"
+  }
+}
+
+resource "gpu_pci_mapping" "b" {
+  name        = "acc-a6000-b"
+  description = "after ${gpu_pci_mapping.a.id}"
+  device {
+    node    = "pve-a6000"
+    address = "0000:02:00"
+  }
+}
+`,
+			ExpectError: errorText("Device in another mapping", `0000:02:00 on node pve-a6000 is in mapping "acc-a6000-a" already`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			require.Nil(t, mappingLines(t, "acc-a6000-a"))
+			return nil
+		},
+	})
+	require.Nil(t, mappingLines(t, "acc-a6000-b"), "the refused mapping was never written")
+}

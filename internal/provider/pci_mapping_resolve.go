@@ -131,7 +131,9 @@ func resolveMapping(req mappingRequest, hw mappingHardware) ([]resolvedEntry, bo
 				mdevReported = true
 			}
 		}
-		diags.Append(overlaps(req, e, fns, hw.others)...)
+		diags.Append(overlaps(req, e, func(other string) bool {
+			return slices.ContainsFunc(fns, func(fn proxmox.PCIFunction) bool { return proxmox.PCIListCovers(other, fn.Address) })
+		}, hw.others)...)
 	}
 	return entries, req.mdev, diags
 }
@@ -363,16 +365,17 @@ func mdevMismatch(req mappingRequest, e resolvedEntry, fns []proxmox.PCIFunction
 var pathMdev = path.Root("mdev")
 
 // overlaps are the diagnostics for other mappings with an entry on e's
-// device: an error when both are passthrough mappings (two pools
-// fighting over a card), a warning when either is for vGPUs.
-func overlaps(req mappingRequest, e resolvedEntry, fns []proxmox.PCIFunction, others []proxmox.PCIMapping) diag.Diagnostics {
+// device (on e's node, a path that covers says shares a function with
+// e's): an error when both are passthrough mappings (two pools fighting
+// over a card), a warning when either is for vGPUs.
+func overlaps(req mappingRequest, e resolvedEntry, covers func(otherPath string) bool, others []proxmox.PCIMapping) diag.Diagnostics {
 	var diags diag.Diagnostics
 	for _, m := range others {
 		if m.ID == req.name {
 			continue
 		}
 		for _, oe := range m.Entries {
-			if oe.Node != e.Node || !slices.ContainsFunc(fns, func(fn proxmox.PCIFunction) bool { return proxmox.PCIListCovers(oe.Path, fn.Address) }) {
+			if oe.Node != e.Node || !covers(oe.Path) {
 				continue
 			}
 			if !req.mdev && !m.Mdev {
@@ -388,6 +391,36 @@ func overlaps(req mappingRequest, e resolvedEntry, fns []proxmox.PCIFunction, ot
 		}
 	}
 	return diags
+}
+
+// overlapsAtWrite are overlaps' diagnostics for the mapping m about to be
+// written, with entries, against mappings (the cluster's, read right
+// before the write): a mapping another resource of the same apply created
+// after this one's plan was made. Paths share a function when one covers
+// the other (the functions are not read again).
+func overlapsAtWrite(m proxmox.PCIMapping, entries []resolvedEntry, mappings []proxmox.PCIMapping) diag.Diagnostics {
+	var diags diag.Diagnostics
+	req := mappingRequest{name: m.ID, mdev: m.Mdev, mdevSet: true}
+	for _, e := range entries {
+		if len(e.at.Steps()) == 0 {
+			e.at = path.Root("entries") // planned entries: the block that chose them is not known here
+		}
+		diags.Append(overlaps(req, e, func(other string) bool { return pathsOverlap(e.Path, other) }, mappings)...)
+	}
+	return diags
+}
+
+// pathsOverlap says whether two mapping paths (each a function, a whole
+// device, or a ';' list of them) pass a function in common.
+func pathsOverlap(a, b string) bool {
+	for _, x := range strings.Split(a, ";") {
+		for _, y := range strings.Split(b, ";") {
+			if x, y = strings.TrimSpace(x), strings.TrimSpace(y); x != "" && y != "" && (proxmox.PCICovers(x, y) || proxmox.PCICovers(y, x)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func mdevWord(mdev bool) string {

@@ -250,3 +250,43 @@ func TestProductMatcher(t *testing.T) {
 	_, err = productMatcher("/[/")
 	require.Error(t, err)
 }
+
+// Right before a write, the entries are checked again against the
+// mappings the cluster has then: another resource of the same apply may
+// have mapped the card since the plan.
+func TestOverlapsAtWrite_refusesAPassthroughMappingMadeSinceThePlan(t *testing.T) {
+	entry := resolvedEntry{PCIMappingEntry: proxmox.PCIMappingEntry{Node: "pve-a6000", Path: "0000:02:00", ID: "10de:2230",
+		SubsystemID: "10de:1459", IOMMUGroup: 15}}
+	mine := proxmox.PCIMapping{ID: "pool-b", Entries: []proxmox.PCIMappingEntry{entry.PCIMappingEntry}}
+	cluster := []proxmox.PCIMapping{
+		testHardware().others[0], // a6000-0: 0000:01:00, another card
+		mine,                     // itself (an update): not an overlap
+		{ID: "pool-a", Entries: []proxmox.PCIMappingEntry{{Node: "pve-a6000", Path: "0000:02:00.0"}}},
+	}
+	err := only(t, overlapsAtWrite(mine, []resolvedEntry{entry}, cluster), diag.SeverityError)
+	require.Contains(t, err, `entries: Device in another mapping: 0000:02:00 on node pve-a6000 is in mapping "pool-a" already (entry 0000:02:00.0)`)
+
+	mine.Mdev = true // a vGPU mapping: a warning
+	diags := overlapsAtWrite(mine, []resolvedEntry{entry}, cluster)
+	require.False(t, diags.HasError(), "%v", diags)
+	require.Contains(t, only(t, diags, diag.SeverityWarning), `is in mapping "pool-a" too`)
+
+	require.False(t, overlapsAtWrite(mine, []resolvedEntry{entry}, cluster[:2]).HasError())
+}
+
+func TestPathsOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"0000:41:00", "0000:41:00", true},
+		{"0000:41:00", "0000:41:00.1", true},
+		{"0000:41:00.0", "0000:41:00", true},
+		{"0000:41:00.0", "0000:41:00.1", false},
+		{"0000:41:00", "0000:61:00", false},
+		{"0000:41:00.0;0000:42:00.0", "0000:42:00", true},
+		{"41:00", "0000:41:00.0", true},
+	} {
+		require.Equal(t, tc.want, pathsOverlap(tc.a, tc.b), "%s %s", tc.a, tc.b)
+	}
+}

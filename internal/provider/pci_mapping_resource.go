@@ -100,6 +100,9 @@ func (r *PCIMappingResource) Create(ctx context.Context, req resource.CreateRequ
 		}
 	}
 	mapping := plan.toMapping(entries)
+	if resp.Diagnostics.Append(checkOverlapsAtWrite(ctx, client, summary, mapping, entries)...); resp.Diagnostics.HasError() {
+		return
+	}
 	start := time.Now()
 	err := client.CreatePCIMapping(ctx, mapping)
 	if mappingAlreadyDefined(err) {
@@ -204,6 +207,9 @@ func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequ
 		}
 	}
 	mapping := plan.toMapping(entries)
+	if resp.Diagnostics.Append(checkOverlapsAtWrite(ctx, client, summary, mapping, entries)...); resp.Diagnostics.HasError() {
+		return
+	}
 	start := time.Now()
 	err := updateMapping(ctx, client, mapping, &prior)
 	if errors.Is(err, errMappingDigest) {
@@ -216,6 +222,20 @@ func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequ
 	tflog.Debug(ctx, "updated Proxmox VE PCI mapping", map[string]any{"id": mapping.ID, "entries": len(mapping.Entries), "duration": time.Since(start).String()})
 	r.readBack(ctx, client, &plan, summary, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// checkOverlapsAtWrite reads the cluster's mappings right before m is
+// written and checks m's entries against them as the plan did: another
+// gpu_pci_mapping of the same apply (or anyone) may have mapped a device
+// since the plan. A passthrough overlap refuses the write.
+func checkOverlapsAtWrite(ctx context.Context, client *proxmox.Client, summary string, m proxmox.PCIMapping, entries []resolvedEntry) diag.Diagnostics {
+	var diags diag.Diagnostics
+	mappings, err := client.PCIMappings(ctx)
+	if err != nil {
+		diags.AddError(summary, "checking the devices against the cluster's other mappings before writing: "+err.Error())
+		return diags
+	}
+	return overlapsAtWrite(m, entries, mappings)
 }
 
 // errMappingDigest marks an update PVE refused because the mapping file
