@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -460,7 +461,7 @@ resource "gpu_pci_mapping" "mine" {
 func TestAccPCIMapping_holdersUnknownInAChangeAndReadOncePerRefresh(t *testing.T) {
 	testAccPreCheck(t)
 	const address = "gpu_pci_mapping.all"
-	config := func(description string) string {
+	config := func(description string, extra ...string) string {
 		return `
 provider "gpu" {}
 
@@ -470,6 +471,7 @@ resource "gpu_pci_mapping" "all" {
   select {
     product = "L40S"
   }
+` + strings.Join(extra, "\n") + `
 }
 `
 	}
@@ -495,6 +497,19 @@ resource "gpu_pci_mapping" "all" {
 					plancheck.ExpectUnknownValue(address, tfjsonpath.New("entries").AtSliceIndex(0).AtMapKey("vm")),
 					plancheck.ExpectKnownValue(address, tfjsonpath.New("entries").AtSliceIndex(0).AtMapKey("path"), knownvalue.StringExact("0000:c1:00")),
 				}},
+			},
+			// The timeouts alone: an update that writes nothing to PVE.
+			{
+				PreConfig: pve.ResetCallCounts,
+				Config:    config("two", `  timeouts {`, `    update = "3m"`, `  }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					counts := pve.CallCounts()
+					require.Zero(t, counts["PUT /cluster/mapping/pci/{id}"], "%v", counts)
+					return nil
+				},
 			},
 		},
 	})

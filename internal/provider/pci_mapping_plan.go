@@ -50,13 +50,6 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// id is known once the mapping exists: a VM's gpu.mapping that names
-	// gpu_pci_mapping.x.id waits for it, at plan and at apply.
-	if state != nil && state.Name.Equal(plan.Name) {
-		plan.ID = state.ID
-	} else {
-		plan.ID = types.StringUnknown()
-	}
 	var mdev types.Bool // as configured: null follows the devices
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("mdev"), &mdev)...)
 	settingsChange := state == nil || pciMappingSettingsChanged(state, &plan)
@@ -175,12 +168,12 @@ func driftWarnings(diags diag.Diagnostics) diag.Diagnostics {
 }
 
 // pciMappingSettingsChanged says whether the plan changes anything the user
-// sets.
+// sets that PVE holds: not the timeouts, which only the provider reads (a
+// change of them alone writes nothing).
 func pciMappingSettingsChanged(state, plan *pciMappingModel) bool {
 	return state.Name.String() != plan.Name.String() || state.Description.String() != plan.Description.String() ||
 		state.Mdev.String() != plan.Mdev.String() || state.LiveMigrationCapable.String() != plan.LiveMigrationCapable.String() ||
-		fmt.Sprint(state.Select) != fmt.Sprint(plan.Select) || fmt.Sprint(state.Device) != fmt.Sprint(plan.Device) ||
-		state.Timeouts.String() != plan.Timeouts.String()
+		fmt.Sprint(state.Select) != fmt.Sprint(plan.Select) || fmt.Sprint(state.Device) != fmt.Sprint(plan.Device)
 }
 
 // resolve reads the hardware m's devices depend on and resolves them.

@@ -197,8 +197,13 @@ func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequ
 	defer cancel()
 
 	entries, ok := plannedEntries(ctx, plan.Entries)
+	priorEntries, _ := stateEntries(ctx, prior.Entries)
+	if ok && !pciMappingSettingsChanged(&prior, &plan) && sameEntries(priorEntries, entries) {
+		// The timeouts alone changed: PVE holds nothing of them.
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
 	if !ok {
-		priorEntries, _ := stateEntries(ctx, prior.Entries)
 		var diags diag.Diagnostics
 		entries, diags = r.resolve(ctx, client, &plan, priorEntries, plan.Mdev)
 		resp.Diagnostics.Append(diags...)
@@ -312,7 +317,7 @@ func (r *PCIMappingResource) Delete(ctx context.Context, req resource.DeleteRequ
 // ImportState takes the mapping ID; Read fills the rest, the devices as
 // device blocks.
 func (r *PCIMappingResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !pveMappingPattern.MatchString(req.ID) || len(req.ID) < 2 {
+	if !pveMappingPattern.MatchString(req.ID) {
 		resp.Diagnostics.AddError("importing Proxmox VE PCI mapping", fmt.Sprintf("import ID %q is not a mapping ID (a letter, then "+
 			"letters, digits, '-' and '_'): give the mapping's ID as Datacenter → Resource Mappings lists it, e.g. l40s-pool", req.ID))
 		return
