@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -264,7 +265,7 @@ resource "gpu_pci_mapping" "pool" {
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
 }
 
-func TestAccPCIMapping_deviceBlockOfACardMovedIsAPlanErrorWithItsNewAddress(t *testing.T) {
+func TestAccPCIMapping_deviceBlockOfACardMovedWarnsThenRefusesTheApplyAndDestroys(t *testing.T) {
 	testAccPreCheck(t)
 	const id = "acc-l40s-b-devices"
 	config := func(second string) string {
@@ -310,12 +311,22 @@ resource "gpu_pci_mapping" "pair" {
 					require.NoError(t, pve.MovePCIDevice(pveemu.NodeL40SB, "0000:61:00", "0000:e1:00"))
 					moved = true
 				},
-				Config: config("0000:61:00"), PlanOnly: true,
+				// Drift alone: the plan warns (so a destroy is not
+				// blocked), and its apply checks again and refuses.
+				Config: config("0000:61:00"),
 				ExpectError: errorText("PCI device gone", "device[1]: node pve-l40s-b has no PCI device at 0000:61:00",
 					`The same card (10de:26b9, subsystem 10de:1851) is now at 0000:e1:00: set address = "0000:e1:00"`),
 			},
 			{
-				Config: config("0000:e1:00"),
+				PreConfig: func() {
+					require.Equal(t, []string{l40sEntry(pveemu.NodeL40SB, "0000:41:00", g41), l40sEntry(pveemu.NodeL40SB, "0000:61:00", g61)},
+						mappingLines(t, id), "the refused apply wrote nothing")
+				},
+				Config: config("0000:61:00"), Destroy: true,
+			},
+			{
+				PreConfig: func() { require.Nil(t, mappingLines(t, id), "the destroy deleted it") },
+				Config:    config("0000:e1:00"),
 				Check: func(*terraform.State) error {
 					require.Regexp(t, `^node=pve-l40s-b,path=0000:e1:00,`, mappingLines(t, id)[1])
 					return nil
@@ -413,4 +424,145 @@ func TestAccPCIMapping_resourceExampleApplies(t *testing.T) {
 			},
 		}},
 	})
+}
+
+// A mapping the cluster has already (the testbed's a6000-0) is not created
+// over, nor taken into the state (the test's destroy would delete it): the
+// plan warns (a tainted object's replacement plans as a create too), and
+// the apply fails on PVE's refusal, with the import.
+func TestAccPCIMapping_anExistingMappingIsRefusedWithTheImportAndNotSaved(t *testing.T) {
+	testAccPreCheck(t)
+	before := mappingLines(t, "a6000-0")
+	require.NotEmpty(t, before)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `provider "gpu" {}
+
+resource "gpu_pci_mapping" "mine" {
+  name = "a6000-0"
+  device {
+    node    = "pve-a6000"
+    address = "0000:01:00"
+  }
+}
+`,
+			ExpectError: errorText(`pci ID 'a6000-0' already defined`, `A PCI mapping "a6000-0" exists already`,
+				"terraform import gpu_pci_mapping.<resource name> a6000-0"),
+		}},
+	})
+	require.Equal(t, before, mappingLines(t, "a6000-0"))
+}
+
+// A plan that changes the mapping (here its description) but not its
+// devices plans each entry's vm unknown: the apply reads the holders
+// again. A refresh reads the cluster's mappings and VMs once, not once per
+// node of the entries (pve-l40s and pve-l40s-b here).
+func TestAccPCIMapping_holdersUnknownInAChangeAndReadOncePerRefresh(t *testing.T) {
+	testAccPreCheck(t)
+	const address = "gpu_pci_mapping.all"
+	config := func(description string, extra ...string) string {
+		return `
+provider "gpu" {}
+
+resource "gpu_pci_mapping" "all" {
+  name        = "acc-l40s-holders"
+  description = "` + description + `"
+  select {
+    product = "L40S"
+  }
+` + strings.Join(extra, "\n") + `
+}
+`
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config("one")},
+			{
+				PreConfig: pve.ResetCallCounts,
+				Config:    config("one"), PlanOnly: true,
+				Check: func(*terraform.State) error {
+					counts := pve.CallCounts()
+					reads := counts["GET /cluster/mapping/pci/{id}"]
+					require.Positive(t, reads)
+					require.Equal(t, reads, counts["GET /cluster/resources"], "one read of the VMs per refresh: %v", counts)
+					return nil
+				},
+			},
+			{
+				Config: config("two"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(address, tfjsonpath.New("entries").AtSliceIndex(0).AtMapKey("vm")),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("entries").AtSliceIndex(0).AtMapKey("path"), knownvalue.StringExact("0000:c1:00")),
+				}},
+			},
+			// The timeouts alone: an update that writes nothing to PVE.
+			{
+				PreConfig: pve.ResetCallCounts,
+				Config:    config("two", `  timeouts {`, `    update = "3m"`, `  }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					counts := pve.CallCounts()
+					require.Zero(t, counts["PUT /cluster/mapping/pci/{id}"], "%v", counts)
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// Two gpu_pci_mapping resources of one apply claiming the same card: both
+// plans pass (neither mapping exists yet), and the second is refused before
+// it is written. b waits for a (its description names a's id), so a is
+// written first and b's apply-time plan already sees it; two resources
+// written at once are caught by the check right before each write
+// (overlapsAtWrite, whose unit test covers it: no test here can order two
+// concurrent creates). The testbed's a6000-1 points at the other A6000
+// meanwhile, which leaves 0000:02:00 free.
+func TestAccPCIMapping_twoResourcesOfOneApplyClaimingOneCard(t *testing.T) {
+	testAccPreCheck(t)
+	ctx, root := context.Background(), rootClient(t)
+	setMap := func(path string, group int) {
+		m, found, err := root.ReadPCIMapping(ctx, pveemu.MappingA6000Second)
+		require.NoError(t, err)
+		require.True(t, found)
+		m.Entries = []proxmox.PCIMappingEntry{{Node: pveemu.NodeA6000, Path: path, ID: "10de:2230", SubsystemID: "10de:1459", IOMMUGroup: group}}
+		require.NoError(t, root.UpdatePCIMapping(ctx, m, m.Digest))
+	}
+	setMap("0000:01:00", 14)
+	t.Cleanup(func() { setMap("0000:02:00", 15) })
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `provider "gpu" {}
+
+resource "gpu_pci_mapping" "a" {
+  name = "acc-a6000-a"
+  device {
+    node    = "pve-a6000"
+    address = "0000:02:00"
+  }
+}
+
+resource "gpu_pci_mapping" "b" {
+  name        = "acc-a6000-b"
+  description = "after ${gpu_pci_mapping.a.id}"
+  device {
+    node    = "pve-a6000"
+    address = "0000:02:00"
+  }
+}
+`,
+			ExpectError: errorText("Device in another mapping", `0000:02:00 on node pve-a6000 is in mapping "acc-a6000-a" already`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			require.Nil(t, mappingLines(t, "acc-a6000-a"))
+			return nil
+		},
+	})
+	require.Nil(t, mappingLines(t, "acc-a6000-b"), "the refused mapping was never written")
 }

@@ -50,13 +50,6 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// id is known once the mapping exists: a VM's gpu.mapping that names
-	// gpu_pci_mapping.x.id waits for it, at plan and at apply.
-	if state != nil && state.Name.Equal(plan.Name) {
-		plan.ID = state.ID
-	} else {
-		plan.ID = types.StringUnknown()
-	}
 	var mdev types.Bool // as configured: null follows the devices
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("mdev"), &mdev)...)
 	settingsChange := state == nil || pciMappingSettingsChanged(state, &plan)
@@ -90,6 +83,22 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.AddAttributeError(blocksPath(mreq), "checking the devices against Proxmox VE", err.Error())
 		return
 	}
+	switch {
+	case hw.exists && state != nil && state.Name.ValueString() != plan.Name.ValueString():
+		// A new name the cluster has: PVE would refuse the create, and
+		// that mapping is not this resource's (its state names another).
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "PCI mapping exists already", mappingExistsFix(mreq.name))
+		return
+	case hw.exists && state == nil:
+		// A create of a name the cluster has. Terraform plans the
+		// replacement of a tainted object (a create whose answer was lost
+		// keeps the mapping so) as a create too, with nothing that tells
+		// the two apart: a warning; an apply that is no replacement fails
+		// on PVE's refusal with the same fix, and saves nothing.
+		resp.Diagnostics.AddAttributeWarning(path.Root("name"), "PCI mapping exists already", fmt.Sprintf("Unless this "+
+			"resource's state holds mapping %q tainted (then the apply replaces it), the apply fails: PVE refuses to create "+
+			"a mapping that exists. %s", mreq.name, mappingExistsFix(mreq.name)))
+	}
 	entries, resolvedMdev, diags := resolveMapping(mreq, hw)
 	if mdev.IsNull() && !diags.HasError() {
 		plan.Mdev = types.BoolValue(resolvedMdev)
@@ -102,6 +111,16 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
+	if !settingsChange && diags.HasError() {
+		// Drift alone (a card pulled or moved, another mapping changed):
+		// nothing the user changed, and a destroy plans the configuration
+		// first, so the checks warn. The entries are unknown: the apply
+		// resolves and checks them again, and fails before any write.
+		resp.Diagnostics.Append(driftWarnings(diags)...)
+		plan.Entries = types.ListUnknown(pciMappingEntryObjectType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -111,12 +130,16 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 		resp.Diagnostics.Append(d...)
 		plan.Entries = list
 	} else {
-		plan.Entries = state.Entries
+		// The same devices, but the apply writes the mapping and reads
+		// the holders back: a VM may start or stop meanwhile.
+		plan.Entries = holdersUnknown(ctx, state.Entries)
 	}
 	if state == nil || state.Name.ValueString() != plan.Name.ValueString() {
 		resp.Diagnostics.Append(checkMappingModify(ctx, client, "", "create the mapping")...)
+	} else if d := checkMappingModify(ctx, client, plan.Name.ValueString(), "change the mapping"); settingsChange {
+		resp.Diagnostics.Append(d...)
 	} else {
-		resp.Diagnostics.Append(checkMappingModify(ctx, client, plan.Name.ValueString(), "change the mapping")...)
+		resp.Diagnostics.Append(driftWarnings(d)...) // PVE refuses the apply itself
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -124,13 +147,33 @@ func (r *PCIMappingResource) ModifyPlan(ctx context.Context, req resource.Modify
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
+// driftWarnings are diags with each error as a warning that says so: the
+// checks of a plan caused by drift alone, which must not block a destroy.
+func driftWarnings(diags diag.Diagnostics) diag.Diagnostics {
+	const why = "\n\nThe configuration did not change (the hardware or the cluster's mappings did), so this is a warning: " +
+		"an apply of this plan checks again and fails before writing the mapping; terraform destroy deletes it as it is."
+	out := make(diag.Diagnostics, 0, len(diags))
+	for _, d := range diags {
+		if d.Severity() != diag.SeverityError {
+			out.Append(d)
+			continue
+		}
+		if p, ok := d.(diag.DiagnosticWithPath); ok {
+			out.AddAttributeWarning(p.Path(), d.Summary(), d.Detail()+why)
+		} else {
+			out.AddWarning(d.Summary(), d.Detail()+why)
+		}
+	}
+	return out
+}
+
 // pciMappingSettingsChanged says whether the plan changes anything the user
-// sets.
+// sets that PVE holds: not the timeouts, which only the provider reads (a
+// change of them alone writes nothing).
 func pciMappingSettingsChanged(state, plan *pciMappingModel) bool {
 	return state.Name.String() != plan.Name.String() || state.Description.String() != plan.Description.String() ||
 		state.Mdev.String() != plan.Mdev.String() || state.LiveMigrationCapable.String() != plan.LiveMigrationCapable.String() ||
-		fmt.Sprint(state.Select) != fmt.Sprint(plan.Select) || fmt.Sprint(state.Device) != fmt.Sprint(plan.Device) ||
-		state.Timeouts.String() != plan.Timeouts.String()
+		fmt.Sprint(state.Select) != fmt.Sprint(plan.Select) || fmt.Sprint(state.Device) != fmt.Sprint(plan.Device)
 }
 
 // resolve reads the hardware m's devices depend on and resolves them.
@@ -163,8 +206,8 @@ func blocksPath(req mappingRequest) path.Path {
 }
 
 // readMappingHardware reads the cluster's nodes, the PCI functions of the
-// online nodes req concerns (a select without nodes: every online node),
-// and the cluster's mappings other than req's.
+// online nodes req concerns (a select without nodes: every node),
+// and the cluster's mappings other than req's (and whether req's exists).
 func readMappingHardware(ctx context.Context, client *proxmox.Client, req mappingRequest) (mappingHardware, error) {
 	hw := mappingHardware{functions: map[string][]proxmox.PCIFunction{}}
 	nodes, err := client.Nodes(ctx)
@@ -175,13 +218,12 @@ func readMappingHardware(ctx context.Context, client *proxmox.Client, req mappin
 	for _, n := range nodes {
 		hw.nodes = append(hw.nodes, n.Name)
 		if n.Status == "" || n.Status == "online" {
-			hw.online = append(hw.online, n.Name)
 			online[n.Name] = true
 		}
 	}
 	wanted := req.nodes
 	if req.selected && len(wanted) == 0 {
-		wanted = hw.online
+		wanted = hw.nodes // the offline ones are not read: resolveSelect keeps their entries
 	}
 	for _, d := range req.devices {
 		wanted = append(wanted, d.node)
@@ -201,7 +243,9 @@ func readMappingHardware(ctx context.Context, client *proxmox.Client, req mappin
 		return hw, err
 	}
 	for _, m := range mappings {
-		if m.ID != req.name {
+		if m.ID == req.name {
+			hw.exists = true
+		} else {
 			hw.others = append(hw.others, m)
 		}
 	}

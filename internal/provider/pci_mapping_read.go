@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -26,19 +27,8 @@ func (r *PCIMappingResource) setFromLive(ctx context.Context, client *proxmox.Cl
 		m.Description = types.StringValue(live.Description)
 	}
 	m.Mdev, m.LiveMigrationCapable = types.BoolValue(live.Mdev), types.BoolValue(live.LiveMigrationCapable)
-	facts := map[string]*proxmox.NodeFacts{}
-	factsOf := func(node string) *proxmox.NodeFacts {
-		if f, done := facts[node]; done {
-			return f
-		}
-		f, err := client.ReadNodeFacts(ctx, node, nil)
-		if err != nil {
-			tflog.Debug(ctx, "could not read a node of a PCI mapping: its entries have no product or holder", map[string]any{"node": node, "error": err.Error()})
-			f = nil
-		}
-		facts[node] = f
-		return f
-	}
+	facts := holderFacts(ctx, client, live)
+	factsOf := func(node string) *proxmox.NodeFacts { return facts[node] }
 	entries := make([]resolvedEntry, len(live.Entries))
 	for i, e := range live.Entries {
 		entries[i] = resolvedEntry{PCIMappingEntry: e}
@@ -65,6 +55,43 @@ func (r *PCIMappingResource) setFromLive(ctx context.Context, client *proxmox.Cl
 			m.Device = append(m.Device, pciMappingDeviceModel{Node: types.StringValue(e.Node), Address: types.StringValue(e.Path)})
 		}
 	}
+}
+
+// holderFacts are, per node of live's entries, what tells each entry's
+// product and holder: the node's PCI functions, the cluster's mappings and
+// VMs (each read once for all the nodes), and the devices the running VMs
+// on a pool there got (the backend's ReadHostDevices, from the QEMU
+// monitor). A node that cannot be read is nil: its entries have no product
+// and no holder.
+func holderFacts(ctx context.Context, client *proxmox.Client, live proxmox.PCIMapping) map[string]*proxmox.NodeFacts {
+	out := map[string]*proxmox.NodeFacts{}
+	if len(live.Entries) == 0 {
+		return out
+	}
+	mappings, err := client.PCIMappings(ctx)
+	var guests []proxmox.Guest
+	if err == nil {
+		guests, err = client.Guests(ctx)
+	}
+	if err != nil {
+		tflog.Debug(ctx, "could not read the cluster's mappings and VMs: the entries have no product or holder", map[string]any{"error": err.Error()})
+		return out
+	}
+	for _, e := range live.Entries {
+		if _, done := out[e.Node]; done {
+			continue
+		}
+		f := &proxmox.NodeFacts{Node: e.Node, Identity: client.Identity(), Mappings: mappings, Guests: slices.Clone(guests)}
+		if f.Functions, err = client.PCIFunctions(ctx, e.Node); err == nil {
+			err = client.ReadHostDevices(ctx, f)
+		}
+		if err != nil {
+			tflog.Debug(ctx, "could not read a node of a PCI mapping: its entries have no product or holder", map[string]any{"node": e.Node, "error": err.Error()})
+			f = nil
+		}
+		out[e.Node] = f
+	}
+	return out
 }
 
 // holderOf is the VM ID of the running VM holding e's device (through
@@ -99,6 +126,27 @@ func unknownHoldersAsNull(ctx context.Context, list types.List) types.List {
 	if list.IsUnknown() {
 		return types.ListNull(pciMappingEntryObjectType)
 	}
+	return withHolders(ctx, list, func(vm types.Int64) types.Int64 {
+		if vm.IsUnknown() {
+			return types.Int64Null()
+		}
+		return vm
+	})
+}
+
+// holdersUnknown is a state's entries list with every holder unknown, for
+// a plan that changes the mapping: the apply reads the holders again, and a
+// VM may start or stop meanwhile.
+func holdersUnknown(ctx context.Context, list types.List) types.List {
+	if list.IsNull() || list.IsUnknown() {
+		return list
+	}
+	return withHolders(ctx, list, func(types.Int64) types.Int64 { return types.Int64Unknown() })
+}
+
+// withHolders is list with each element's vm replaced by holder(vm); list
+// itself when it is not a list of entries.
+func withHolders(ctx context.Context, list types.List, holder func(types.Int64) types.Int64) types.List {
 	values := make([]attr.Value, 0, len(list.Elements()))
 	for _, v := range list.Elements() {
 		obj, ok := v.(types.Object)
@@ -106,12 +154,14 @@ func unknownHoldersAsNull(ctx context.Context, list types.List) types.List {
 			return list
 		}
 		attrs := obj.Attributes()
-		if attrs["vm"].IsUnknown() {
-			attrs["vm"] = types.Int64Null()
+		vm, ok := attrs["vm"].(types.Int64)
+		if !ok {
+			return list
 		}
+		attrs["vm"] = holder(vm)
 		o, d := types.ObjectValue(pciMappingEntryObjectType.AttrTypes, attrs)
 		if d.HasError() {
-			tflog.Debug(ctx, "could not null an entry's holder")
+			tflog.Debug(ctx, "could not set an entry's holder")
 			return list
 		}
 		values = append(values, o)

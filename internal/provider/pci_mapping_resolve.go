@@ -21,14 +21,16 @@ import (
 // caller hands it the hardware (ModifyPlan, and Create when the plan could
 // not know).
 
-// mappingHardware is what the resolution reads: the cluster's nodes (and
-// which are online), the PCI functions of the online nodes it concerns,
-// and the cluster's other mappings. A node whose functions were not read
-// (offline) keeps the entries the state has there: nothing can be checked.
+// mappingHardware is what the resolution reads: the cluster's nodes, the
+// PCI functions of the online nodes it concerns, and the cluster's other
+// mappings. A node whose functions were not read (offline) keeps the
+// entries the state has there: nothing can be checked.
 type mappingHardware struct {
-	nodes, online []string
-	functions     map[string][]proxmox.PCIFunction
-	others        []proxmox.PCIMapping
+	nodes     []string
+	functions map[string][]proxmox.PCIFunction
+	others    []proxmox.PCIMapping
+	// exists says whether the cluster has a mapping of the request's name.
+	exists bool
 }
 
 // priorOn are the entries of prior on node, kept as they are.
@@ -129,7 +131,9 @@ func resolveMapping(req mappingRequest, hw mappingHardware) ([]resolvedEntry, bo
 				mdevReported = true
 			}
 		}
-		diags.Append(overlaps(req, e, fns, hw.others)...)
+		diags.Append(overlaps(req, e, func(other string) bool {
+			return slices.ContainsFunc(fns, func(fn proxmox.PCIFunction) bool { return proxmox.PCIListCovers(other, fn.Address) })
+		}, hw.others)...)
 	}
 	return entries, req.mdev, diags
 }
@@ -163,7 +167,8 @@ func mdevOfDevices(entries []resolvedEntry, hw mappingHardware) (bool, diag.Diag
 }
 
 // resolveSelect maps every NVIDIA GPU whose product matches, whole, on
-// the nodes asked for (every node without).
+// the nodes asked for (every node of the cluster without); a node not
+// read (offline) keeps the entries the state has there.
 func resolveSelect(req mappingRequest, hw mappingHardware) ([]resolvedEntry, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	match, err := productMatcher(req.product)
@@ -173,7 +178,10 @@ func resolveSelect(req mappingRequest, hw mappingHardware) ([]resolvedEntry, dia
 	}
 	nodes := req.nodes
 	if len(nodes) == 0 {
-		nodes = hw.online
+		// Every node, not only those online: an offline node keeps its
+		// entries (priorOn), which a mapping written without them would
+		// take from its VMs.
+		nodes = hw.nodes
 	}
 	for _, n := range nodes {
 		if !slices.Contains(hw.nodes, n) {
@@ -298,7 +306,7 @@ func goneDetail(i int, d mappingDevice, prior []proxmox.PCIMappingEntry, all []p
 			was.ID, was.SubsystemID, address, address)
 	}
 	return text + " Remove the block, or set address to where the card is now (gpu_inventory with source = \"proxmox\" lists the " +
-		"node's GPUs). A destroy plans this configuration first: terraform destroy -refresh=false deletes the mapping as it is."
+		"node's GPUs)."
 }
 
 // groupWhole is the error for an entry whose IOMMU group holds functions
@@ -357,16 +365,17 @@ func mdevMismatch(req mappingRequest, e resolvedEntry, fns []proxmox.PCIFunction
 var pathMdev = path.Root("mdev")
 
 // overlaps are the diagnostics for other mappings with an entry on e's
-// device: an error when both are passthrough mappings (two pools
-// fighting over a card), a warning when either is for vGPUs.
-func overlaps(req mappingRequest, e resolvedEntry, fns []proxmox.PCIFunction, others []proxmox.PCIMapping) diag.Diagnostics {
+// device (on e's node, a path that covers says shares a function with
+// e's): an error when both are passthrough mappings (two pools fighting
+// over a card), a warning when either is for vGPUs.
+func overlaps(req mappingRequest, e resolvedEntry, covers func(otherPath string) bool, others []proxmox.PCIMapping) diag.Diagnostics {
 	var diags diag.Diagnostics
 	for _, m := range others {
 		if m.ID == req.name {
 			continue
 		}
 		for _, oe := range m.Entries {
-			if oe.Node != e.Node || !slices.ContainsFunc(fns, func(fn proxmox.PCIFunction) bool { return proxmox.PCIListCovers(oe.Path, fn.Address) }) {
+			if oe.Node != e.Node || !covers(oe.Path) {
 				continue
 			}
 			if !req.mdev && !m.Mdev {
@@ -382,6 +391,36 @@ func overlaps(req mappingRequest, e resolvedEntry, fns []proxmox.PCIFunction, ot
 		}
 	}
 	return diags
+}
+
+// overlapsAtWrite are overlaps' diagnostics for the mapping m about to be
+// written, with entries, against mappings (the cluster's, read right
+// before the write): a mapping another resource of the same apply created
+// after this one's plan was made. Paths share a function when one covers
+// the other (the functions are not read again).
+func overlapsAtWrite(m proxmox.PCIMapping, entries []resolvedEntry, mappings []proxmox.PCIMapping) diag.Diagnostics {
+	var diags diag.Diagnostics
+	req := mappingRequest{name: m.ID, mdev: m.Mdev, mdevSet: true}
+	for _, e := range entries {
+		if len(e.at.Steps()) == 0 {
+			e.at = path.Root("entries") // planned entries: the block that chose them is not known here
+		}
+		diags.Append(overlaps(req, e, func(other string) bool { return pathsOverlap(e.Path, other) }, mappings)...)
+	}
+	return diags
+}
+
+// pathsOverlap says whether two mapping paths (each a function, a whole
+// device, or a ';' list of them) pass a function in common.
+func pathsOverlap(a, b string) bool {
+	for _, x := range strings.Split(a, ";") {
+		for _, y := range strings.Split(b, ";") {
+			if x, y = strings.TrimSpace(x), strings.TrimSpace(y); x != "" && y != "" && (proxmox.PCICovers(x, y) || proxmox.PCICovers(y, x)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func mdevWord(mdev bool) string {

@@ -31,8 +31,7 @@ func a6000Functions(node, bus string, group int) []proxmox.PCIFunction {
 
 func testHardware() mappingHardware {
 	return mappingHardware{
-		nodes:  []string{"pve-a6000", "pve-cpu", "pve-h100", "pve-l40s", "pve-l40s-b"},
-		online: []string{"pve-a6000", "pve-cpu", "pve-h100", "pve-l40s", "pve-l40s-b"},
+		nodes: []string{"pve-a6000", "pve-cpu", "pve-h100", "pve-l40s", "pve-l40s-b"},
 		functions: map[string][]proxmox.PCIFunction{
 			"pve-a6000": append(a6000Functions("pve-a6000", "01", 14), a6000Functions("pve-a6000", "02", 15)...),
 			"pve-cpu":   {},
@@ -191,17 +190,38 @@ func TestResolveMapping_deviceChecks(t *testing.T) {
 	}
 }
 
+// A node offline (its hardware not read) keeps the entries the state has
+// there, whether select names it or means every node: a mapping written
+// without them would take the card from the node's VMs.
 func TestResolveMapping_anOfflineNodeKeepsItsEntries(t *testing.T) {
 	hw := testHardware()
-	hw.online = []string{"pve-l40s"}
-	delete(hw.functions, "pve-l40s-b")
-	prior := []proxmox.PCIMappingEntry{{Node: "pve-l40s-b", Path: "0000:41:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 50}}
-	entries, _, diags := resolveMapping(mappingRequest{name: "x", mdev: true, mdevSet: true, prior: prior, selected: true, product: "L40S", nodes: []string{"pve-l40s-b"}}, hw)
-	require.False(t, diags.HasError(), "%v", diags)
-	require.Len(t, entries, 1)
-	require.True(t, sameEntries(prior, entries))
+	delete(hw.functions, "pve-l40s-b") // offline: readMappingHardware reads no functions there
+	offline := []proxmox.PCIMappingEntry{
+		{Node: "pve-l40s-b", Path: "0000:41:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 50},
+		{Node: "pve-l40s-b", Path: "0000:61:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 51},
+	}
+	online := proxmox.PCIMappingEntry{Node: "pve-l40s", Path: "0000:c1:00", ID: "10de:26b9", SubsystemID: "10de:1851", IOMMUGroup: 40}
+	for name, tc := range map[string]struct {
+		nodes []string
+		prior []proxmox.PCIMappingEntry
+		want  []proxmox.PCIMappingEntry
+	}{
+		"nodes names it":                 {nodes: []string{"pve-l40s-b"}, prior: offline, want: offline},
+		"nodes unset":                    {prior: append([]proxmox.PCIMappingEntry{online}, offline...), want: append([]proxmox.PCIMappingEntry{online}, offline...)},
+		"nodes unset, none there before": {prior: []proxmox.PCIMappingEntry{online}, want: []proxmox.PCIMappingEntry{online}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := mappingRequest{name: "x", mdev: true, mdevSet: true, prior: tc.prior, selected: true, product: "L40S", nodes: tc.nodes}
+			entries, _, diags := resolveMapping(req, hw)
+			require.False(t, diags.HasError(), "%v", diags)
+			require.True(t, sameEntries(tc.want, entries), "want %v, got %v", tc.want, entries)
+			for _, e := range entries {
+				require.Equal(t, e.Node == "pve-l40s-b", e.kept, "%s %s", e.Node, e.Path)
+			}
+		})
+	}
 
-	_, _, diags = resolveMapping(mappingRequest{name: "x", mdev: true, mdevSet: true, devices: []mappingDevice{{"pve-l40s-b", "0000:61:00"}}}, hw)
+	_, _, diags := resolveMapping(mappingRequest{name: "x", mdev: true, mdevSet: true, devices: []mappingDevice{{"pve-l40s-b", "0000:61:00"}}}, hw)
 	require.Contains(t, only(t, diags, diag.SeverityError), `device[0].node: Node offline`)
 }
 
@@ -229,4 +249,44 @@ func TestProductMatcher(t *testing.T) {
 	require.False(t, match("AD102GL [L40S]"))
 	_, err = productMatcher("/[/")
 	require.Error(t, err)
+}
+
+// Right before a write, the entries are checked again against the
+// mappings the cluster has then: another resource of the same apply may
+// have mapped the card since the plan.
+func TestOverlapsAtWrite_refusesAPassthroughMappingMadeSinceThePlan(t *testing.T) {
+	entry := resolvedEntry{PCIMappingEntry: proxmox.PCIMappingEntry{Node: "pve-a6000", Path: "0000:02:00", ID: "10de:2230",
+		SubsystemID: "10de:1459", IOMMUGroup: 15}}
+	mine := proxmox.PCIMapping{ID: "pool-b", Entries: []proxmox.PCIMappingEntry{entry.PCIMappingEntry}}
+	cluster := []proxmox.PCIMapping{
+		testHardware().others[0], // a6000-0: 0000:01:00, another card
+		mine,                     // itself (an update): not an overlap
+		{ID: "pool-a", Entries: []proxmox.PCIMappingEntry{{Node: "pve-a6000", Path: "0000:02:00.0"}}},
+	}
+	err := only(t, overlapsAtWrite(mine, []resolvedEntry{entry}, cluster), diag.SeverityError)
+	require.Contains(t, err, `entries: Device in another mapping: 0000:02:00 on node pve-a6000 is in mapping "pool-a" already (entry 0000:02:00.0)`)
+
+	mine.Mdev = true // a vGPU mapping: a warning
+	diags := overlapsAtWrite(mine, []resolvedEntry{entry}, cluster)
+	require.False(t, diags.HasError(), "%v", diags)
+	require.Contains(t, only(t, diags, diag.SeverityWarning), `is in mapping "pool-a" too`)
+
+	require.False(t, overlapsAtWrite(mine, []resolvedEntry{entry}, cluster[:2]).HasError())
+}
+
+func TestPathsOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"0000:41:00", "0000:41:00", true},
+		{"0000:41:00", "0000:41:00.1", true},
+		{"0000:41:00.0", "0000:41:00", true},
+		{"0000:41:00.0", "0000:41:00.1", false},
+		{"0000:41:00", "0000:61:00", false},
+		{"0000:41:00.0;0000:42:00.0", "0000:42:00", true},
+		{"41:00", "0000:41:00.0", true},
+	} {
+		require.Equal(t, tc.want, pathsOverlap(tc.a, tc.b), "%s %s", tc.a, tc.b)
+	}
 }

@@ -100,8 +100,19 @@ func (r *PCIMappingResource) Create(ctx context.Context, req resource.CreateRequ
 		}
 	}
 	mapping := plan.toMapping(entries)
+	if resp.Diagnostics.Append(checkOverlapsAtWrite(ctx, client, summary, mapping, entries)...); resp.Diagnostics.HasError() {
+		return
+	}
 	start := time.Now()
 	err := client.CreatePCIMapping(ctx, mapping)
+	if mappingAlreadyDefined(err) {
+		// PVE refused: the mapping of that ID is someone else's (or an
+		// earlier one of the user's), not made by this create. Reading it
+		// back would put it in the state, and the next apply or destroy
+		// would change or delete it.
+		resp.Diagnostics.Append(pciMappingBackendError(summary, client, mapping.ID, true, err)...)
+		return
+	}
 	if err != nil {
 		// Whether PVE made the mapping (an answer lost, a timeout after
 		// the write) decides whether it goes in the state.
@@ -186,8 +197,13 @@ func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequ
 	defer cancel()
 
 	entries, ok := plannedEntries(ctx, plan.Entries)
+	priorEntries, _ := stateEntries(ctx, prior.Entries)
+	if ok && !pciMappingSettingsChanged(&prior, &plan) && sameEntries(priorEntries, entries) {
+		// The timeouts alone changed: PVE holds nothing of them.
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
 	if !ok {
-		priorEntries, _ := stateEntries(ctx, prior.Entries)
 		var diags diag.Diagnostics
 		entries, diags = r.resolve(ctx, client, &plan, priorEntries, plan.Mdev)
 		resp.Diagnostics.Append(diags...)
@@ -196,6 +212,9 @@ func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequ
 		}
 	}
 	mapping := plan.toMapping(entries)
+	if resp.Diagnostics.Append(checkOverlapsAtWrite(ctx, client, summary, mapping, entries)...); resp.Diagnostics.HasError() {
+		return
+	}
 	start := time.Now()
 	err := updateMapping(ctx, client, mapping, &prior)
 	if errors.Is(err, errMappingDigest) {
@@ -208,6 +227,20 @@ func (r *PCIMappingResource) Update(ctx context.Context, req resource.UpdateRequ
 	tflog.Debug(ctx, "updated Proxmox VE PCI mapping", map[string]any{"id": mapping.ID, "entries": len(mapping.Entries), "duration": time.Since(start).String()})
 	r.readBack(ctx, client, &plan, summary, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// checkOverlapsAtWrite reads the cluster's mappings right before m is
+// written and checks m's entries against them as the plan did: another
+// gpu_pci_mapping of the same apply (or anyone) may have mapped a device
+// since the plan. A passthrough overlap refuses the write.
+func checkOverlapsAtWrite(ctx context.Context, client *proxmox.Client, summary string, m proxmox.PCIMapping, entries []resolvedEntry) diag.Diagnostics {
+	var diags diag.Diagnostics
+	mappings, err := client.PCIMappings(ctx)
+	if err != nil {
+		diags.AddError(summary, "checking the devices against the cluster's other mappings before writing: "+err.Error())
+		return diags
+	}
+	return overlapsAtWrite(m, entries, mappings)
 }
 
 // errMappingDigest marks an update PVE refused because the mapping file
@@ -284,7 +317,7 @@ func (r *PCIMappingResource) Delete(ctx context.Context, req resource.DeleteRequ
 // ImportState takes the mapping ID; Read fills the rest, the devices as
 // device blocks.
 func (r *PCIMappingResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !pveMappingPattern.MatchString(req.ID) || len(req.ID) < 2 {
+	if !pveMappingPattern.MatchString(req.ID) {
 		resp.Diagnostics.AddError("importing Proxmox VE PCI mapping", fmt.Sprintf("import ID %q is not a mapping ID (a letter, then "+
 			"letters, digits, '-' and '_'): give the mapping's ID as Datacenter → Resource Mappings lists it, e.g. l40s-pool", req.ID))
 		return
@@ -326,13 +359,13 @@ func pciMappingBackendError(summary string, client *proxmox.Client, id string, c
 		diags.AddError(summary, err.Error()+"\n\n"+mappingModifyFix(client.Identity(), privPath))
 		return diags
 	}
+	if create && mappingAlreadyDefined(err) {
+		diags.AddAttributeError(path.Root("name"), summary, err.Error()+"\n\n"+mappingExistsFix(id))
+		return diags
+	}
 	var api *proxmox.APIError
 	if errors.As(err, &api) {
 		switch {
-		case create && strings.Contains(api.Message, "already defined"):
-			diags.AddAttributeError(path.Root("name"), summary, fmt.Sprintf("%s\n\nA PCI mapping %q exists already: to manage it "+
-				"with Terraform, import it (terraform import <address> %s); else choose another name.", err, id, id))
-			return diags
 		case strings.Contains(api.Message, "detected modified configuration"):
 			diags.AddError(summary, err.Error()+"\n\nThe cluster's PCI mappings changed since the plan read them: plan and apply "+
 				"again.")
@@ -341,6 +374,24 @@ func pciMappingBackendError(summary string, client *proxmox.Client, id string, c
 	}
 	diags.AddError(summary, err.Error())
 	return diags
+}
+
+// mappingAlreadyDefined says whether err is PVE's refusal of a create
+// because a mapping of that ID exists: pve-manager
+// PVE/API2/Cluster/Mapping/PCI.pm, sub create, dies "pci ID '$id' already
+// defined" inside lock_file, whose failure is "create hardware mapping
+// failed: ..." (HTTP 500).
+func mappingAlreadyDefined(err error) bool {
+	var api *proxmox.APIError
+	return errors.As(err, &api) && strings.Contains(api.Message, "pci ID '") && strings.Contains(api.Message, "' already defined")
+}
+
+// mappingExistsFix is what to do about a mapping of the name id that
+// exists already, outside this resource's state.
+func mappingExistsFix(id string) string {
+	return fmt.Sprintf("A PCI mapping %q exists already in the cluster, and this resource would create it: Terraform does "+
+		"not take it over (its next apply or destroy would change or delete it). To manage it with Terraform, import it: "+
+		"terraform import gpu_pci_mapping.<resource name> %s (or an import block with id = %q); else choose another name.", id, id, id)
 }
 
 // mappingModifyFix says who lacks Mapping.Modify on privPath and the pveum

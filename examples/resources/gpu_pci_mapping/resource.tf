@@ -1,8 +1,9 @@
-# Every L40S of two nodes as one mapping: a GPU pool. A VM with
-# gpu { mapping = "l40s-pool" } gets the first L40S on its node that no
-# running VM holds. The devices are resolved at plan time from the nodes'
-# hardware (gpu_inventory with source = "proxmox" lists the same), and again
-# at every plan: a card pulled or moved shows as a change.
+# Every L40S of node pve-l40s-b (it has two) as one mapping: a GPU pool. A
+# VM with gpu { mapping = "l40s-pool" } gets the first L40S on its node that
+# no running VM holds. Without select.nodes the mapping takes the L40S of
+# every node. The devices are resolved at plan time from the nodes' hardware
+# (gpu_inventory with source = "proxmox" lists the same), and again at every
+# plan: a card pulled or moved shows as a change.
 resource "gpu_pci_mapping" "l40s_pool" {
   name        = "l40s-pool"
   description = "Every L40S of pve-l40s-b"
