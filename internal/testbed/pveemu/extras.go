@@ -214,11 +214,8 @@ func (e *Emulator) storageStatus(r *request) (any, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.st.checkNode(r.vars["node"]); err != nil {
+	if err := e.st.checkStorage(r.vars["node"], storage); err != nil {
 		return nil, err
-	}
-	if storage != Storage {
-		return nil, errf("storage '%s' does not exist", storage)
 	}
 	entry := storageEntry()
 	delete(entry, "storage")

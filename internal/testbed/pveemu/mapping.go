@@ -111,6 +111,9 @@ func (n *hostNode) function(id string) *pciFunction {
 	return nil
 }
 
+// pciFunctionSuffix is assert_valid's test for a path naming a function.
+var pciFunctionSuffix = regexp.MustCompile(`\.[a-fA-F0-9]`)
+
 // assertValid is PVE::Mapping::PCI::assert_valid: each path of the entry
 // against the node's hardware (PVE::SysFSTools::pci_device_info with
 // verbose): id, iommugroup (first path only), subsystem-id, and with the
@@ -118,7 +121,7 @@ func (n *hostNode) function(id string) *pciFunction {
 // (without its "\n").
 func assertValid(name string, e mappingEntry, m *mapping, node *hostNode) string {
 	for idx, path := range strings.Split(e.Path, ";") {
-		if !regexp.MustCompile(`\.[a-fA-F0-9]`).MatchString(path) {
+		if !pciFunctionSuffix.MatchString(path) {
 			path += ".0" // whole device: the first function must exist
 		}
 		info := node.function(path)
@@ -204,9 +207,10 @@ func (s *state) mappingDigest() string {
 }
 
 // mappingJSON is a section as parse_config returns it (type "pci", the
-// booleans as numbers) with its id and the file's digest.
-func (s *state) mappingJSON(m *mapping) map[string]any {
-	out := map[string]any{"id": m.ID, "type": "pci", "map": slices.Clone(m.Map), "digest": s.mappingDigest()}
+// booleans as numbers) with its id and the file's digest (mappingDigest,
+// read once per request by the caller).
+func mappingJSON(m *mapping, digest string) map[string]any {
+	out := map[string]any{"id": m.ID, "type": "pci", "map": slices.Clone(m.Map), "digest": digest}
 	for k, v := range m.Opts {
 		if k == "description" {
 			out[k] = v
@@ -237,12 +241,13 @@ func (e *Emulator) listMappings(r *request) (any, error) {
 		}
 	}
 	out := []map[string]any{}
+	digest := e.st.mappingDigest()
 	for i := range e.st.mappings {
 		m := &e.st.mappings[i]
 		if r.auth.check("/mapping/pci/"+m.ID, true, "Mapping.Modify", "Mapping.Use", "Mapping.Audit") != nil {
 			continue
 		}
-		entry := e.st.mappingJSON(m)
+		entry := mappingJSON(m, digest)
 		if check {
 			checks := []map[string]any{}
 			entries := m.onNode(checkNode)
@@ -282,7 +287,7 @@ func (e *Emulator) getMapping(r *request) (any, error) {
 	if m == nil {
 		return nil, errf("mapping '%s' not found", id)
 	}
-	return e.st.mappingJSON(m), nil
+	return mappingJSON(m, e.st.mappingDigest()), nil
 }
 
 // verifyConfigID is the pve-configid format (PVE::JSONSchema::pve_verify_configid).

@@ -139,11 +139,8 @@ func (e *Emulator) storageContent(r *request) (any, error) {
 	content, _ := r.param("content")
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.st.checkNode(r.vars["node"]); err != nil {
+	if err := e.st.checkStorage(r.vars["node"], storage); err != nil {
 		return nil, err
-	}
-	if storage != Storage {
-		return nil, errf("storage '%s' does not exist", storage)
 	}
 	out := []map[string]any{}
 	if content != "" && content != "images" {
@@ -181,12 +178,9 @@ func (e *Emulator) volumeInfo(r *request) (any, error) {
 	_, name, _ := strings.Cut(volid, ":")
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.st.checkNode(r.vars["node"]); err != nil {
-		return nil, err
-	}
 	// PVE::Storage::parse_volname: the storage, then LvmThinPlugin's
-	if storage != Storage {
-		return nil, errf("storage '%s' does not exist", storage)
+	if err := e.st.checkStorage(r.vars["node"], storage); err != nil {
+		return nil, err
 	}
 	if !lvmName.MatchString(name) {
 		return nil, errf("lvm name '%s' contains illegal characters", name)
@@ -207,4 +201,16 @@ func (e *Emulator) volumeInfo(r *request) (any, error) {
 		return nil, errf("can't get size of '%s':   Failed to find logical volume \"%s/%s\"", path, lvmThinVG, name)
 	}
 	return map[string]any{"path": path, "size": v.size, "used": 0, "format": "raw"}, nil
+}
+
+// checkStorage is the node's check, then the storage's: only local-lvm
+// exists. Caller holds e.mu.
+func (s *state) checkStorage(node, storage string) *apiError {
+	if err := s.checkNode(node); err != nil {
+		return err
+	}
+	if storage != Storage {
+		return errf("storage '%s' does not exist", storage)
+	}
+	return nil
 }
