@@ -44,6 +44,11 @@ func runPlan(ctx context.Context, args []string, env environment) int {
 	defer h.GPUs.Close()
 	plan, err := bootstrap.MakePlan(ctx, h, cfg.Steps())
 	if err != nil {
+		for _, step := range plan {
+			for _, w := range step.Warnings {
+				fmt.Fprintf(env.stderr, "%s: warning: %s\n", step.Step, w)
+			}
+		}
 		fmt.Fprintf(env.stderr, "gpu-bootstrap plan: %v\n", err)
 		return exitError
 	}

@@ -13,8 +13,9 @@ type Report struct {
 	Backups  []string // target paths of the backups of replaced files
 	Restarts []string // services that need a restart (restarted with RestartRuntime)
 	Notes    []string // what the operator should know: "MIG mode is pending a GPU reset"
-	// Warnings are what commands printed as warnings while succeeding
-	// ("W: …" of apt-get), shown as they happen and again at the end.
+	// Warnings are what steps said while planning (Host.Warn) and what
+	// commands printed as warnings while succeeding ("W: …" of apt-get),
+	// shown as they happen and again at the end.
 	Warnings []string
 	// Steps counts the commands run, files written and removed: a change
 	// is several of them.
@@ -43,7 +44,11 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 	}
 	var applied []string
 	for stepIndex, step := range steps {
-		changes, err := h.planStep(ctx, step)
+		changes, warnings, err := h.planStep(ctx, step)
+		for _, w := range warnings {
+			fmt.Fprintf(out, "%s: warning: %s\n", step.Name(), w)
+			report.Warnings = append(report.Warnings, step.Name()+": "+w)
+		}
 		if err != nil {
 			if len(applied) > 0 {
 				return report, partialApply(err, applied, restarts, steps, stepIndex, nil, 0, changeProgress{})

@@ -36,6 +36,23 @@ type Host struct {
 	// backedUp holds the backups made so far (target paths under
 	// BackupDir), so a file changed twice in one run keeps its original.
 	backedUp map[string]bool
+	// warnings collects what the step being planned said through Warn.
+	warnings []string
+}
+
+// Warn records something the operator should know about the step being
+// planned that is not a change and does not stop the plan: a driver branch
+// past its end of life, a config file another tool also writes. Plan and
+// check show it under the step, apply shows it before the step's changes,
+// and --json carries it. Repeated text is said once.
+func (h *Host) Warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for _, w := range h.warnings {
+		if w == msg {
+			return
+		}
+	}
+	h.warnings = append(h.warnings, msg)
 }
 
 // Path maps an absolute path on the target to the path this process opens,
@@ -94,18 +111,22 @@ func (h *Host) beginPlanning(trackPending bool) (end func()) {
 }
 
 // planStep plans one step, recording whether it left changes when the pass
-// tracks them.
-func (h *Host) planStep(ctx context.Context, step Step) ([]Change, error) {
+// tracks them; it also returns the warnings the step gave (Warn), even
+// with an error.
+func (h *Host) planStep(ctx context.Context, step Step) ([]Change, []string, error) {
+	h.warnings = nil
 	changes, err := step.Plan(ctx, h)
+	warnings := h.warnings
+	h.warnings = nil
 	if err != nil {
-		return nil, &StepError{Step: step.Name(), Err: err}
+		return nil, warnings, &StepError{Step: step.Name(), Err: err}
 	}
 	orderFileWrites(changes)
 	h.noteSymlinks(changes)
 	if h.pending != nil {
 		h.pending[step.Name()] = len(changes) > 0
 	}
-	return changes, nil
+	return changes, warnings, nil
 }
 
 // ReadFile reads a target file, resolved inside Root (see Path); a missing

@@ -9,9 +9,12 @@ import (
 )
 
 // WritePlan prints a plan the way `gpu-bootstrap plan` shows it: each step,
-// its changes, and for files a unified diff.
+// its warnings and changes, and for files a unified diff.
 func WritePlan(out io.Writer, plan Plan) {
 	for _, step := range plan {
+		for _, w := range step.Warnings {
+			fmt.Fprintf(out, "%s: warning: %s\n", step.Step, w)
+		}
 		if len(step.Changes) == 0 {
 			fmt.Fprintf(out, "%s: up to date\n", step.Step)
 			continue

@@ -68,6 +68,8 @@ func (c Change) Action() ActionOp {
 type StepPlan struct {
 	Step    string
 	Changes []Change
+	// Warnings are what the step said through Host.Warn while planning.
+	Warnings []string
 }
 
 // Plan is the changes of every step, in order.
@@ -93,16 +95,21 @@ func (p Plan) Count() int {
 }
 
 // MakePlan plans every step against the host as it is. A step planned after
-// one with pending changes sees Host.Pending(thatStep) == true.
+// one with pending changes sees Host.Pending(thatStep) == true. On an error
+// the plan so far is returned, with the failing step's warnings when it gave
+// any (a warning can explain the error).
 func MakePlan(ctx context.Context, h *Host, steps []Step) (Plan, error) {
 	defer h.beginPlanning(true)()
 	plan := make(Plan, 0, len(steps))
 	for _, step := range steps {
-		changes, err := h.planStep(ctx, step)
+		changes, warnings, err := h.planStep(ctx, step)
 		if err != nil {
+			if len(warnings) > 0 {
+				plan = append(plan, StepPlan{Step: step.Name(), Warnings: warnings})
+			}
 			return plan, err
 		}
-		plan = append(plan, StepPlan{Step: step.Name(), Changes: changes})
+		plan = append(plan, StepPlan{Step: step.Name(), Changes: changes, Warnings: warnings})
 	}
 	return plan, nil
 }
