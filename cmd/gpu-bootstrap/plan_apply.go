@@ -45,6 +45,9 @@ func runPlan(ctx context.Context, args []string, env environment) int {
 	plan, err := bootstrap.MakePlan(ctx, h, cfg.Steps())
 	if err != nil {
 		for _, step := range plan {
+			for _, n := range step.Notes {
+				fmt.Fprintf(env.stderr, "%s: note: %s\n", step.Step, n)
+			}
 			for _, w := range step.Warnings {
 				fmt.Fprintf(env.stderr, "%s: warning: %s\n", step.Step, w)
 			}

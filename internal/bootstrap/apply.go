@@ -44,8 +44,11 @@ func Apply(ctx context.Context, h *Host, steps []Step, opts ApplyOptions) (Repor
 	}
 	var applied []string
 	for stepIndex, step := range steps {
-		changes, warnings, err := h.planStep(ctx, step)
-		for _, w := range warnings {
+		changes, said, err := h.planStep(ctx, step)
+		for _, n := range said.notes {
+			fmt.Fprintf(out, "%s: note: %s\n", step.Name(), n)
+		}
+		for _, w := range said.warnings {
 			fmt.Fprintf(out, "%s: warning: %s\n", step.Name(), w)
 			report.Warnings = append(report.Warnings, step.Name()+": "+w)
 		}

@@ -36,8 +36,9 @@ type Host struct {
 	// backedUp holds the backups made so far (target paths under
 	// BackupDir), so a file changed twice in one run keeps its original.
 	backedUp map[string]bool
-	// warnings collects what the step being planned said through Warn.
-	warnings []string
+	// warnings and notes collect what the step being planned said
+	// through Warn and Note.
+	warnings, notes []string
 }
 
 // Warn records something the operator should know about the step being
@@ -46,13 +47,25 @@ type Host struct {
 // check show it under the step, apply shows it before the step's changes,
 // and --json carries it. Repeated text is said once.
 func (h *Host) Warn(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	for _, w := range h.warnings {
-		if w == msg {
-			return
+	h.warnings = appendOnce(h.warnings, fmt.Sprintf(format, args...))
+}
+
+// Note records a fact about the step being planned that the operator
+// should see even when nothing changes: which branch a moving name such as
+// driver.branch "lts" stands for today, which CDI spec owns the devices.
+// Shown like a warning, as "note:".
+func (h *Host) Note(format string, args ...any) {
+	h.notes = appendOnce(h.notes, fmt.Sprintf(format, args...))
+}
+
+// appendOnce appends msg unless list has it already.
+func appendOnce(list []string, msg string) []string {
+	for _, m := range list {
+		if m == msg {
+			return list
 		}
 	}
-	h.warnings = append(h.warnings, msg)
+	return append(list, msg)
 }
 
 // Path maps an absolute path on the target to the path this process opens,
@@ -111,23 +124,28 @@ func (h *Host) beginPlanning(trackPending bool) (end func()) {
 }
 
 // planStep plans one step, recording whether it left changes when the pass
-// tracks them; it also returns the warnings the step gave (Warn), even
+// tracks them; it also returns what the step said (Warn, Note), even
 // with an error.
-func (h *Host) planStep(ctx context.Context, step Step) ([]Change, []string, error) {
-	h.warnings = nil
+func (h *Host) planStep(ctx context.Context, step Step) ([]Change, stepMessages, error) {
+	h.warnings, h.notes = nil, nil
 	changes, err := step.Plan(ctx, h)
-	warnings := h.warnings
-	h.warnings = nil
+	said := stepMessages{warnings: h.warnings, notes: h.notes}
+	h.warnings, h.notes = nil, nil
 	if err != nil {
-		return nil, warnings, &StepError{Step: step.Name(), Err: err}
+		return nil, said, &StepError{Step: step.Name(), Err: err}
 	}
 	orderFileWrites(changes)
 	h.noteSymlinks(changes)
 	if h.pending != nil {
 		h.pending[step.Name()] = len(changes) > 0
 	}
-	return changes, warnings, nil
+	return changes, said, nil
 }
+
+// stepMessages are what a step said while planning (Warn, Note).
+type stepMessages struct{ warnings, notes []string }
+
+func (m stepMessages) empty() bool { return len(m.warnings) == 0 && len(m.notes) == 0 }
 
 // ReadFile reads a target file, resolved inside Root (see Path); a missing
 // file is (nil, false, nil), and anything there that is not a regular file

@@ -13,6 +13,7 @@ import (
 // warningStep warns while planning and then plans its changes or fails.
 type warningStep struct {
 	name     string
+	notes    []string
 	warnings []string
 	changes  []Change
 	err      error
@@ -21,6 +22,9 @@ type warningStep struct {
 func (s warningStep) Name() string { return s.name }
 
 func (s warningStep) Plan(_ context.Context, h *Host) ([]Change, error) {
+	for _, n := range s.notes {
+		h.Note("%s", n)
+	}
 	for _, w := range s.warnings {
 		h.Warn("%s", w)
 	}
@@ -30,7 +34,7 @@ func (s warningStep) Plan(_ context.Context, h *Host) ([]Change, error) {
 func TestPlanWarningsBelongToTheirStep(t *testing.T) {
 	h := &Host{Root: t.TempDir()}
 	steps := []Step{
-		warningStep{name: "driver", warnings: []string{"branch 535 reached its end of life", "branch 535 reached its end of life"}},
+		warningStep{name: "driver", notes: []string{`"lts" is branch 620 today`}, warnings: []string{"branch 535 reached its end of life", "branch 535 reached its end of life"}},
 		warningStep{name: "runtime"},
 		warningStep{name: "cdi", warnings: []string{"two specs"}, changes: []Change{{Summary: "write the spec", Ops: []Op{ActionOp(func(context.Context, *Host) error { return nil })}}}},
 	}
@@ -42,12 +46,12 @@ func TestPlanWarningsBelongToTheirStep(t *testing.T) {
 
 	var out bytes.Buffer
 	WritePlan(&out, plan)
-	require.Contains(t, out.String(), "driver: warning: branch 535 reached its end of life\ndriver: up to date\n")
+	require.Contains(t, out.String(), "driver: note: \"lts\" is branch 620 today\ndriver: warning: branch 535 reached its end of life\ndriver: up to date\n")
 	require.Contains(t, out.String(), "cdi: warning: two specs\ncdi: will write the spec\n")
 
 	data, err := json.Marshal(plan.JSON())
 	require.NoError(t, err)
-	require.Contains(t, string(data), `"step":"driver","changes":[],"warnings":["branch 535 reached its end of life"]`)
+	require.Contains(t, string(data), `"step":"driver","changes":[],"warnings":["branch 535 reached its end of life"],"notes":["\"lts\" is branch 620 today"]`)
 	require.NotContains(t, string(data), `"step":"runtime","changes":[],"warnings"`)
 }
 

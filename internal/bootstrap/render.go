@@ -9,12 +9,10 @@ import (
 )
 
 // WritePlan prints a plan the way `gpu-bootstrap plan` shows it: each step,
-// its warnings and changes, and for files a unified diff.
+// its notes, warnings and changes, and for files a unified diff.
 func WritePlan(out io.Writer, plan Plan) {
 	for _, step := range plan {
-		for _, w := range step.Warnings {
-			fmt.Fprintf(out, "%s: warning: %s\n", step.Step, w)
-		}
+		writeStepMessages(out, step)
 		if len(step.Changes) == 0 {
 			fmt.Fprintf(out, "%s: up to date\n", step.Step)
 			continue
@@ -29,6 +27,17 @@ func WritePlan(out io.Writer, plan Plan) {
 		return
 	}
 	fmt.Fprintf(out, "Plan: %d change(s). Run `gpu-bootstrap apply` to make them.\n", plan.Count())
+}
+
+// writeStepMessages shows what a step said while planning: notes, then
+// warnings.
+func writeStepMessages(out io.Writer, step StepPlan) {
+	for _, n := range step.Notes {
+		fmt.Fprintf(out, "%s: note: %s\n", step.Step, n)
+	}
+	for _, w := range step.Warnings {
+		fmt.Fprintf(out, "%s: warning: %s\n", step.Step, w)
+	}
 }
 
 // writeChangeDetail shows a change's ops: a file's diff, command lines,

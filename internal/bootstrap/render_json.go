@@ -12,6 +12,7 @@ type StepPlanJSON struct {
 	Step     string       `json:"step"`
 	Changes  []ChangeJSON `json:"changes"`
 	Warnings []string     `json:"warnings,omitempty"`
+	Notes    []string     `json:"notes,omitempty"`
 }
 
 // ChangeJSON is one change of a PlanJSON: the file it writes (with the
@@ -31,7 +32,7 @@ type ChangeJSON struct {
 func (p Plan) JSON() PlanJSON {
 	out := PlanJSON{Changes: p.Count(), Steps: make([]StepPlanJSON, 0, len(p))}
 	for _, step := range p {
-		sp := StepPlanJSON{Step: step.Step, Changes: make([]ChangeJSON, 0, len(step.Changes)), Warnings: step.Warnings}
+		sp := StepPlanJSON{Step: step.Step, Changes: make([]ChangeJSON, 0, len(step.Changes)), Warnings: step.Warnings, Notes: step.Notes}
 		for _, change := range step.Changes {
 			c := ChangeJSON{Summary: change.Summary, Restart: change.Restart, Note: change.Note, Reboot: change.Reboot}
 			if file := change.File(); file != nil {

@@ -68,8 +68,10 @@ func (c Change) Action() ActionOp {
 type StepPlan struct {
 	Step    string
 	Changes []Change
-	// Warnings are what the step said through Host.Warn while planning.
+	// Warnings and Notes are what the step said through Host.Warn and
+	// Host.Note while planning.
 	Warnings []string
+	Notes    []string
 }
 
 // Plan is the changes of every step, in order.
@@ -96,20 +98,20 @@ func (p Plan) Count() int {
 
 // MakePlan plans every step against the host as it is. A step planned after
 // one with pending changes sees Host.Pending(thatStep) == true. On an error
-// the plan so far is returned, with the failing step's warnings when it gave
-// any (a warning can explain the error).
+// the plan so far is returned, with the failing step's warnings and notes
+// when it gave any (they can explain the error).
 func MakePlan(ctx context.Context, h *Host, steps []Step) (Plan, error) {
 	defer h.beginPlanning(true)()
 	plan := make(Plan, 0, len(steps))
 	for _, step := range steps {
-		changes, warnings, err := h.planStep(ctx, step)
+		changes, said, err := h.planStep(ctx, step)
 		if err != nil {
-			if len(warnings) > 0 {
-				plan = append(plan, StepPlan{Step: step.Name(), Warnings: warnings})
+			if !said.empty() {
+				plan = append(plan, StepPlan{Step: step.Name(), Warnings: said.warnings, Notes: said.notes})
 			}
 			return plan, err
 		}
-		plan = append(plan, StepPlan{Step: step.Name(), Changes: changes, Warnings: warnings})
+		plan = append(plan, StepPlan{Step: step.Name(), Changes: changes, Warnings: said.warnings, Notes: said.notes})
 	}
 	return plan, nil
 }
