@@ -221,4 +221,3 @@ func withFiles(base, more map[string]string) map[string]string {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
