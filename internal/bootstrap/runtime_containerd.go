@@ -166,8 +166,19 @@ func planContainerdFiles(ctx context.Context, h *Host, want runtimeWant, at *con
 	}
 	about := fmt.Sprintf(" (containerd config version %d: %s)", version, why)
 
-	dropIn, importPattern, inPlaceWhy := containerdDropIn(path, mainDoc, ver, known, version)
 	at.mergesKeys = known && ver.atLeast(2, 0) || !known && version >= 3
+	if at.generated == nil {
+		holder, err := containerdRuntimeHolder(h, path, mainDoc, at.mergesKeys)
+		if err != nil {
+			return nil, err
+		}
+		// A holder that points the runtime at another binary (the GPU
+		// operator's) is not taken over: the plan's conflicts name it.
+		if holder != nil && holderBinaryIs(*holder, want.binary) {
+			return planContainerdHolder(h, ed, *holder, mainDoc, at, about)
+		}
+	}
+	dropIn, importPattern, inPlaceWhy := containerdDropIn(path, mainDoc, ver, known, version)
 	if dropIn == "" {
 		verb := "update"
 		if !main.exists {
@@ -244,6 +255,69 @@ func planContainerdFiles(ctx context.Context, h *Host, want runtimeWant, at *con
 		changes = append(changes, change)
 	}
 	return changes, nil
+}
+
+// containerdRuntimeHolder is the file containerd imports that holds the
+// nvidia runtime, when one does: nvidia-ctk 1.18+'s drop-in (see
+// containerdDropIn), or ours from an earlier run. It is the last imported
+// file, in containerd's merge order, that defines the nvidia runtime;
+// before containerd 2.0, where an imported file's CRI table replaces the
+// main file's whole, a file that defines the nvidia runtime decides the
+// whole CRI config only when no later file has a CRI table (the plan's
+// conflicts name that file otherwise). nil when no imported file defines
+// it.
+func containerdRuntimeHolder(h *Host, path string, mainDoc *tomledit.Doc, mergesKeys bool) (*configLayer, error) {
+	if v, _ := mainDoc.Get("imports"); v == nil {
+		return nil, nil
+	}
+	eff, err := containerdEffective(h, path, mergesKeys, map[string]*tomledit.Doc{path: mainDoc})
+	if err != nil {
+		return nil, err
+	}
+	for i := len(eff.layers) - 1; i >= 1; i-- {
+		l := eff.layers[i]
+		if l.doc.Has(containerdSchemaFor(l.version).runtime(nvidiaRuntime)...) {
+			return &l, nil
+		}
+	}
+	return nil, nil
+}
+
+// holderBinaryIs reports whether the holder's nvidia runtime runs binary,
+// or names no binary.
+func holderBinaryIs(l configLayer, binary string) bool {
+	v, ok := l.doc.Get(containerdSchemaFor(l.version).runtime(nvidiaRuntime, "options", "BinaryName")...)
+	return !ok || v == binary
+}
+
+// planContainerdHolder edits the imported file that holds the nvidia
+// runtime (containerdRuntimeHolder) in place of adding a second nvidia
+// runtime to the main config or to another drop-in. The file is edited in
+// its own config version; settings it lacks are read from the main config
+// when containerd merges key by key (2.0 and later), and not before, where
+// its CRI table is all containerd sees.
+func planContainerdHolder(h *Host, ed containerdEdit, holder configLayer, mainDoc *tomledit.Doc, at *containerdPlacement, about string) ([]Change, error) {
+	at.ours = holder.path
+	h.Note("the nvidia runtime is in %s, which containerd imports from %s (nvidia-ctk 1.18+ `runtime configure` writes its drop-in there, with the whole CRI section before containerd 2.0), so it is configured there, not defined a second time", holder.path, at.main)
+	ed.schema = containerdSchemaFor(holder.version)
+	below := mainDoc
+	if !at.mergesKeys {
+		below = nil
+	}
+	doc, err := tomledit.Parse(holder.old)
+	if err != nil {
+		return nil, editError(holder.path, err)
+	}
+	did, err := ed.apply(doc, below)
+	if err != nil {
+		return nil, editError(holder.path, err)
+	}
+	f := configFile{path: holder.path, old: holder.old, exists: true}
+	change, ok := f.change(doc.Bytes(), describeEdits("update", holder.path, did)+about, "containerd")
+	if !ok {
+		return nil, nil
+	}
+	return []Change{change}, nil
 }
 
 // containerdConfigVersion is the config version to edit in, and why: the
