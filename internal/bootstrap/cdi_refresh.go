@@ -17,14 +17,16 @@ import (
 //   - nvidia-cdi-refresh.service (Type=oneshot) runs `nvidia-ctk cdi
 //     generate` with NVIDIA_CTK_CDI_OUTPUT_FILE_PATH=/var/run/cdi/nvidia.yaml,
 //     which /etc/nvidia-container-toolkit/nvidia-cdi-refresh.env may
-//     override; WantedBy=multi-user.target, and its drop-in
+//     override; WantedBy=multi-user.target. From v1.20.1 its drop-in
 //     nvidia-cdi-refresh.service.d/10-container-engines.conf orders it
-//     Before=docker.service containerd.service crio.service (1.20), so the
-//     spec is there before the first container at boot.
-//   - nvidia-cdi-refresh.path starts it when /lib/modules/%v/modules.dep(.bin)
-//     or /usr/bin/nvidia-ctk change (a driver or toolkit install or
-//     upgrade); udev's 99-nvidia-cdi-refresh.rules starts it when the nvidia
-//     module loads.
+//     Before=docker.service containerd.service crio.service, so the spec is
+//     there before the first container at boot, and it creates the control
+//     device nodes first (CHANGELOG v1.20.1).
+//   - nvidia-cdi-refresh.path (v1.18.0 and later) starts it when
+//     /lib/modules/%v/modules.dep(.bin) or /usr/bin/nvidia-ctk change (a
+//     driver or toolkit install or upgrade); from v1.20.1 udev's
+//     99-nvidia-cdi-refresh.rules also starts it when the nvidia module
+//     loads.
 //   - The units are in nvidia-container-toolkit-base: /lib/systemd/system on
 //     Debian and Ubuntu (enabled by debhelper's dh_installsystemd), the
 //     systemd unit directory on RPM systems (enabled by the package's
@@ -56,6 +58,12 @@ import (
 //     spec left in /var/run/cdi by a refresh that is now disabled would
 //     still win over ours until the next reboot (/var/run is a tmpfs), which
 //     the plan warns about.
+//
+// The toolkit container's NRI plugin (nvidia-ctk-installer
+// --enable-nri-plugin, v1.19.0 and later, as the GPU operator runs it)
+// injects CDI devices named in pod annotations of the nvidia.cdi.k8s.io
+// domain through containerd's or CRI-O's NRI; it resolves them from the same
+// spec directories, so the one-owner rule covers it too.
 //
 // To make gpu-bootstrap the owner instead: systemctl disable --now
 // nvidia-cdi-refresh.path nvidia-cdi-refresh.service (or mask them).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/tomledit"
@@ -99,6 +100,9 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 	}
 	if conflicts := eff.conflicts(want, at.ours); len(conflicts) > 0 {
 		return nil, conflictError("containerd", conflicts)
+	}
+	if at.generated == nil {
+		warnUnreadToolkitDropIns(h, at.main, eff)
 	}
 	if at.generated != nil {
 		for i := range changes {
@@ -283,6 +287,23 @@ func containerdRuntimeHolder(h *Host, path string, mainDoc *tomledit.Doc, merges
 	return nil, nil
 }
 
+// containerdToolkitDropIns are where nvidia-ctk writes containerd's
+// drop-in, relative to the main config's directory: conf.d from v1.18.1,
+// config.d in v1.18.0.
+var containerdToolkitDropIns = []string{"conf.d/99-nvidia.toml", "config.d/99-nvidia.toml"}
+
+// warnUnreadToolkitDropIns warns about an nvidia-ctk drop-in beside the
+// main config that containerd does not import: its nvidia runtime does
+// nothing (a version 1 config, or an imports line removed since).
+func warnUnreadToolkitDropIns(h *Host, main string, eff *effectiveConfig) {
+	for _, rel := range containerdToolkitDropIns {
+		p := filepath.Join(filepath.Dir(main), rel)
+		if h.Exists(p) && !slices.Contains(eff.paths(), p) {
+			h.Warn("%s (where nvidia-ctk 1.18+ writes containerd's nvidia runtime) is not imported by %s, so containerd does not read it; the nvidia runtime is configured in the files containerd reads (%s): remove it to avoid confusion", p, main, strings.Join(eff.paths(), ", "))
+		}
+	}
+}
+
 // holderBinaryIs reports whether the holder's nvidia runtime runs binary,
 // or names no binary.
 func holderBinaryIs(l configLayer, binary string) bool {
@@ -377,11 +398,30 @@ func containerdVersionError(path string, doc *tomledit.Doc, v any) error {
 // everything else of the main file's CRI section. Since 2.0
 // (containerd/containerd#9982) plugin sections are merged key by key, so a
 // drop-in that holds just the nvidia keys is right. nvidia-ctk 1.18+
-// instead copies the whole CRI section into its drop-in for old containerd,
-// which then shadows later edits of the main file; this bootstrap edits the
-// main file in place instead. So: a drop-in only when the main config has
+// instead copies the whole CRI section into its drop-in, for every
+// containerd (NVIDIA/nvidia-container-toolkit v1.20.1
+// pkg/config/engine/containerd getBaseDropInConfigTree), which then shadows
+// later edits of the main file before 2.0; this bootstrap edits the main
+// file in place instead. So: a drop-in only when the main config has
 // imports and containerd is 2.x (or, when `containerd --version` says
 // nothing, the config is version 3, which only 2.x reads).
+//
+// Where nvidia-ctk ran already, containerdRuntimeHolder finds its drop-in
+// first and the runtime is configured there. What nvidia-ctk writes
+// (cmd/nvidia-ctk/runtime/configure defaultContainerdDropInConfigFilePath;
+// pkg/config/engine/containerd ConfigWithDropIn.Save, ensureImports):
+// /etc/containerd/conf.d/99-nvidia.toml from v1.18.1
+// (/etc/containerd/config.d/99-nvidia.toml in v1.18.0), holding version,
+// the CRI plugin's whole table copied from config.toml and the nvidia
+// runtime with runc's settings (default_runtime_name with
+// --set-as-default, enable_cdi with --cdi.enabled); and in config.toml the
+// import "<that directory>/*.toml" appended to imports (version set too
+// when the file was empty). testdata/runtime/oracle reproduces this
+// output. A version 1 config has no ConfigWithDropIn there
+// (containerd.New returns ConfigV1): nvidia-ctk writes the whole file, runtime
+// added, to the drop-in path and imports nothing, so containerd never reads
+// it; the plan warns about such an unread drop-in
+// (warnUnreadToolkitDropIns).
 func containerdDropIn(path string, doc *tomledit.Doc, ver engineVersion, known bool, version int64) (dropIn, importPattern, inPlaceWhy string) {
 	v, _ := doc.Get("imports")
 	imports, _ := stringList(v)

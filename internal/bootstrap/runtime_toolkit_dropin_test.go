@@ -166,3 +166,50 @@ func engineLoads(t *testing.T, root string, c runtimeCase) loadedConfig {
 	}
 	return got
 }
+
+// TestRuntimeWarnsAboutNvidiaCtkDropInsTheEngineDoesNotRead: nvidia-ctk
+// 1.18 and 1.19 put CRI-O's drop-in in /etc/crio/conf.d, which CRI-O does
+// not read; nvidia-ctk 1.20.1 writes a version 1 containerd config whole to
+// conf.d/99-nvidia.toml without importing it. The plan configures the
+// files the engine reads and warns about the dead one.
+func TestRuntimeWarnsAboutNvidiaCtkDropInsTheEngineDoesNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		description string
+		runtime     RuntimeConfig
+		files       map[string]string
+		versions    map[string]string
+		warning     string
+		writes      string
+	}{
+		{
+			description: "CRI-O with nvidia-ctk 1.19's /etc/crio/conf.d/99-nvidia.toml",
+			runtime:     RuntimeConfig{Engine: engineCRIO},
+			files:       map[string]string{"/etc/crio/conf.d/99-nvidia.toml": nvidiaCtkCRIODropIn},
+			versions:    map[string]string{"crio --version": "crio version 1.29.1"},
+			warning:     "/etc/crio/conf.d/99-nvidia.toml is where nvidia-ctk 1.18 and 1.19 write CRI-O's drop-in, but CRI-O reads /etc/crio/crio.conf.d, not /etc/crio/conf.d, so that file does nothing",
+			writes:      "/etc/crio/crio.conf.d/99-nvidia.conf",
+		},
+		{
+			description: "containerd with a version 1 config and nvidia-ctk 1.20.1's unimported conf.d/99-nvidia.toml",
+			runtime:     RuntimeConfig{Engine: engineContainerd},
+			files: map[string]string{
+				"/etc/containerd/config.toml":           "[plugins.cri.containerd]\n  snapshotter = \"overlayfs\"\n",
+				"/etc/containerd/conf.d/99-nvidia.toml": "[plugins.cri.containerd.runtimes.nvidia.options]\n  BinaryName = \"/usr/bin/nvidia-container-runtime\"\n",
+			},
+			versions: map[string]string{"containerd --version": "containerd github.com/containerd/containerd v1.6.33 d2d58213"},
+			warning:  "/etc/containerd/conf.d/99-nvidia.toml (where nvidia-ctk 1.18+ writes containerd's nvidia runtime) is not imported by /etc/containerd/config.toml, so containerd does not read it",
+			writes:   "/etc/containerd/config.toml",
+		},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			h := effectiveHost(t, tc.files, tc.versions)
+			plan, err := MakePlan(context.Background(), h, []Step{newRuntimeStep(tc.runtime, nil)})
+			require.NoError(t, err)
+			require.Len(t, plan, 1)
+			require.Len(t, plan[0].Changes, 1)
+			require.Equal(t, tc.writes, plan[0].Changes[0].File().Path)
+			require.Len(t, plan[0].Warnings, 1)
+			require.Contains(t, plan[0].Warnings[0], tc.warning)
+		})
+	}
+}

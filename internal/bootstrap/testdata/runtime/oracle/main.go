@@ -5,6 +5,11 @@
 // compares the nvidia runtime settings in those files with what the runtime
 // step writes.
 //
+// A case with nvidia_ctk_drop_in in its case.json instead gets its input/
+// made from its node/: the node after nvidia-ctk 1.20.1 `runtime configure`
+// ran in its default drop-in mode (see nvidiaCtkDropIn);
+// TestRuntimeAlongsideNvidiaCtkDropIn applies the runtime step on it.
+//
 // It is a module of its own so that the toolkit (which pulls in go-nvml
 // 0.13.4, runc, grpc and newer golang.org/x modules) stays out of the
 // provider's go.mod. Regenerate after changing a case:
