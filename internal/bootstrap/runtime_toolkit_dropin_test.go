@@ -121,7 +121,8 @@ func engineLoads(t *testing.T, root string, c runtimeCase) loadedConfig {
 					continue
 				}
 				plugins, _ := merged["plugins"].(map[string]any)
-				for k, v := range lookup(file, "plugins").(map[string]any) {
+				imported, _ := lookup(file, "plugins").(map[string]any)
+				for k, v := range imported {
 					plugins[k] = v
 				}
 			}
@@ -155,7 +156,8 @@ func engineLoads(t *testing.T, root string, c runtimeCase) loadedConfig {
 					for name, rt := range runtimes {
 						have[name] = rt
 					}
-					delete(file["crio"].(map[string]any)["runtime"].(map[string]any), "runtimes")
+					runtime, _ := lookup(file, "crio", "runtime").(map[string]any)
+					delete(runtime, "runtimes")
 				}
 			}
 			mergeTOML(merged, file)

@@ -109,7 +109,7 @@ func readNvidiaRuntimeMode(h *Host) (nvidiaRuntimeMode, error) {
 // before118 reports whether the toolkit installed under the root is older
 // than 1.18, from the nvidia-container-toolkit-base package's version in
 // dpkg's status file or rpm's query; false when it cannot say (the newest
-// toolkit's behaviour is assumed).
+// toolkit's behavior is assumed).
 func before118(h *Host) bool {
 	v, ok := installedToolkitVersion(h)
 	if !ok {
@@ -121,7 +121,7 @@ func before118(h *Host) bool {
 // installedToolkitVersion reads the version of nvidia-container-toolkit-base
 // from dpkg's status database; false when dpkg does not list it installed
 // (chosen: RPM systems are not queried here, rpm being a command the plan
-// would have to run for a note; they get the newest toolkit's behaviour).
+// would have to run for a note; they get the newest toolkit's behavior).
 func installedToolkitVersion(h *Host) (engineVersion, bool) {
 	status, err := readDpkgStatus(h)
 	if err != nil {
