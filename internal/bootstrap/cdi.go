@@ -52,6 +52,16 @@ func (c *CDIConfig) validate(field string) []error {
 // cdiStep writes the CDI spec of the GPUs NVML lists, as `nvidia-ctk cdi
 // generate` would (see cdi_spec.go for what is generated and where it
 // deliberately differs).
+//
+// One spec owns the nvidia.com/gpu devices (cdi_refresh.go): while NVIDIA's
+// nvidia-cdi-refresh (toolkit 1.18+) is enabled it owns them, and the step
+// writes no spec and removes its own earlier one; otherwise the step's spec
+// does. The step follows nvidia-container-runtime's mode
+// (toolkit_mode.go): in every mode the file serves the CDI requests the
+// engine resolves; mode "cdi" also reads it, so it must lie in the
+// runtime's spec-dirs; "jit-cdi" (the default from 1.18) needs no file for
+// containers that use the nvidia runtime. The plan says which spec owns the
+// devices (Host.Note) whenever the refresh is installed.
 type cdiStep struct{ cfg CDIConfig }
 
 func newCDIStep(cfg CDIConfig) Step { return cdiStep{cfg: cfg} }
@@ -65,16 +75,19 @@ func (cdiStep) Name() string { return "cdi" }
 // work pending, and fails otherwise.
 func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	target := s.cfg.specPath()
+	mode, err := readNvidiaRuntimeMode(h)
+	if err != nil {
+		return nil, err
+	}
 	refresh := readCDIRefresh(h)
 	if refresh.owns() {
+		if mode.resolved == runtimeModeCDI && !inSpecDirs(refresh.output, mode.specDirs) {
+			h.Warn("%s sets mode = %q, and nvidia-container-runtime then reads CDI specs from %s only, not from %s where nvidia-cdi-refresh writes: add %s to [nvidia-container-runtime.modes.cdi] spec-dirs", mode.file, mode.set, strings.Join(mode.specDirs, ", "), refresh.output, path.Dir(refresh.output))
+		}
 		return s.stepAside(h, target, refresh)
 	}
 	if h.Pending("toolkit") {
 		h.Note("the toolkit step installs the NVIDIA Container Toolkit first; from 1.18 its packages enable nvidia-cdi-refresh, which then keeps %s and owns the nvidia.com/gpu devices, and apply writes no spec of its own (apply plans this step after installing the toolkit)", cdiRefreshOutput)
-	}
-	mode, err := readNvidiaRuntimeMode(h)
-	if err != nil {
-		return nil, err
 	}
 	if mode.resolved == runtimeModeCDI && !inSpecDirs(target, mode.specDirs) {
 		return nil, fieldError("cdi.spec_path", "%s is not in a directory nvidia-container-runtime reads in its cdi mode (%s sets mode = %q; [nvidia-container-runtime.modes.cdi] spec-dirs is %s), so GPU containers would find no devices: put the spec in one of those directories, or add %s to spec-dirs",

@@ -85,6 +85,18 @@ func TestCDIStepsAsideWhileNvidiaCdiRefreshOwnsTheDevices(t *testing.T) {
 	}
 }
 
+func TestCDIWarnsWhenTheRuntimesCDIModeMissesTheRefreshedSpec(t *testing.T) {
+	root := t.TempDir()
+	plantFiles(t, root, withFiles(refreshUnits, map[string]string{
+		nvidiaRuntimeConfig: "[nvidia-container-runtime]\nmode = \"cdi\"\n[nvidia-container-runtime.modes.cdi]\nspec-dirs = [\"/etc/cdi\"]\n",
+	}))
+	h := &Host{Root: root, Runner: &RecordingRunner{}, Getenv: func(string) string { return "" }}
+	changes, said, err := planCDI(t, h, CDIConfig{Enabled: true})
+	require.NoError(t, err)
+	require.Empty(t, changes)
+	require.Equal(t, []string{`/etc/nvidia-container-runtime/config.toml sets mode = "cdi", and nvidia-container-runtime then reads CDI specs from /etc/cdi only, not from /var/run/cdi/nvidia.yaml where nvidia-cdi-refresh writes: add /var/run/cdi to [nvidia-container-runtime.modes.cdi] spec-dirs`}, said.warnings)
+}
+
 func TestCDIOwnsTheDevicesWhenNvidiaCdiRefreshIsOff(t *testing.T) {
 	for _, tc := range []struct {
 		description string
