@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strconv"
 
+	ctkconfig "github.com/NVIDIA/nvidia-container-toolkit/api/config/v1"
 	"github.com/NVIDIA/nvidia-container-toolkit/pkg/config/engine"
 	"github.com/NVIDIA/nvidia-container-toolkit/pkg/config/engine/containerd"
 	"github.com/NVIDIA/nvidia-container-toolkit/pkg/config/engine/crio"
@@ -66,6 +67,7 @@ func main() {
 	if len(os.Args) > 1 {
 		root = os.Args[1]
 	}
+	toolkitDefaultConfig(filepath.Join(root, "toolkit-config", "config.toml"))
 	dirs, err := filepath.Glob(filepath.Join(root, "*", "case.json"))
 	check(err)
 	for _, path := range dirs {
@@ -171,6 +173,22 @@ func nvidiaCtkDropIn(dir string, c testCase) {
 	_, err = cfg.Save(dropIn)
 	check(err)
 	fmt.Println("wrote", input)
+}
+
+// toolkitDefaultConfig writes what `nvidia-ctk config default` (the
+// packages' postinst, `nvidia-ctk config --in-place` on a missing file)
+// puts in /etc/nvidia-container-runtime/config.toml: api/config/v1 New,
+// Save. The cdi step reads its [nvidia-container-runtime] mode.
+func toolkitDefaultConfig(path string) {
+	cfg, err := ctkconfig.New()
+	check(err)
+	check(os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.Create(path)
+	check(err)
+	_, err = cfg.Save(f)
+	check(err)
+	check(f.Close())
+	fmt.Println("wrote", path)
 }
 
 var containerdVersion = regexp.MustCompile(`\sv?(\d+)\.(\d+)`)
