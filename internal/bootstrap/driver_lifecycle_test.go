@@ -282,3 +282,19 @@ func TestVerifyWarnsAboutTheRunningBranch(t *testing.T) {
 	require.Empty(t, RunningDriverEndOfLife(nvml.Driver{Loaded: false}, lifecycleToday))
 	require.True(t, strings.HasPrefix(RunningDriverEndOfLife(nvml.Driver{Loaded: true, Version: "570.195.03"}, lifecycleToday), "driver 570.195.03: branch 570 reached its end of life in February 2026"))
 }
+
+func TestVerifyShowsStepWarningsOnce(t *testing.T) {
+	// The DGX A100 double runs 550.54.15; driver.branch 550 plans nothing
+	// (the branch runs) but warns about its end of life, which check has
+	// already said about the running driver: said once.
+	h := verifyMachine{}.host(t)
+	health := Verify(context.Background(), h, &Config{Driver: &DriverConfig{Branch: "550", KernelModules: "proprietary"}, Verify: VerifyConfig{ExpectGPUs: 8}})
+	require.Equal(t, HealthHealthy, health.Status, "%+v", health)
+	require.Equal(t, []string{"driver 550.54.15: branch 550 is past its end of life (NVIDIA lists it as ended by August 2025) and gets no more bug or security fixes; the nearest supported branch is 595 (production, end of life March 2027)"}, health.Warnings)
+
+	// Another step's warning is shown under its name, and not as a problem.
+	v := &verification{}
+	v.checkSteps(context.Background(), h, []Step{warningStep{name: "runtime", warnings: []string{"two specs"}}})
+	require.Equal(t, []string{"runtime: two specs"}, v.warnings)
+	require.Empty(t, v.problems)
+}
