@@ -38,7 +38,7 @@ func TestLifecycleTableRows(t *testing.T) {
 		590: {newFeatureBranch, "", true, true},
 		595: {productionBranch, "March 2027", true, true},
 		610: {newFeatureBranch, "August 2026", true, true},
-		615: {newFeatureBranch, "", true, true},
+		615: {newFeatureBranch, "", true, false},
 		620: {longTermSupportBranch, "September 2029", true, false},
 	}
 	require.Len(t, driverBranches, len(want))
@@ -118,6 +118,10 @@ func TestDriverConfigResolve(t *testing.T) {
 		{"LTS", lifecycleToday, "620", `driver.branch "LTS" is branch 620 today (NVIDIA's newest long-term support branch, end of life September 2029)`},
 		{"production", lifecycleToday, "595", `driver.branch "production" is branch 595 today (NVIDIA's newest production branch, end of life March 2027)`},
 		{"lts", day(2026, time.August, 31), "580", `driver.branch "lts" is branch 580 today (NVIDIA's newest long-term support branch, end of life June 2028)`},
+		// 620's first release NVIDIA's manifests show is 4 November 2026:
+		// in October "lts" still means 580.
+		{"lts", day(2026, time.October, 31), "580", `driver.branch "lts" is branch 580 today (NVIDIA's newest long-term support branch, end of life June 2028)`},
+		{"lts", day(2026, time.November, 1), "620", `driver.branch "lts" is branch 620 today (NVIDIA's newest long-term support branch, end of life September 2029)`},
 		{"lts", day(2025, time.June, 1), "535", `driver.branch "lts" is branch 535 today (NVIDIA's newest long-term support branch, end of life June 2026)`},
 		{"production", day(2025, time.June, 1), "570", `driver.branch "production" is branch 570 today (NVIDIA's newest production branch, end of life February 2026)`},
 		{"production", day(2026, time.February, 15), "570", `driver.branch "production" is branch 570 today (NVIDIA's newest production branch, end of life February 2026)`},
@@ -219,12 +223,17 @@ func TestDriverPlanLifecycleErrors(t *testing.T) {
 		{
 			"lts with proprietary modules: 620 ships none",
 			DriverConfig{Branch: "lts", KernelModules: "proprietary"}, nil, "driver.kernel_modules",
-			[]string{`driver.branch "lts" is branch 620 today`, "NVIDIA ships only the open kernel modules from branch 620 on", `set driver.kernel_modules to "open"`},
+			[]string{`driver.branch "lts" is branch 620 today`, "NVIDIA ships only the open kernel modules from branch 615 on", `set driver.kernel_modules to "open", or choose branch 610 or older (580 or older for GPUs older than Turing)`},
 		},
 		{
 			"proprietary 620 named by number",
 			DriverConfig{Branch: "620", KernelModules: "proprietary"}, nil, "driver.kernel_modules",
-			[]string{"NVIDIA ships only the open kernel modules from branch 620 on"},
+			[]string{"NVIDIA ships only the open kernel modules from branch 615 on"},
+		},
+		{
+			"proprietary 615: the first branch without them",
+			DriverConfig{Branch: "615", KernelModules: "proprietary"}, nil, "driver.kernel_modules",
+			[]string{"NVIDIA ships only the open kernel modules from branch 615 on"},
 		},
 		{
 			"open modules on a V100",
