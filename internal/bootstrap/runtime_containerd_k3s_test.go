@@ -152,7 +152,7 @@ func TestRuntimeK3sWithoutTheHeaderStillWritesTheTemplate(t *testing.T) {
 			description: "RKE2 server: version 1, no header",
 			files: func(t *testing.T) map[string]string {
 				return map[string]string{
-					"/usr/local/bin/rke2": "#!/bin/sh\n",
+					"/usr/local/bin/rke2":                               "#!/bin/sh\n",
 					"/usr/local/lib/systemd/system/rke2-server.service": rke2ServerUnit,
 					"/usr/local/lib/systemd/system/rke2-agent.service":  rke2AgentUnit,
 					wants + "rke2-server.service":                       rke2ServerUnit,
