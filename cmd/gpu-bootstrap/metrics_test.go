@@ -293,7 +293,9 @@ type prometheusServer struct {
 	url string
 }
 
-func startPrometheus(t *testing.T, target string) *prometheusServer {
+// startPrometheus starts one scraping target; job is more of the job's
+// configuration (YAML at the job's indentation), "" for none.
+func startPrometheus(t *testing.T, target string, job ...string) *prometheusServer {
 	t.Helper()
 	binary := dcgmtest.NeedTool(t, "prometheus")
 	dir := t.TempDir()
@@ -305,7 +307,7 @@ scrape_configs:
   - job_name: gpu
     static_configs:
       - targets: ["`+target+`"]
-`), 0o644))
+`+strings.Join(job, "")), 0o644))
 	// Prometheus takes no port 0: ask the kernel for a free one.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -402,6 +404,24 @@ func TestMetricsScrapedByARealPrometheus(t *testing.T) {
 	fleet.Advance()
 	prom.waitFor(t, `DCGM_FI_DEV_GPU_TEMP{gpu="0"} == 71`, 1)
 	prom.waitFor(t, `DCGM_FI_DEV_POWER_USAGE{gpu="0"} == 350`, 1)
+}
+
+// TestMetricsOldHostnameRelabelled scrapes --hostname-label Hostname (as a
+// dcgm-exporter before 4.6.0-4.8.3 writes it) through the relabelling rule
+// examples/bootstrap/metrics/README.md gives: queries keyed on hostname
+// find the GPUs.
+func TestMetricsOldHostnameRelabelled(t *testing.T) {
+	env, _, _, _ := testEnv(nvmltest.NewDGXA100(), map[string]string{"NODE_NAME": "dgx-1"})
+	srv := startMetrics(t, env, "--pod-resources-socket", "", "--hostname-label", "Hostname")
+	prom := startPrometheus(t, strings.TrimPrefix(srv.url, "http://"), `    metric_relabel_configs:
+      - source_labels: [Hostname]
+        regex: (.+)
+        target_label: hostname
+`)
+	got := prom.waitFor(t, `count by (hostname, Hostname) (DCGM_FI_DEV_GPU_TEMP{hostname="dgx-1"})`, 1)
+	if got[0].Value[1] != "8" || got[0].Metric["Hostname"] != "dgx-1" {
+		t.Errorf("GPUs under hostname after relabelling: %v", got)
+	}
 }
 
 func TestMetricsGivesMIGInstancesTheirMemoryAndPods(t *testing.T) {
