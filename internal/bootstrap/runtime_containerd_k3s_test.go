@@ -74,8 +74,8 @@ func TestRuntimeK3sRefusesWhatItCannotEdit(t *testing.T) {
 }
 
 // k3sV1Generated is k3s-v1-headerless/input's config.toml: the version 1
-// config k3s before 1.21 rendered at every start, with no DO NOT EDIT
-// header.
+// config k3s rendered at every start before November 2022
+// (k3s-io/k3s#6421), with no DO NOT EDIT header.
 func k3sV1Generated(t *testing.T) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(runtimeCases, "k3s-v1-headerless/input", k3sContainerdDir, "config.toml"))
@@ -106,7 +106,7 @@ func TestRuntimeK3sWithoutTheHeaderStillWritesTheTemplate(t *testing.T) {
 		wantText    []string // in the template written
 	}{
 		{
-			description: "k3s 1.20 server: version 1, no header, engine auto",
+			description: "k3s server before November 2022: version 1, no header, engine auto",
 			files: func(t *testing.T) map[string]string {
 				files := k3sServerRoot(t)
 				files[k3sContainerdDir+"/config.toml"] = k3sV1Generated(t)
@@ -119,7 +119,7 @@ func TestRuntimeK3sWithoutTheHeaderStillWritesTheTemplate(t *testing.T) {
 			wantText:    []string{"[plugins.opt]", "[plugins.cri.containerd.runtimes.nvidia]", `default_runtime_name = "nvidia"`},
 		},
 		{
-			description: "k3s 1.24 agent: version 2, no header, explicit config_path",
+			description: "k3s v1.24.11 agent: version 2, no header, explicit config_path",
 			files: func(t *testing.T) map[string]string {
 				files := k3sServerRoot(t)
 				delete(files, "/etc/systemd/system/k3s.service")
