@@ -145,6 +145,7 @@ func planContainerdFiles(ctx context.Context, h *Host, want runtimeWant, at *con
 		return nil, err
 	}
 	ver, known := probeVersion(ctx, h, engineContainerd)
+	warnContainerdBOM(h, path, seed, ver, known) // runtime_containerd_bom.go
 	version, why, err := containerdConfigVersion(path, mainDoc, ver, known)
 	if err != nil {
 		return nil, err
