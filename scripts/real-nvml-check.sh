@@ -46,7 +46,7 @@ run nvidia-runtime-config cat /etc/nvidia-container-runtime/config.toml
 run cdi-dirs ls -la /etc/cdi /var/run/cdi
 run cdi-refresh-units systemctl list-unit-files 'nvidia-cdi-refresh*'
 
-"$bin" metrics --listen 127.0.0.1:19400 >"$out/metrics-server.out" 2>"$out/metrics-server.err" &
+"$bin" metrics --hostname-label both --listen 127.0.0.1:19400 >"$out/metrics-server.out" 2>"$out/metrics-server.err" &
 server=$!
 for _ in $(seq 50); do
 	curl -fsS http://127.0.0.1:19400/healthz >/dev/null 2>&1 && break
