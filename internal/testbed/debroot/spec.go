@@ -21,7 +21,9 @@ type Spec struct {
 	// apt sources (mirror.go). It is not part of the cache key: every
 	// mirror of Debian's archive serves the same suite with the same
 	// Release file, signed by Debian and checked by debootstrap, so the
-	// root's contents do not depend on which mirror built it.
+	// root's contents do not depend on which mirror built it (a mirror
+	// that lags gives the packages of a few hours earlier, as building
+	// earlier would; the cache keeps the first root either way).
 	Mirror string
 }
 
