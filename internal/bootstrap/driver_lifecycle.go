@@ -170,9 +170,11 @@ var driverBranches = []branchLifecycle{
 		source: "[580], [615]: R535 Long Term Support Branch, End of Life June 2026"},
 	{branch: 550, designation: productionBranch, released: ym(2024, time.March), endedBy: ym(2025, time.August),
 		// chosen: released March 2024, the month of CUDA 12.4, whose
-		// release notes ask for driver >= 550.54.14. Production Branch:
-		// NVIDIA's 550 edition is not in the sources read; the branch
-		// was one of the two production branches of 2024 (535 the LTSB).
+		// release notes ask for driver >= 550.54.14. unsure: Production
+		// Branch; NVIDIA's 550 edition of the Supported Drivers page is
+		// not in the sources read, and only a third party's list (the
+		// aks-gpu driver list: production 550 and 570, long-term 535)
+		// says so. Only "production" before 2025 depends on it.
 		source: "[580]: R550 end of life (listed among the ended branches)"},
 	{branch: 560, designation: newFeatureBranch, released: ym(2024, time.August), endedBy: ym(2025, time.August),
 		// chosen: released August 2024 (CUDA 12.6, driver >= 560.28.03).

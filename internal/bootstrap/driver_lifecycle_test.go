@@ -93,6 +93,8 @@ func TestEndOfLifeWarning(t *testing.T) {
 		{550, lifecycleToday, "branch 550 is past its end of life (NVIDIA lists it as ended by August 2025) and gets no more bug or security fixes; the nearest supported branch is 595 (production, end of life March 2027)"},
 		{590, lifecycleToday, "branch 590 is a short-lived new feature branch, ended when branch 595 came out (March 2026) and gets no more bug or security fixes; the nearest supported branch is 595 (production, end of life March 2027)"},
 		{610, lifecycleToday, "branch 610 reached its end of life in August 2026 and gets no more bug or security fixes; the nearest supported branch is 620 (long-term support, end of life September 2029)"},
+		{615, lifecycleToday, "branch 615 is a short-lived new feature branch, ended when branch 620 came out (November 2026) and gets no more bug or security fixes; the nearest supported branch is 620 (long-term support, end of life September 2029)"},
+		{615, day(2026, time.October, 31), ""},
 		// In June 2025 580 was not out yet: 535 is still supported, 570's
 		// nearest production branch is none, so the closest of any kind.
 		{550, day(2025, time.September, 1), "branch 550 is past its end of life (NVIDIA lists it as ended by August 2025) and gets no more bug or security fixes; the nearest supported branch is 570 (production, end of life February 2026)"},
