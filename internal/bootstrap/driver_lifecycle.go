@@ -41,11 +41,13 @@ import (
 //	      quarter.
 //	[guide] NVIDIA Driver Installation Guide, Recent Updates, "Proprietary Kernel Modules
 //	      Removed": "The proprietary kernel modules have been removed. The open kernel
-//	      modules are now the only kernel module flavor provided." The section is in the
-//	      620 edition and already in the Release 615 edition (§4.1, as quoted by a
-//	      third-party reference list; NVIDIA's 615 PDF itself is not in the sources read),
-//	      and Ubuntu's own nvidia-driver-615 and nvidia-dkms-615 are transitional packages
-//	      that pull in the -open ones, where 590's are not: so open modules only from 615.
+//	      modules are now the only kernel module flavor provided." The section is §4.1 of
+//	      the Release 620 edition (docs.nvidia.com/datacenter/tesla/driver-installation-guide/620/pdf/,
+//	      Nov 09, 2026) and absent from the Release 615 edition (.../615/pdf/, Sep 09, 2026,
+//	      whose Recent Updates has only "Version locking packages for Ubuntu / Debian"):
+//	      so NVIDIA's repositories ship open modules only from 620. Ubuntu's own archive
+//	      went earlier: its nvidia-driver-615 and nvidia-dkms-615 are transitional packages
+//	      to the -open ones (packages.ubuntu.com), which the Ubuntu packaging says itself.
 //	[kmod] docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html:
 //	      "Starting in the 515 driver release series, two flavors": proprietary ("required
 //	      for older GPUs from the Maxwell, Pascal, or Volta architectures") and open ("only
@@ -153,8 +155,8 @@ const (
 	firstOpenBranch = 515
 	// firstOpenOnlyBranch is the first branch without proprietary kernel
 	// modules ([guide]); lastProprietaryBranch the last one with them.
-	firstOpenOnlyBranch   = 615
-	lastProprietaryBranch = 610
+	firstOpenOnlyBranch   = 620
+	lastProprietaryBranch = 615
 	// lastPreTuringBranch is the last branch that drives Maxwell, Pascal
 	// and Volta GPUs ([arch]).
 	lastPreTuringBranch = 580
@@ -206,7 +208,7 @@ var driverBranches = []branchLifecycle{
 		// production branches; so a New Feature Branch. Released
 		// September 2026 ([redist]: 615.71.09, 2026-09-09); ended when 620
 		// came out.
-		source: "[615], [620]: not listed among the long-term and production branches; [guide]: open kernel modules only"},
+		source: "[615], [620]: not listed among the long-term and production branches"},
 	{branch: 620, designation: longTermSupportBranch, released: ym(2026, time.November), endOfLife: ym(2029, time.September),
 		// Released November 2026 at the latest ([redist]: 620.70.06,
 		// 2026-11-04); [life]'s 3 years before September 2029 would say

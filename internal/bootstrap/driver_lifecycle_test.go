@@ -38,7 +38,7 @@ func TestLifecycleTableRows(t *testing.T) {
 		590: {newFeatureBranch, "", true, true},
 		595: {productionBranch, "March 2027", true, true},
 		610: {newFeatureBranch, "August 2026", true, true},
-		615: {newFeatureBranch, "", true, false},
+		615: {newFeatureBranch, "", true, true},
 		620: {longTermSupportBranch, "September 2029", true, false},
 	}
 	require.Len(t, driverBranches, len(want))
@@ -225,17 +225,12 @@ func TestDriverPlanLifecycleErrors(t *testing.T) {
 		{
 			"lts with proprietary modules: 620 ships none",
 			DriverConfig{Branch: "lts", KernelModules: "proprietary"}, nil, "driver.kernel_modules",
-			[]string{`driver.branch "lts" is branch 620 today`, "NVIDIA ships only the open kernel modules from branch 615 on", `set driver.kernel_modules to "open", or choose branch 610 or older (580 or older for GPUs older than Turing)`},
+			[]string{`driver.branch "lts" is branch 620 today`, "NVIDIA ships only the open kernel modules from branch 620 on", `set driver.kernel_modules to "open", or choose branch 615 or older (580 or older for GPUs older than Turing)`},
 		},
 		{
 			"proprietary 620 named by number",
 			DriverConfig{Branch: "620", KernelModules: "proprietary"}, nil, "driver.kernel_modules",
-			[]string{"NVIDIA ships only the open kernel modules from branch 615 on"},
-		},
-		{
-			"proprietary 615: the first branch without them",
-			DriverConfig{Branch: "615", KernelModules: "proprietary"}, nil, "driver.kernel_modules",
-			[]string{"NVIDIA ships only the open kernel modules from branch 615 on"},
+			[]string{"NVIDIA ships only the open kernel modules from branch 620 on"},
 		},
 		{
 			"open modules on a V100",
