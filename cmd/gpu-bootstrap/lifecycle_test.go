@@ -54,3 +54,12 @@ func TestCheckAndInventoryWarnAboutAnEndOfLifeBranch(t *testing.T) {
 		t.Errorf("check --driver-branch lts does not compare with 620:\n%s", stdout.String())
 	}
 }
+
+func TestApplySaysAPlanWarningOnce(t *testing.T) {
+	said := []string{"driver: branch 535 reached its end of life in June 2026", "driver: apt-get warned"}
+	health := []string{"branch 535 reached its end of life in June 2026", "the cdi spec is stale"}
+	got := notSaidYet(health, said)
+	if len(got) != 1 || got[0] != "the cdi spec is stale" {
+		t.Errorf("notSaidYet = %q, want only the warning apply did not say", got)
+	}
+}
