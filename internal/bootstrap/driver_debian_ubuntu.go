@@ -13,6 +13,14 @@ import (
 // before the configured one replaces it.
 var ubuntuDriverPackagePrefixes = []string{"nvidia-headless-", "nvidia-utils-", "nvidia-driver-", "nvidia-open", "cuda-drivers", "nvidia-dkms-", "libnvidia-compute-"}
 
+// ubuntuArchiveOpenOnlyBranch is the first branch whose "-server"
+// packages in Ubuntu's archive have no proprietary kernel modules:
+// packages.ubuntu.com, source nvidia-graphics-drivers-615-server (jammy,
+// noble, resolute), lists nvidia-dkms-615-server as "NVIDIA DKMS package
+// (transitional package)" next to nvidia-dkms-615-server-open, where 595's
+// and 610's proprietary DKMS packages are real ones.
+const ubuntuArchiveOpenOnlyBranch = 615
+
 // ubuntuNames are the names of Ubuntu's -server driver packages of a branch
 // (driver_debian_names.go cites them): every package carries the branch.
 type ubuntuNames struct {
@@ -60,6 +68,9 @@ var ubuntuStackPattern = regexp.MustCompile(`^(?:nvidia|libnvidia)-[a-z0-9-]*?-(
 // package is never upgraded into one. The hold also keeps patch releases
 // out; `apt-mark unhold` them to take one.
 func ubuntuPackaging(h *Host, cfg DriverConfig, kernel string, status dpkgStatus) (driverPackaging, error) {
+	if !cfg.open() && cfg.branchNumber() >= ubuntuArchiveOpenOnlyBranch {
+		return driverPackaging{}, fieldError("driver.kernel_modules", `Ubuntu's archive ships branch %s with open kernel modules only (from %d on its proprietary nvidia-dkms-<branch>-server is a transitional package to the open one): set driver.kernel_modules to "open", or choose an older branch for pre-Turing GPUs`, cfg.Branch, ubuntuArchiveOpenOnlyBranch)
+	}
 	names := ubuntuNamesFor(cfg)
 	packages := []string{names.main, names.utils}
 	installed := status[names.main]

@@ -107,7 +107,7 @@ var (
 )
 
 // ubuntuCUDABranchNamed are the branches before the rename whose
-// branch-named packages the step recognises on a node (and removes on a
+// branch-named packages the step recognizes on a node (and removes on a
 // move): chosen, every branch NVIDIA published from 450 to 580.
 var ubuntuCUDABranchNamed = []string{
 	"450", "455", "460", "465", "470", "495", "510", "515", "520", "525", "530", "535",

@@ -22,7 +22,10 @@ import (
 //     else configured installs from it and holds the packages with
 //     apt-mark (driver_debian_ubuntu.go).
 //   - NVIDIA's CUDA repository for the release (ubuntu2204, ubuntu2404,
-//     ubuntu2604), which NVIDIA's Driver Installation Guide installs from
+//     ubuntu2604: "cuda-drivers_615.71.09 is in the ubuntu2604 repo",
+//     public GPU-node notes, code corpus find_string
+//     "libnvidia-compute nvidia-dkms-open"), which NVIDIA's Driver
+//     Installation Guide installs from
 //     (driver_ubuntu_names.go [ubuntu]): from branch 590 on its packages
 //     carry no branch in their names ("Starting with branch 590, branch
 //     designation was removed from Ubuntu package names. Use version

@@ -233,3 +233,20 @@ func TestUbuntuArchiveReplacesNVIDIAStackWithoutItsSource(t *testing.T) {
 		t.Errorf("warnings = %q", w)
 	}
 }
+
+func TestUbuntuArchiveRefusesProprietaryFrom615(t *testing.T) {
+	h, _ := osReleaseHost(t, "ubuntu-24.04")
+	h.GPUs = driverlessGPUs(t)
+	_, err := MakePlan(context.Background(), h, []Step{driverStep{cfg: DriverConfig{Branch: "615", KernelModules: KernelModulesProprietary}, arch: "amd64"}})
+	if err == nil || !strings.Contains(err.Error(), "driver.kernel_modules") || !strings.Contains(err.Error(), "open kernel modules only") {
+		t.Fatalf("err = %v, want a driver.kernel_modules error", err)
+	}
+	// 610 still has them, and NVIDIA's repository has 615's.
+	if _, err := MakePlan(context.Background(), h, []Step{driverStep{cfg: DriverConfig{Branch: "610", KernelModules: KernelModulesProprietary}, arch: "amd64"}}); err != nil {
+		t.Errorf("610 proprietary: %v", err)
+	}
+	h, _ = ubuntuCUDAHost(t)
+	if _, err := MakePlan(context.Background(), h, []Step{driverStep{cfg: DriverConfig{Branch: "615", KernelModules: KernelModulesProprietary}, arch: "amd64"}}); err != nil {
+		t.Errorf("615 proprietary from NVIDIA's repository: %v", err)
+	}
+}

@@ -19,7 +19,7 @@ import (
 // Plainly: there is no Ubuntu root here (only Debian's mirror is reachable
 // to build roots from), so each scenario is a Debian 12 root
 // (realapt_root_test.go) whose /etc/os-release says Ubuntu 24.04. apt's and
-// dpkg's behaviour — resolution under the pinning package, removals,
+// dpkg's behavior — resolution under the pinning package, removals,
 // holds, conffiles, downgrades — is real; the distribution is not: no
 // Ubuntu archive, and Debian's apt 2.6 rather than Ubuntu 24.04's 2.7
 // (same preferences and resolver semantics for what this test uses). The
