@@ -31,23 +31,9 @@ func ubuntuCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	}
 	state := readUbuntuCUDAState(status, names, cfg)
 	repo := cudaRepoBase(repoName, arch)
+	// The repository is set up: a source naming it is what chose this
+	// packaging (driver_ubuntu_source.go).
 	p := driverPackaging{source: "NVIDIA's CUDA repository", own: true, noStack: state.stack.empty() && len(state.server) == 0}
-	source, err := ubuntuCUDASource(h, d)
-	if err != nil {
-		return driverPackaging{}, err
-	}
-	if source == "" && !h.Exists(cudaKeyringPath) {
-		deb := "/tmp/" + cudaKeyringPackage
-		p.setup = append(p.setup, Change{
-			Summary: fmt.Sprintf("add NVIDIA's CUDA apt repository for %s (%s)", repoName, cudaKeyringPackage),
-			Ops: commandOps(
-				aptGetNoninteractive(h, "update"),
-				aptGetNoninteractive(h, "install", "-y", "ca-certificates", "curl"),
-				Command{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", deb, repo + cudaKeyringPackage}},
-				Command{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}},
-			),
-		})
-	}
 	want := wantedLock(ubuntuCUDALockNames(cfg), cfg)
 	p.installed = len(state.problems) == 0
 	if p.installed {
@@ -76,7 +62,6 @@ func ubuntuCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	}
 	change.Ops, change.Undo = ops, undo
 	change.Summary = state.summary(pl)
-	p.planned = append(p.planned, p.setup...)
 	p.planned = append(p.planned, change)
 	return p, nil
 }

@@ -106,12 +106,25 @@ func ubuntuCUDASource(h *Host, d Distro) (string, error) {
 		if !exists {
 			continue
 		}
-		for _, line := range strings.Split(string(data), "\n") {
-			line = strings.TrimSpace(line)
-			if strings.HasPrefix(line, "#") {
-				continue
+		// A deb822 stanza (blank-line separated) with "Enabled: no" is
+		// off (sources.list(5)); a one-line file is one stanza per line.
+		stanzas := strings.Split(string(data), "\n\n")
+		if !strings.HasSuffix(file, ".sources") {
+			stanzas = strings.Split(string(data), "\n")
+		}
+		for _, stanza := range stanzas {
+			enabled, names := true, false
+			for _, line := range strings.Split(stanza, "\n") {
+				line = strings.TrimSpace(line)
+				if strings.HasPrefix(line, "#") {
+					continue
+				}
+				if key, value, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(key), "Enabled") && strings.EqualFold(strings.TrimSpace(value), "no") {
+					enabled = false
+				}
+				names = names || strings.Contains(line, network) || strings.Contains(line, local)
 			}
-			if strings.Contains(line, network) || strings.Contains(line, local) {
+			if enabled && names {
 				return file, nil
 			}
 		}

@@ -41,6 +41,7 @@ func TestUbuntuSourceChoice(t *testing.T) {
 		{"cuda-keyring's .list", "/etc/apt/sources.list.d/cuda-ubuntu2404-x86_64.list", ubuntuCUDASourceLine, true},
 		{"a deb822 .sources file", "/etc/apt/sources.list.d/nvidia.sources", "Types: deb\nURIs: https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/sbsa/\nSuites: /\n", true},
 		{"the guide's local repository", "/etc/apt/sources.list.d/nvidia-driver-local.list", "deb [signed-by=/usr/share/keyrings/nvidia-driver-local-595.71.05-keyring.gpg] file:///var/nvidia-driver-local-repo-ubuntu2404-595.71.05 /\n", true},
+		{"a deb822 stanza with Enabled: no does not count", "/etc/apt/sources.list.d/nvidia.sources", "Types: deb\nURIs: https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2404/x86_64/\nSuites: /\nEnabled: no\n\nTypes: deb\nURIs: http://archive.ubuntu.com/ubuntu\nSuites: noble\n", false},
 		{"a commented-out line does not count", "/etc/apt/sources.list.d/cuda-ubuntu2404-x86_64.list", "# " + ubuntuCUDASourceLine, false},
 		{"another release's repository does not count", "/etc/apt/sources.list.d/cuda-ubuntu2204-x86_64.list", strings.ReplaceAll(ubuntuCUDASourceLine, "2404", "2204"), false},
 		{"a file apt does not read does not count", "/etc/apt/sources.list.d/cuda.list.disabled", ubuntuCUDASourceLine, false},
