@@ -82,6 +82,60 @@ func TestRealAptUbuntuCUDA(t *testing.T) {
 		step(n, open("620"))
 	})
 
+	t.Run("Ubuntu's archive to NVIDIA's repository and back", func(t *testing.T) {
+		archive := nvrepo.BuildUbuntuArchiveModel(t, "580.95.05-0ubuntu0.24.04.2")
+		n := newUbuntuNode(t, srv, repo, archive)
+		keyring := "/usr/share/keyrings/ubuntu-archive-model.gpg"
+		if err := os.WriteFile(filepath.Join(n.root, keyring), archive.Key().PublicKeyring(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(n.root, "etc/apt/sources.list.d/ubuntu-archive-model.list"), []byte("deb [signed-by="+keyring+"] https://"+archive.Address()+" /\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		server := func(cfg DriverConfig) {
+			t.Helper()
+			n.mustApply(cfg)
+			pkgs := n.all()
+			for _, want := range []string{"nvidia-headless-" + cfg.Branch + "-server-open", "nvidia-utils-" + cfg.Branch + "-server"} {
+				if _, ok := pkgs[want]; !ok {
+					t.Errorf("%s is not installed", want)
+				}
+			}
+			for name, v := range pkgs {
+				if ubuntuDriverName.MatchString(name) && !strings.Contains(name, "-server") || strings.HasPrefix(name, "nvidia-driver-pinning-") || name == "cuda-keyring" {
+					t.Errorf("%s %s of NVIDIA's repository is still installed", name, v)
+				}
+			}
+			if held := n.mustRun("apt-mark", "showhold"); strings.TrimSpace(held) != "nvidia-headless-"+cfg.Branch+"-server-open\nnvidia-utils-"+cfg.Branch+"-server" {
+				t.Errorf("held: %q", held)
+			}
+			if got := n.locks(); len(got) != 0 {
+				t.Errorf("locks left: %v", got)
+			}
+			n.assertUpToDate(cfg)
+		}
+		server(open("580"))
+
+		n.optIn()
+		step(n, open("595"))
+		for name := range n.all() {
+			if ubuntuDriverName.MatchString(name) && strings.HasSuffix(strings.TrimSuffix(name, "-open"), "-server") {
+				t.Errorf("%s of Ubuntu's archive is still installed", name)
+			}
+		}
+		if held := strings.TrimSpace(n.mustRun("apt-mark", "showhold")); held != "" {
+			t.Errorf("holds left: %q", held)
+		}
+
+		n.mustRun("apt-get", "purge", "-y", "cuda-keyring")
+		n.mustRun("apt-get", "update")
+		plan, out := n.plan(open("580"))
+		if len(plan[0].Warnings) != 1 || !strings.Contains(out, "Ubuntu's archive packages replace them") {
+			t.Errorf("leaving NVIDIA's repository without a warning:\n%s", out)
+		}
+		server(open("580"))
+	})
+
 	t.Run("a driver version's pinning package is purged: one lock", func(t *testing.T) {
 		repo := nvrepo.BuildCUDAUbuntu(t, nvrepo.CUDAUbuntuOptions{})
 		if err := repo.AddPackages(nvrepo.CUDAUbuntuVersionPinningPackage("595.71.05")); err != nil {
@@ -102,6 +156,15 @@ func TestRealAptUbuntuCUDA(t *testing.T) {
 // repository's cuda-keyring installed as the guide installs it.
 func newUbuntuCUDANode(t *testing.T, srv *nvrepo.Server, repo *nvrepo.DebianRepo) *aptNode {
 	t.Helper()
+	n := newUbuntuNode(t, srv, repo)
+	n.optIn()
+	return n
+}
+
+// newUbuntuNode is the root without any apt source: the repositories are
+// reachable, none is configured.
+func newUbuntuNode(t *testing.T, srv *nvrepo.Server, repos ...*nvrepo.DebianRepo) *aptNode {
+	t.Helper()
 	root := debroot.New(t, aptRootSpec)
 	osRelease := filepath.Join(root, "etc/os-release")
 	if err := os.Remove(osRelease); err != nil && !os.IsNotExist(err) {
@@ -114,15 +177,22 @@ func newUbuntuCUDANode(t *testing.T, srv *nvrepo.Server, repo *nvrepo.DebianRepo
 	if err := os.WriteFile(osRelease, ubuntu, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv.Mount(repo.Address(), repo.Dir())
+	for _, r := range repos {
+		srv.Mount(r.Address(), r.Dir())
+	}
 	if err := srv.Trust(root); err != nil {
 		t.Fatal(err)
 	}
 	h := &Host{Root: root, Runner: ExecRunner{}, GPUs: driverlessGPUs(t), Getenv: func(string) string { return "" }}
-	n := &aptNode{t: t, root: root, h: h, srv: srv, repo: repo}
-	n.mustRun("curl", "-fsSL", "-o", "/tmp/cuda-keyring.deb", "https://"+repo.Address()+"cuda-keyring_1.1-1_all.deb")
+	return &aptNode{t: t, root: root, h: h, srv: srv, repo: repos[0]}
+}
+
+// optIn installs NVIDIA's repository's cuda-keyring, as the guide's
+// network repository setup does.
+func (n *aptNode) optIn() {
+	n.t.Helper()
+	n.mustRun("curl", "-fsSL", "-o", "/tmp/cuda-keyring.deb", "https://"+n.repo.Address()+"cuda-keyring_1.1-1_all.deb")
 	n.mustRun("dpkg", "-i", "/tmp/cuda-keyring.deb")
-	return n
 }
 
 // all is every installed package with its version, from dpkg-query.
