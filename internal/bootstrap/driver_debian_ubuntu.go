@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -11,6 +12,14 @@ import (
 // belong to the driver step: a hold on another branch or flavor is released
 // before the configured one replaces it.
 var ubuntuDriverPackagePrefixes = []string{"nvidia-headless-", "nvidia-utils-", "nvidia-driver-", "nvidia-open", "cuda-drivers", "nvidia-dkms-", "libnvidia-compute-"}
+
+// ubuntuArchiveOpenOnlyBranch is the first branch whose "-server"
+// packages in Ubuntu's archive have no proprietary kernel modules:
+// packages.ubuntu.com, source nvidia-graphics-drivers-615-server (jammy,
+// noble, resolute), lists nvidia-dkms-615-server as "NVIDIA DKMS package
+// (transitional package)" next to nvidia-dkms-615-server-open, where 595's
+// and 610's proprietary DKMS packages are real ones.
+const ubuntuArchiveOpenOnlyBranch = 615
 
 // ubuntuNames are the names of Ubuntu's -server driver packages of a branch
 // (driver_debian_names.go cites them): every package carries the branch.
@@ -48,19 +57,22 @@ var ubuntuStackPattern = regexp.MustCompile(`^(?:nvidia|libnvidia)-[a-z0-9-]*?-(
 //
 // The branch is judged by the installed stack — the kernel module and NVML
 // packages at a version of the branch, no package of another branch or of
-// the other flavor — and a move removes the other branch's packages in the
-// same transaction, so no mixed stack is left. The packages are held with
+// the other flavor, and none of NVIDIA's CUDA repository — and a move
+// removes the other branch's packages in the same transaction, so no mixed
+// stack is left. A stack of NVIDIA's CUDA repository (a node that left it,
+// driver_ubuntu_source.go) is removed in that transaction too, after its
+// pinning packages are purged (a removed one leaves its preferences file,
+// a conffile, still pinning): exactly no lock of the repository is left. The packages are held with
 // apt-mark: when Ubuntu stops maintaining a branch it turns its packages
 // into transitional packages that pull in a newer branch, and a held
 // package is never upgraded into one. The hold also keeps patch releases
 // out; `apt-mark unhold` them to take one.
-func ubuntuPackaging(h *Host, cfg DriverConfig, kernel string) (driverPackaging, error) {
+func ubuntuPackaging(h *Host, cfg DriverConfig, kernel string, status dpkgStatus) (driverPackaging, error) {
+	if !cfg.open() && cfg.branchNumber() >= ubuntuArchiveOpenOnlyBranch {
+		return driverPackaging{}, fieldError("driver.kernel_modules", `Ubuntu's archive ships branch %s with open kernel modules only (from %d on its proprietary nvidia-dkms-<branch>-server is a transitional package to the open one): set driver.kernel_modules to "open", or choose an older branch for pre-Turing GPUs`, cfg.Branch, ubuntuArchiveOpenOnlyBranch)
+	}
 	names := ubuntuNamesFor(cfg)
 	packages := []string{names.main, names.utils}
-	status, err := readDpkgStatus(h)
-	if err != nil {
-		return driverPackaging{}, err
-	}
 	installed := status[names.main]
 	if installed.Installed() && (installed.Transitional() || branchOf(installed.Version) != cfg.Branch) {
 		return driverPackaging{}, fmt.Errorf("%s %s is installed, but it is a transitional package that pulls in another branch: Ubuntu no longer maintains branch %s (check `apt-cache search nvidia-headless-` for the current -server branches) and set driver.branch to one of them", names.main, installed.Version, cfg.Branch)
@@ -72,15 +84,28 @@ func ubuntuPackaging(h *Host, cfg DriverConfig, kernel string) (driverPackaging,
 			removals = append(removals, p.Name+"-")
 		}
 	}
+	cudaStack, pins := ubuntuCUDAInstalled(status)
+	for _, name := range cudaStack {
+		removals = append(removals, name+"-")
+	}
+	if len(cudaStack)+len(pins) > 0 {
+		others := strings.Join(append(append([]string{}, cudaStack...), pins...), ", ")
+		problems = append(problems, "driver packages outside Ubuntu's -server stack are installed ("+others+")")
+		h.Warn("driver packages outside Ubuntu's \"-server\" stack are installed (%s), and no apt source names NVIDIA's CUDA repository for this release: Ubuntu's archive packages replace them (to keep NVIDIA's repository's driver, add the repository again: its cuda-keyring package)", others)
+	}
 	install := append(append([]string{"install", "-y"}, kernelHeadersDeb(kernel)...), packages...)
+	var purge []Command
+	if len(pins) > 0 {
+		purge = append(purge, aptGetNoninteractive(h, append([]string{"purge", "-y"}, pins...)...))
+	}
 	p := driverPackaging{
 		source:   "Ubuntu's archive",
 		packages: packages,
 		prepare:  []Command{aptGetNoninteractive(h, "update")},
-		install:  []Command{aptGetNoninteractive(h, append(install, removals...)...)},
+		install:  append(purge, aptGetNoninteractive(h, append(install, removals...)...)),
 		pin:      []Command{{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, packages...)}},
 	}
-	if len(stack) > 0 && len(problems) > 0 {
+	if (len(stack) > 0 || len(cudaStack) > 0) && len(problems) > 0 {
 		p.stackNote = strings.Join(problems, "; ")
 	}
 	if len(problems) == 0 {
@@ -88,10 +113,33 @@ func ubuntuPackaging(h *Host, cfg DriverConfig, kernel string) (driverPackaging,
 	}
 	p.pinned = status[names.main].Held() && status[names.utils].Held()
 	p.releasePackages = status.heldExcept(ubuntuDriverPackagePrefixes, packages)
+	for _, name := range cudaStack {
+		if status[name].Held() && !slices.Contains(p.releasePackages, name) {
+			p.releasePackages = append(p.releasePackages, name)
+		}
+	}
+	sort.Strings(p.releasePackages)
 	if len(p.releasePackages) > 0 {
 		p.release = []Command{{Root: h.Root, Name: "apt-mark", Args: append([]string{"unhold"}, p.releasePackages...)}}
 	}
 	return p, nil
+}
+
+// ubuntuCUDAInstalled are the installed driver packages of NVIDIA's CUDA
+// repository (driver_ubuntu_names.go) and its pinning packages, installed
+// or left in config-files state, sorted.
+func ubuntuCUDAInstalled(status dpkgStatus) (stack, pins []string) {
+	for name, p := range status {
+		if _, ok := parseUbuntuCUDAPackage(name); ok && p.Installed() {
+			stack = append(stack, name)
+		}
+		if (pinningBranch(name) != "" || ubuntuVersionPinning(name)) && (p.Installed() || p.State == "config-files") {
+			pins = append(pins, name)
+		}
+	}
+	sort.Strings(stack)
+	sort.Strings(pins)
+	return stack, pins
 }
 
 // ubuntuOtherFlavor reports whether a stack package is the other flavor's

@@ -79,7 +79,7 @@ func (p driverPackaging) pinChange(cfg DriverConfig) Change {
 func (s driverStep) packaging(ctx context.Context, h *Host, d Distro, kernel string) (driverPackaging, error) {
 	switch {
 	case d.Family == familyDebian && d.Release.ID == "ubuntu":
-		return ubuntuPackaging(h, s.cfg, kernel)
+		return ubuntuDriverPackaging(h, d, s.cfg, kernel, s.arch)
 	case d.Family == familyDebian:
 		return debianCUDAPackaging(h, d, s.cfg, kernel, s.arch)
 	case d.Family == familyAL2023 || d.Family == familyRHEL:
