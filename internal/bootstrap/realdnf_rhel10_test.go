@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -86,4 +87,40 @@ func TestRealDNFRHEL10VersionlockIsTheBranchLock(t *testing.T) {
 			})
 		}
 	}
+
+	if t.Failed() {
+		return
+	}
+
+	t.Run("a 404 on 595's kernel module package: the old lock comes back, agreeing with the stack", func(t *testing.T) {
+		faults := nvrepo.Start(t) // its faults end with this subtest
+		faults.Fail("*/kmod-nvidia-open-dkms-"+nvrepo.ProductionRelease595+"-1.el10.x86_64.rpm", 404, 1000)
+		out, err := b.apply(t, production)
+		var partial *PartialApplyError
+		if !errors.As(err, &partial) {
+			t.Fatalf("apply err = %v, want a PartialApplyError\n%s", err, out)
+		}
+		msg := err.Error()
+		for _, want := range []string{"wrote " + dnfVersionlockListPath, "distro-sync --allowerasing", "rewrite " + dnfVersionlockListPath} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the report does not say %q:\n%s", want, msg)
+			}
+		}
+		if len(partial.NotUndone) != 0 {
+			t.Errorf("not undone: %v", partial.NotUndone)
+		}
+		b.wantLocked(t, "580")
+		if got, want := strings.Join(b.installed(t), " "), strings.Join(sortedCopy(openStack(nvrepo.LTSRelease580, "el10")), " "); got != want {
+			t.Errorf("stack after the failed move:\n  %s\nwant the 580 stack untouched:\n  %s", got, want)
+		}
+		if changes := b.plan(t, production); len(changes) == 0 {
+			t.Error("plan after the failed move is empty; want the move still planned")
+		}
+	})
+
+	t.Run("apply again once the server serves the package", func(t *testing.T) {
+		b.mustApply(t, production)
+		b.wantStack(t, production, "", openStack(nvrepo.ProductionRelease595, "el10")...)
+		b.wantLocked(t, "595")
+	})
 }
