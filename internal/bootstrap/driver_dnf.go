@@ -40,6 +40,16 @@ import (
 // the metapackages' unbounded ">=" dependencies resolve only inside the
 // branch: with 580-open enabled, `dnf upgrade` never brings 590.
 //
+// Late-2026 branches. The guide's 620 edition still installs RHEL 8/9 and
+// Amazon Linux 2023 through the stream
+// (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/620/kernel-modules.html,
+// same table), and its 595 edition switches flavors there with switch-to
+// (…/595/advanced-options.html), so every branch keeps its streams; the
+// 620 edition lists "Proprietary Kernel Modules Removed" (Recent Updates)
+// and has no proprietary table, so from 620 there is no <branch>-dkms
+// stream — a proprietary plan for it fails at validation
+// (driver_lifecycle.go) before this file runs.
+//
 // Moving branches or flavors. The guide switches flavors with `dnf -y
 // module switch-to nvidia-driver:<stream> --allowerasing`
 // (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/advanced-options.html,
