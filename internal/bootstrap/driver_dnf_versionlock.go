@@ -121,7 +121,9 @@ func versionlockEntry(name, branch string) string {
 }
 
 // nvidiaRPMEpoch is the epoch of NVIDIA's driver packages
-// (NVIDIA/yum-packaging-nvidia-driver nvidia-driver.spec, "Epoch: 3").
+// (NVIDIA/yum-packaging-nvidia-driver nvidia-driver.spec, "Epoch: 3"; the
+// guide's versionlock example shows it on the newer distributions' packages
+// too: "kmod-nvidia-open-dkms-3:575.51-1.fc41.*").
 const nvidiaRPMEpoch = 3
 
 // versionlockList is the lock list with the branch locked: every line of
