@@ -206,7 +206,7 @@ func dnfVersionlockPackaging(h *Host, cfg DriverConfig, flavor dnfFlavor, stack 
 		p.installedVersion = stack.driver[0].version
 	}
 	p.pinned = plugin && lockWritten
-	p.packages = []string{flavor.meta + " (versionlock " + strings.Join(lockedBranchesOr(want), ", ") + ")"}
+	p.packages = []string{flavor.meta}
 	p.own, p.noStack = true, stack.empty()
 
 	var pluginChange []Change
@@ -259,14 +259,6 @@ func dnfVersionlockPackaging(h *Host, cfg DriverConfig, flavor dnfFlavor, stack 
 		}
 	}
 	return p, nil
-}
-
-// lockedBranchesOr is lockedBranches, for the summary.
-func lockedBranchesOr(data []byte) []string {
-	if b := lockedBranches(data); len(b) > 0 {
-		return b
-	}
-	return []string{"none"}
 }
 
 // lockedNames are the installed packages the lock holds, sorted: what a
