@@ -6,8 +6,13 @@ import (
 	"strings"
 )
 
-// This file is the driver's dnf packaging for Amazon Linux 2023 and RHEL 8/9
-// (Rocky Linux, AlmaLinux, CentOS Stream), from NVIDIA's CUDA repository.
+// This file is the driver's dnf packaging for Amazon Linux 2023 and RHEL
+// 8/9/10 (Rocky Linux, AlmaLinux, CentOS Stream), from NVIDIA's CUDA
+// repository. What follows is the module stream lock of RHEL 8/9 and
+// AL2023; RHEL 10 has no streams and its lock is dnf's versionlock plugin,
+// written and moved by the step (driver_dnf_versionlock.go), with the same
+// guarantees: the lock comes before the install, a move is one
+// transaction, and a failed move leaves lock and stack agreeing.
 //
 // The lock. NVIDIA's Driver Installation Guide gives, for "Red Hat
 // Enterprise Linux 8/9, AlmaLinux 8/9, Oracle Linux 8/9, Amazon Linux 2023,
@@ -24,8 +29,9 @@ import (
 // mechanisms to clearly segregate branches inside the same repository" —
 // RHEL 10 and Fedora, where the same table says `dnf versionlock
 // \*nvidia\*580\*` — so on RHEL 8/9 and AL2023 the enabled stream is the
-// lock, and this step does not add a versionlock (a user's versionlock that
-// holds another branch is refused at plan time: driver_dnf_versionlock.go).
+// lock, and this step does not add a versionlock there (a user's
+// versionlock that holds another branch is refused at plan time:
+// driver_dnf_versionlock.go).
 // NVIDIA's packaging guide says what a stream locks: "the XXX and XXX-dkms
 // streams lock driver updates to the specified driver branch"
 // (NVIDIA/yum-packaging-nvidia-driver docs/guide-rhel8.md), and its
@@ -33,6 +39,16 @@ import (
 // artifacts (NVIDIA/cuda-repo-management genmodules.py, BRANCH_PKGS), so
 // the metapackages' unbounded ">=" dependencies resolve only inside the
 // branch: with 580-open enabled, `dnf upgrade` never brings 590.
+//
+// Late-2026 branches. The guide's 620 edition still installs RHEL 8/9 and
+// Amazon Linux 2023 through the stream
+// (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/620/kernel-modules.html,
+// same table), and its 595 edition switches flavors there with switch-to
+// (…/595/advanced-options.html), so every branch keeps its streams; the
+// 620 edition lists "Proprietary Kernel Modules Removed" (Recent Updates)
+// and has no proprietary table, so from 620 there is no <branch>-dkms
+// stream — a proprietary plan for it fails at validation
+// (driver_lifecycle.go) before this file runs.
 //
 // Moving branches or flavors. The guide switches flavors with `dnf -y
 // module switch-to nvidia-driver:<stream> --allowerasing`
@@ -133,12 +149,18 @@ func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kern
 	stream := b + flavor.streamSuffix
 	module := "nvidia-driver:" + stream
 
-	if err := checkDNFVersionlock(h, cfg); err != nil {
-		return driverPackaging{}, err
+	versionlocked := dnfLockedByVersionlock(d)
+	if !versionlocked {
+		if err := checkDNFVersionlock(h, cfg); err != nil {
+			return driverPackaging{}, err
+		}
 	}
-	current, err := readDNFModuleStream(h)
-	if err != nil {
-		return driverPackaging{}, err
+	var current dnfModuleStream
+	if !versionlocked {
+		var err error
+		if current, err = readDNFModuleStream(h); err != nil {
+			return driverPackaging{}, err
+		}
 	}
 	stack, err := readRPMDriverStack(ctx, h)
 	if err != nil {
@@ -165,6 +187,11 @@ func dnfPackaging(ctx context.Context, h *Host, d Distro, cfg DriverConfig, kern
 		Summary: "install the kernel development packages DKMS builds the NVIDIA module against: " + strings.Join(kernelPkgs, ", "),
 		Ops:     commandOps(Command{Root: h.Root, Name: "dnf", Args: append([]string{"-y", "install"}, kernelPkgs...)}),
 	})
+
+	if versionlocked {
+		// RHEL 10: no streams; dnf's versionlock plugin holds the branch.
+		return dnfVersionlockPackaging(h, cfg, flavor, stack, p)
+	}
 
 	viaMeta := cfg.branchNumber() > lastModuleInstallBranch
 	p.installed = stack.on(b, flavor, viaMeta)

@@ -77,6 +77,10 @@ func (p rpmPackage) String() string { return p.name + "-" + p.version }
 // kernel module flavors, say).
 type rpmDriverStack struct {
 	driver, nvml, kmod, meta []rpmPackage
+	// names are all installed packages by name, with their
+	// epoch:version-release: what the versionlock move names
+	// (driver_dnf_versionlock.go) and whether its plugin is there.
+	names map[string]string
 }
 
 func (s rpmDriverStack) empty() bool {
@@ -125,7 +129,7 @@ func readRPMDriverStack(ctx context.Context, h *Host) (rpmDriverStack, error) {
 		return rpmDriverStack{}, fmt.Errorf("asking rpm for the installed NVIDIA driver packages: %w", err)
 	}
 	metas := map[string]bool{"nvidia-open": true, "cuda-drivers": true}
-	var s rpmDriverStack
+	s := rpmDriverStack{names: map[string]string{}}
 	seen := map[string]bool{}
 	for _, line := range strings.Split(string(out.Stdout), "\n") {
 		fields := strings.Split(line, "\t")
@@ -138,6 +142,9 @@ func readRPMDriverStack(ctx context.Context, h *Host) (rpmDriverStack, error) {
 			continue
 		}
 		seen[key] = true
+		if provide == pkg.name {
+			s.names[pkg.name] = pkg.version
+		}
 		switch {
 		case provide == rpmDriverCapability && pkg.name == rpmDriverCapability:
 			s.driver = append(s.driver, pkg)

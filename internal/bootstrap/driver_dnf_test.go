@@ -90,6 +90,18 @@ func TestDriverPlanDNFCommands(t *testing.T) {
 			},
 		},
 		{
+			description: "RHEL 10, open modules: the rhel10 repository, EPEL 10, the versionlock plugin, then the lock and nvidia-open",
+			osRelease:   "rhel-10", kernel: "6.12.0-55.12.1.el10_0.x86_64",
+			cfg: DriverConfig{Branch: "580"},
+			changes: [][]string{
+				{"dnf config-manager --add-repo " + nvidiaRPMRepos + "rhel10/x86_64/cuda-rhel10.repo"},
+				{"dnf -y install https://dl.fedoraproject.org/pub/epel/epel-release-latest-10.noarch.rpm"},
+				{"dnf -y install kernel-devel-6.12.0-55.12.1.el10_0.x86_64 kernel-headers-6.12.0-55.12.1.el10_0.x86_64"},
+				{"dnf -y install python3-dnf-plugin-versionlock"},
+				{"write " + dnfVersionlockListPath, "dnf -y install --allowerasing nvidia-open", "check"},
+			},
+		},
+		{
 			description: "Rocky Linux 9, proprietary 550: epel-release from the distribution, dnf module install",
 			osRelease:   "rocky-9", kernel: "5.14.0-427.13.1.el9_4.x86_64",
 			cfg: DriverConfig{Branch: "550", KernelModules: "proprietary"},

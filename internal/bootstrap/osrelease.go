@@ -133,8 +133,9 @@ const (
 	// familyAL2023 is Amazon Linux 2023 with NVIDIA's CUDA repository and
 	// its nvidia-driver module streams.
 	familyAL2023 = "amzn2023"
-	// familyRHEL is RHEL 8/9 and its rebuilds with NVIDIA's CUDA repository
-	// and its nvidia-driver module streams.
+	// familyRHEL is RHEL 8/9/10 and its rebuilds with NVIDIA's CUDA
+	// repository: on 8 and 9 its nvidia-driver module streams hold the
+	// branch, on 10 dnf's versionlock plugin (driver_dnf_versionlock.go).
 	familyRHEL = "rhel"
 )
 
@@ -171,8 +172,13 @@ func (e *UnsupportedOSError) Error() string {
 //
 // Fedora is left out on purpose: it is a 13-month desktop distribution, and
 // NVIDIA packages its driver without the per-branch module streams this step
-// pins RHEL with. RHEL 10 and its rebuilds are left out for the same reason
-// (NVIDIA's guide pins them with dnf versionlock instead of module streams).
+// pins RHEL with. RHEL 10 and its rebuilds are in: NVIDIA publishes a
+// CUDA repository for them ("rhel10") without module streams, and its
+// Driver Installation Guide holds their branch with dnf versionlock
+// (kernel-modules.html, "Red Hat Enterprise Linux 10 / AlmaLinux 10 /
+// Rocky Linux 10 / Oracle Linux 10": `dnf versionlock \*nvidia\*580\*`,
+// `dnf install nvidia-open`), which the driver step writes and moves
+// itself (driver_dnf_versionlock.go).
 func classifyOS(rel OSRelease) (Distro, error) {
 	d := Distro{Release: rel}
 	unsupported := func(reason string) (Distro, error) {
@@ -203,11 +209,9 @@ func classifyOS(rel OSRelease) (Distro, error) {
 		return unsupported("")
 	case "rhel", "rocky", "almalinux", "centos":
 		switch rel.major() {
-		case "8", "9":
+		case "8", "9", "10":
 			d.Family, d.CUDARepo = familyRHEL, "rhel"+rel.major()
 			return d, nil
-		case "10":
-			return unsupported("release 10 is not supported yet: NVIDIA pins its driver branches there with dnf versionlock rather than the nvidia-driver module streams this tool uses")
 		}
 		return unsupported("")
 	case "fedora":

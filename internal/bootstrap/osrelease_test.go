@@ -37,6 +37,8 @@ func TestClassifyOS(t *testing.T) {
 		{description: "Amazon Linux 2023 is its own family", file: "amzn-2023", family: familyAL2023, id: "amzn", cudaRepo: "amzn2023", pretty: "Amazon Linux 2023.10.20260216"},
 		{description: "RHEL 9 uses the rhel9 repository", file: "rhel-9", family: familyRHEL, id: "rhel", cudaRepo: "rhel9"},
 		{description: "Rocky Linux 9 uses the rhel9 repository too", file: "rocky-9", family: familyRHEL, id: "rocky", cudaRepo: "rhel9"},
+		{description: "RHEL 10 uses the rhel10 repository (locked with versionlock, not streams)", file: "rhel-10", family: familyRHEL, id: "rhel", cudaRepo: "rhel10"},
+		{description: "Rocky Linux 10 uses the rhel10 repository too", file: "rocky-10", family: familyRHEL, id: "rocky", cudaRepo: "rhel10"},
 		{
 			description: "Amazon Linux 2 is past its end of support and says what to use instead",
 			file:        "amzn-2",
@@ -79,7 +81,7 @@ func TestClassifyOSRejects(t *testing.T) {
 		want        string
 	}{
 		{"Fedora is not a server target", OSRelease{ID: "fedora", VersionID: "41"}, "Fedora"},
-		{"RHEL 10 pins with versionlock, not module streams", OSRelease{ID: "rhel", VersionID: "10.0"}, "versionlock"},
+		{"RHEL 11 is not known", OSRelease{ID: "rhel", VersionID: "11.0"}, "Supported: "},
 		{"Ubuntu 20.04 is out of standard support", OSRelease{ID: "ubuntu", VersionID: "20.04"}, "LTS"},
 		{"Debian 11 is not supported", OSRelease{ID: "debian", VersionID: "11"}, "Debian 12"},
 		{"an unknown distribution lists what is supported", OSRelease{ID: "arch"}, "Supported: "},

@@ -18,9 +18,9 @@ import (
 // The real-dnf tests run the driver step's plan and apply against real dnf
 // and rpm: Debian 12's dnf 4.14, libdnf with libmodulemd (module streams)
 // and rpm 4.18, installed into a debootstrap root that is made to look
-// like Rocky Linux 9 or Amazon Linux 2023 to gpu-bootstrap and to dnf, with
-// NVIDIA's CUDA rpm repository modeled (internal/testbed/nvrepo rpm_*.go)
-// and served at NVIDIA's address. dnf and rpm run inside the root under
+// like Rocky Linux 9 or 10 or Amazon Linux 2023 to gpu-bootstrap and to
+// dnf, with NVIDIA's CUDA rpm repository modeled (internal/testbed/nvrepo
+// rpm_*.go) and served at NVIDIA's address. dnf and rpm run inside the root under
 // chroot, exactly as gpu-bootstrap runs them on an image (driver_dnf.go
 // says why chroot and not --installroot).
 //
@@ -38,6 +38,13 @@ import (
 //     skip_if_unavailable=False);
 //   - the distribution's own repository (kernel-devel, dkms, the release
 //     package; EPEL on Rocky) as a file:// repository inside the root.
+//
+// Rocky Linux 10 ships dnf 4 too (NVIDIA's "Version locking" page lists
+// RHEL 10 / Rocky 10 under "DNF 4"), so Debian's dnf 4.14 stands in for it
+// as for 9. Its versionlock plugin is Debian's python3-dnf-plugins-core
+// (part of dnf-plugins-core, which dnfRootSpec installs); the rpm database
+// gets a marker python3-dnf-plugin-versionlock from the rocky10 model, the
+// package the driver step installs on RHEL 10 when it is missing.
 //
 // What stays Debian: the libraries under dnf, python, and the CA bundle
 // path libcurl reads (/etc/ssl/certs/ca-certificates.crt, which
@@ -59,6 +66,12 @@ var (
 	rocky9 = dnfTestDistro{
 		name: "rocky9", cudaRepo: "rhel9", kernel: "5.14.0-427.13.1.el9_4.x86_64", release: "rocky-release-",
 		osRelease: "NAME=\"Rocky Linux\"\nVERSION=\"9.4 (Blue Onyx)\"\nID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\nPLATFORM_ID=\"platform:el9\"\nPRETTY_NAME=\"Rocky Linux 9.4 (Blue Onyx)\"\n",
+	}
+	// rocky10 is Rocky Linux 10, whose branch lock is dnf versionlock
+	// (driver_dnf_versionlock.go); its CUDA repository has no streams.
+	rocky10 = dnfTestDistro{
+		name: "rocky10", cudaRepo: "rhel10", kernel: "6.12.0-55.12.1.el10_0.x86_64", release: "rocky-release-",
+		osRelease: "NAME=\"Rocky Linux\"\nVERSION=\"10.0 (Red Quartz)\"\nID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"10.0\"\nPLATFORM_ID=\"platform:el10\"\nPRETTY_NAME=\"Rocky Linux 10.0 (Red Quartz)\"\n",
 	}
 	al2023 = dnfTestDistro{
 		name: "amzn2023", cudaRepo: "amzn2023", kernel: "6.1.115-126.197.amzn2023.x86_64", release: "system-release-",
@@ -91,8 +104,11 @@ func newDNFTestbed(t *testing.T, d dnfTestDistro, versions ...string) *dnfTestbe
 	distro := nvrepo.BuildDistroRPM(t, nvrepo.DistroRPMOptions{Distro: d.name, Kernel: d.kernel, EPELBaseURL: "file://" + modelDir + "/epel"})
 	copyTree(t, distro.Dir(), filepath.Join(root, modelDir, "distro"))
 	repos := "[distro-model]\nname=" + d.name + " (model)\nbaseurl=file://" + modelDir + "/distro\nenabled=1\ngpgcheck=0\n"
-	if d.name == "rocky9" {
-		copyTree(t, nvrepo.BuildEPELRPM(t).Dir(), filepath.Join(root, modelDir, "epel"))
+	switch d.name {
+	case "rocky9":
+		copyTree(t, nvrepo.BuildEPELRPMFor(t, "9").Dir(), filepath.Join(root, modelDir, "epel"))
+	case "rocky10":
+		copyTree(t, nvrepo.BuildEPELRPMFor(t, "10").Dir(), filepath.Join(root, modelDir, "epel"))
 	}
 
 	etc := filepath.Join(root, "etc")

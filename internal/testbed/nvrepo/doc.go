@@ -14,9 +14,13 @@
 // The rpm model (rpm_*.go) builds real rpm repositories as NVIDIA's own
 // scripts do: packages from rpmbuild signed with rpmsign, createrepo_c
 // metadata, the nvidia-driver module's streams added with modifyrepo_c,
-// and a signed repomd.xml where the .repo file asks for repo_gpgcheck;
-// with the distribution side a dnf root needs (release package,
-// kernel-devel, dkms, EPEL) for file:// repositories inside the root.
+// and a signed repomd.xml where the .repo file asks for repo_gpgcheck
+// (the rhel10 repository has no streams: NVIDIA locks branches there with
+// dnf versionlock); with the distribution side a dnf root needs (release
+// package, kernel-devel, dkms, EPEL, on Rocky Linux 10 the versionlock
+// plugin's package) for file:// repositories inside the root. Its driver
+// releases span the branches NVIDIA publishes in late 2026 (535 past its
+// end of life, 580 and 620 long-term, 595 production; 620 open-only).
 // Its sources are written in rpm_cuda.go and rpm_toolkit.go; it leaves out
 // the precompiled-kmod streams, the ks/fm/src profiles and
 // dnf-plugin-nvidia.

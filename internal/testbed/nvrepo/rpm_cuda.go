@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// This file is the model of NVIDIA's CUDA rpm repository for RHEL 8/9 and
+// This file is the model of NVIDIA's CUDA rpm repository for RHEL 8/9/10 and
 // Amazon Linux 2023 (https://developer.download.nvidia.com/compute/cuda/repos/<distro>/x86_64/):
 // which driver packages each release has, with which dependencies, and
 // which module streams of the nvidia-driver module carry them.
@@ -34,6 +34,9 @@ import (
 //     dependencies are unbounded "at least" versions, the shape the issue
 //     documents for cuda-drivers-580 pulling in 590, which only the module
 //     stream keeps inside the branch.
+//   - rhel10 has no module streams: NVIDIA's guide locks branches there
+//     with dnf versionlock instead (driver-installation-guide/620/kernel-modules.html,
+//     "Red Hat Enterprise Linux 10": `dnf versionlock \*nvidia\*580\*`).
 //   - Streams <branch>-dkms and <branch>-open (branches above 510), and
 //     latest, latest-dkms and open-dkms following the highest branch; each
 //     stream's artifacts are every package of its branch, and its default
@@ -51,12 +54,55 @@ import (
 // 550, 570 and 580, with two patch releases of 580.
 var DefaultCUDARPMVersions = []string{"550.163.01", "570.195.03", "580.95.05", "580.105.08"}
 
+// Releases of the branches NVIDIA publishes in late 2026, for the tests
+// that need them (lifecycle: docs.nvidia.com/datacenter/tesla/drivers/615
+// and /620 "Supported Drivers and CUDA Toolkit Versions": R535 long-term,
+// end of life June 2026; R580 long-term, June 2028; R595 production, March
+// 2027; R620 long-term, September 2029).
+const (
+	// EOLRelease535 is branch 535's last release the model knows:
+	// 535.288.01. chosen: the newest 535 release in a public package
+	// index we could read (Gentoo's x11-drivers/nvidia-drivers); NVIDIA's
+	// own release list (releases.json) was not readable here.
+	EOLRelease535 = "535.288.01"
+	// LTSRelease580 is a 580 release NVIDIA named as its current
+	// production branch release ("Current graphics driver releases",
+	// forums.developer.nvidia.com: 580.126.09).
+	LTSRelease580 = "580.126.09"
+	// ProductionRelease595 is 595.45.04, the first 595 release NVIDIA
+	// named in the same post (as its beta). chosen: no later 595 number
+	// was readable; the branch, not the patch number, is what the tests
+	// judge.
+	ProductionRelease595 = "595.45.04"
+	// LTSRelease620 is 620.39.02. chosen: no 620 release number was
+	// readable in NVIDIA's sources here; the number has the shape of
+	// NVIDIA's releases and only its branch matters to the tests.
+	LTSRelease620 = "620.39.02"
+)
+
+// RHEL10CUDARPMVersions are the releases of the model's rhel10
+// repository: 580 (long-term), 595 (production), 620 (long-term, open
+// only). chosen: NVIDIA's rhel10 repository starts after RHEL 10's release
+// (May 2025), so it carries no branch before 575; the model keeps the
+// three supported branches.
+var RHEL10CUDARPMVersions = []string{LTSRelease580, ProductionRelease595, LTSRelease620}
+
 // cudaRPMEpoch is the epoch of NVIDIA's driver packages.
 const cudaRPMEpoch = 3
 
 // firstOpenBranch is the first branch with open kernel modules (515;
 // genmodules.py adds -open streams above 510).
 const rpmFirstOpenBranch = 515
+
+// rpmFirstOpenOnlyBranch is the first branch without proprietary kernel
+// modules: the 620 edition of the Driver Installation Guide lists
+// "Proprietary Kernel Modules Removed"
+// (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/620/,
+// Recent Updates), and its kernel-modules.html has no proprietary table.
+// Its releases have no kmod-nvidia-latest-dkms and no cuda-drivers, and
+// its branch no -dkms stream. chosen: latest-dkms then follows the highest
+// branch that still has the proprietary flavor.
+const rpmFirstOpenOnlyBranch = 620
 
 // firstSplitNVMLBranch is the first branch whose NVML library is the
 // libnvidia-ml package rather than nvidia-driver-NVML.
@@ -105,7 +151,11 @@ func cudaDriverPackages(version, dist string) []RPMPackage {
 	common.Files = map[string]string{"/usr/lib/modprobe.d/nvidia-" + version + ".conf": "options nvidia"}
 
 	pkgs := []RPMPackage{driver, cudaLibs, nvmlPkg, common}
-	kmods := []struct{ name, flavor string }{{"kmod-nvidia-latest-dkms", "latest"}}
+	var kmods []struct{ name, flavor string }
+	proprietary := rpmBranchOf(version) < rpmFirstOpenOnlyBranch
+	if proprietary {
+		kmods = append(kmods, struct{ name, flavor string }{"kmod-nvidia-latest-dkms", "latest"})
+	}
 	if rpmBranchOf(version) >= rpmFirstOpenBranch {
 		kmods = append(kmods, struct{ name, flavor string }{"kmod-nvidia-open-dkms", "open"})
 	}
@@ -122,9 +172,11 @@ func cudaDriverPackages(version, dist string) []RPMPackage {
 		pkgs = append(pkgs, kmod)
 	}
 
-	cudaDrivers := pkg("cuda-drivers", "x86_64")
-	cudaDrivers.Requires = []string{atLeast("nvidia-driver"), atLeast("nvidia-driver-cuda-libs"), atLeast(nvml), atLeast("kmod-nvidia-latest-dkms")}
-	pkgs = append(pkgs, cudaDrivers)
+	if proprietary {
+		cudaDrivers := pkg("cuda-drivers", "x86_64")
+		cudaDrivers.Requires = []string{atLeast("nvidia-driver"), atLeast("nvidia-driver-cuda-libs"), atLeast(nvml), atLeast("kmod-nvidia-latest-dkms")}
+		pkgs = append(pkgs, cudaDrivers)
+	}
 	if rpmBranchOf(version) >= rpmFirstSplitNVMLBranch {
 		open := pkg("nvidia-open", "noarch")
 		open.Requires = []string{atLeast("nvidia-driver"), atLeast("nvidia-driver-cuda-libs"), atLeast(nvml), atLeast("kmod-nvidia-open-dkms")}
@@ -154,15 +206,21 @@ func cudaRPMStreamsYAML(pkgs []RPMPackage) []byte {
 		open   bool
 	}
 	var streams []stream
+	latestProprietary := 0
 	for _, b := range branches {
-		streams = append(streams, stream{fmt.Sprintf("%d-dkms", b), b, false})
+		if b < rpmFirstOpenOnlyBranch {
+			streams = append(streams, stream{fmt.Sprintf("%d-dkms", b), b, false})
+			latestProprietary = b
+		}
 		if b >= rpmFirstOpenBranch {
 			streams = append(streams, stream{fmt.Sprintf("%d-open", b), b, true})
 		}
 	}
 	if n := len(branches); n > 0 {
 		latest := branches[n-1]
-		streams = append(streams, stream{"latest-dkms", latest, false})
+		if latestProprietary > 0 {
+			streams = append(streams, stream{"latest-dkms", latestProprietary, false})
+		}
 		if latest >= rpmFirstOpenBranch {
 			streams = append(streams, stream{"open-dkms", latest, true})
 		}

@@ -120,3 +120,48 @@ func streamDocument(modules, stream string) string {
 	}
 	return ""
 }
+
+func TestCUDARPMBranch620IsOpenOnly(t *testing.T) {
+	var pkgs []RPMPackage
+	for _, v := range []string{ProductionRelease595, LTSRelease620} {
+		pkgs = append(pkgs, cudaDriverPackages(v, "el9")...)
+	}
+	for _, p := range pkgs {
+		if rpmBranchOf(p.Version) == 620 && (p.Name == "cuda-drivers" || p.Name == "kmod-nvidia-latest-dkms") {
+			t.Errorf("branch 620 has %s; NVIDIA ships no proprietary modules from 620 on", p.Name)
+		}
+	}
+	modules := string(cudaRPMStreamsYAML(pkgs))
+	for _, stream := range []string{"595-dkms", "595-open", "620-open", "latest-dkms", "open-dkms"} {
+		if streamDocument(modules, stream) == "" {
+			t.Errorf("no %s stream:\n%s", stream, modules)
+		}
+	}
+	if streamDocument(modules, "620-dkms") != "" {
+		t.Errorf("a 620-dkms stream:\n%s", streamDocument(modules, "620-dkms"))
+	}
+	if doc := streamDocument(modules, "latest-dkms"); !strings.Contains(doc, "kmod-nvidia-latest-dkms-3:"+ProductionRelease595) || strings.Contains(doc, LTSRelease620) {
+		t.Errorf("latest-dkms does not follow the newest branch with the proprietary flavor (595):\n%s", doc)
+	}
+	if doc := streamDocument(modules, "open-dkms"); !strings.Contains(doc, "nvidia-open-3:"+LTSRelease620) {
+		t.Errorf("open-dkms does not follow 620:\n%s", doc)
+	}
+}
+
+func TestCUDARPMRHEL10HasNoStreams(t *testing.T) {
+	repo := BuildCUDARPM(t, CUDARPMOptions{Distro: "rhel10"})
+	dir := repo.Dir()
+	for _, name := range []string{"cuda-rhel10.repo", rpmKeyFileName, "repodata/repomd.xml",
+		"nvidia-open-" + LTSRelease580 + "-1.el10.noarch.rpm", "nvidia-open-" + ProductionRelease595 + "-1.el10.noarch.rpm",
+		"kmod-nvidia-open-dkms-" + LTSRelease620 + "-1.el10.x86_64.rpm", "cuda-drivers-" + ProductionRelease595 + "-1.el10.x86_64.rpm"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("the rhel10 model lacks %s: %v", name, err)
+		}
+	}
+	if matches, _ := filepath.Glob(filepath.Join(dir, "repodata", "*modules.yaml*")); len(matches) != 0 {
+		t.Errorf("the rhel10 model has module metadata %v; NVIDIA's guide locks RHEL 10 with versionlock, without streams", matches)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cuda-drivers-"+LTSRelease620+"-1.el10.x86_64.rpm")); err == nil {
+		t.Error("branch 620 has cuda-drivers in the rhel10 model")
+	}
+}

@@ -11,18 +11,19 @@ import (
 // from, the target kernel's development packages DKMS builds against, and
 // dkms itself — from EPEL on RHEL and its rebuilds (EPEL's epel-release
 // package adds the EPEL repository), from the distribution on Amazon Linux
-// 2023. The packages are empty markers with the names and provides dnf
+// 2023 — and on RHEL 10 dnf's versionlock plugin package. The packages are
+// empty markers with the names and provides dnf
 // resolves: no kernel headers, no working dkms.
 
 // DistroRPMOptions chooses the distribution to model.
 type DistroRPMOptions struct {
-	// Distro is "rocky9" or "amzn2023".
+	// Distro is "rocky9", "rocky10" or "amzn2023".
 	Distro string
 	// Kernel is the target kernel release, as uname -r prints it:
 	// "5.14.0-427.13.1.el9_4.x86_64".
 	Kernel string
 	// EPELBaseURL is where the epel-release package's epel.repo points
-	// (rocky9 only): the directory the test puts BuildEPELRPM's copy in,
+	// (rocky9, rocky10): the directory the test puts BuildEPELRPM's copy in,
 	// as a file:// URL. (EPEL's own epel.repo uses a metalink of
 	// mirrors.fedoraproject.org.)
 	EPELBaseURL string
@@ -67,6 +68,21 @@ func BuildDistroRPM(t testing.TB, opts DistroRPMOptions) *RPMRepo {
 			{Name: "epel-release", Version: "9", Release: "8.el9", Arch: "noarch",
 				Files: map[string]string{"/etc/yum.repos.d/epel.repo": "[epel]\nname=Extra Packages for Enterprise Linux 9 (model)\nbaseurl=" + opts.EPELBaseURL + "\nenabled=1\ngpgcheck=0"}},
 		}
+	case "rocky10":
+		pkgs = []RPMPackage{
+			{Name: "rocky-release", Version: "10.0", Release: "1.6.el10", Arch: "noarch",
+				Provides: []string{"system-release(releasever) = 10", "system-release = 10.0", "redhat-release = 10.0"}},
+			kernelPkg("kernel-devel"),
+			kernelPkg("kernel-headers"),
+			{Name: "epel-release", Version: "10", Release: "5.el10", Arch: "noarch",
+				Files: map[string]string{"/etc/yum.repos.d/epel.repo": "[epel]\nname=Extra Packages for Enterprise Linux 10 (model)\nbaseurl=" + opts.EPELBaseURL + "\nenabled=1\ngpgcheck=0"}},
+			// The versionlock plugin NVIDIA's guide has installed on RHEL
+			// 10 (version-locking.html: "Make sure the
+			// python3-dnf-plugin-versionlock package is installed"): a
+			// marker; the plugin that runs is the root's own dnf-plugins-core.
+			{Name: "python3-dnf-plugin-versionlock", Version: "4.7.0", Release: "8.el10", Arch: "noarch",
+				Files: map[string]string{"/usr/share/doc/python3-dnf-plugin-versionlock/model": "model"}},
+		}
 	case "amzn2023":
 		series := "kernel"
 		if !strings.HasPrefix(opts.Kernel, "6.1.") {
@@ -83,7 +99,7 @@ func BuildDistroRPM(t testing.TB, opts DistroRPMOptions) *RPMRepo {
 			rpmDKMS("amzn2023"),
 		}
 	default:
-		t.Fatalf("nvrepo: no distribution model %q (rocky9, amzn2023)", opts.Distro)
+		t.Fatalf("nvrepo: no distribution model %q (rocky9, rocky10, amzn2023)", opts.Distro)
 	}
 	return cachedRPMRepo(t, rpmLayout{name: "distro-" + opts.Distro}, pkgs)
 }
@@ -91,7 +107,14 @@ func BuildDistroRPM(t testing.TB, opts DistroRPMOptions) *RPMRepo {
 // BuildEPELRPM returns a fresh copy of the model of EPEL 9: dkms.
 func BuildEPELRPM(t testing.TB) *RPMRepo {
 	t.Helper()
-	return cachedRPMRepo(t, rpmLayout{name: "epel9"}, []RPMPackage{rpmDKMS("el9")})
+	return BuildEPELRPMFor(t, "9")
+}
+
+// BuildEPELRPMFor returns a fresh copy of the model of EPEL for an
+// enterprise Linux major release ("9", "10"): dkms.
+func BuildEPELRPMFor(t testing.TB, major string) *RPMRepo {
+	t.Helper()
+	return cachedRPMRepo(t, rpmLayout{name: "epel" + major}, []RPMPackage{rpmDKMS("el" + major)})
 }
 
 func rpmDKMS(dist string) RPMPackage {

@@ -58,7 +58,7 @@ func (r *RPMRepo) Dir() string { return r.dir }
 // CUDARPMOptions chooses the CUDA repository to model.
 type CUDARPMOptions struct {
 	// Distro is the repository's directory name: "rhel9" (default),
-	// "rhel8" or "amzn2023".
+	// "rhel8", "rhel10" (no module streams) or "amzn2023".
 	Distro string
 	// Versions are the driver releases; DefaultCUDARPMVersions by default.
 	Versions []string
@@ -71,10 +71,12 @@ func rpmDist(distro string) (string, error) {
 		return "el8", nil
 	case "rhel9":
 		return "el9", nil
+	case "rhel10":
+		return "el10", nil
 	case "amzn2023":
 		return "amzn2023", nil
 	}
-	return "", fmt.Errorf("nvrepo: no rpm model of NVIDIA's CUDA repository for %q (rhel8, rhel9 or amzn2023)", distro)
+	return "", fmt.Errorf("nvrepo: no rpm model of NVIDIA's CUDA repository for %q (rhel8, rhel9, rhel10 or amzn2023)", distro)
 }
 
 // BuildCUDARPM returns a fresh copy of the model of NVIDIA's CUDA rpm
@@ -91,6 +93,9 @@ func BuildCUDARPM(t testing.TB, opts CUDARPMOptions) *RPMRepo {
 	}
 	if len(opts.Versions) == 0 {
 		opts.Versions = DefaultCUDARPMVersions
+		if opts.Distro == "rhel10" {
+			opts.Versions = RHEL10CUDARPMVersions
+		}
 	}
 	dist, err := rpmDist(opts.Distro)
 	if err != nil {
@@ -101,7 +106,7 @@ func BuildCUDARPM(t testing.TB, opts CUDARPMOptions) *RPMRepo {
 		pkgs = append(pkgs, cudaDriverPackages(v, dist)...)
 	}
 	return cachedRPMRepo(t, rpmLayout{
-		name: "cuda-" + opts.Distro, dist: dist, modules: true, keyFile: rpmKeyFileName,
+		name: "cuda-" + opts.Distro, dist: dist, modules: opts.Distro != "rhel10", keyFile: rpmKeyFileName,
 		extra: map[string]string{"cuda-" + opts.Distro + ".repo": cudaRPMRepoFile(opts.Distro)},
 	}, pkgs)
 }
