@@ -17,12 +17,16 @@ import (
 // node to another branch:
 //
 //   - Ubuntu: the headless "-server" packages of Ubuntu's own archive,
-//     held with apt-mark (driver_debian.go);
-//   - Debian 12: NVIDIA's CUDA apt repository, pinned with NVIDIA's
+//     held with apt-mark (driver_debian_ubuntu.go), or NVIDIA's CUDA
+//     repository pinned by nvidia-driver-pinning-<branch> when an apt
+//     source of the node names it (driver_ubuntu_source.go);
+//   - Debian 12 and 13: NVIDIA's CUDA apt repository, pinned with NVIDIA's
 //     nvidia-driver-pinning-<branch> package (driver_debian.go);
 //   - Amazon Linux 2023, RHEL 8/9 and rebuilds: NVIDIA's CUDA repository and
 //     its nvidia-driver:<branch>-open / <branch>-dkms module streams, where
-//     the enabled stream is the pin (driver_dnf.go).
+//     the enabled stream is the pin (driver_dnf.go); RHEL 10 and rebuilds:
+//     the same repository locked with dnf versionlock
+//     (driver_dnf_versionlock.go).
 //
 // A node already running the branch (NVML says so) gets no changes beyond a
 // missing pin, and none at all on a system this step has no packaging for.

@@ -149,7 +149,8 @@ type Distro struct {
 	Family  string // familyDebian, familyAL2023, familyRHEL
 	// CUDARepo is the directory of NVIDIA's CUDA repository for this
 	// release: "debian12", "amzn2023", "rhel9" ("" for Ubuntu, whose driver
-	// comes from Ubuntu's own archive).
+	// comes from Ubuntu's own archive unless an apt source names NVIDIA's
+	// repository: ubuntuCUDARepo finds its directory then).
 	CUDARepo string
 }
 

@@ -24,8 +24,8 @@ type DistroRPMOptions struct {
 	Kernel string
 	// EPELBaseURL is where the epel-release package's epel.repo points
 	// (rocky9, rocky10): the directory the test puts BuildEPELRPM's copy in,
-	// as a file:// URL. (EPEL's own epel.repo uses a metalink of
-	// mirrors.fedoraproject.org.)
+	// as a file:// URL. (EPEL's own epel.repo uses a metalink of Fedora's
+	// mirror list.)
 	EPELBaseURL string
 }
 
