@@ -31,7 +31,7 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	if err != nil {
 		return driverPackaging{}, err
 	}
-	names := debian12Names
+	names := debianNames(d.CUDARepo)
 	if err := names.supports(cfg); err != nil {
 		return driverPackaging{}, err
 	}
@@ -82,6 +82,10 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 func (n aptDriverNames) supports(cfg DriverConfig) error {
 	if _, ok := n.kernel[cfg.flavor()]; !ok {
 		return fieldError("driver.kernel_modules", "%s has no %s kernel module packages", n.distro, cfg.flavor())
+	}
+	if !cfg.open() && n.openOnlyFrom > 0 && cfg.branchNumber() >= n.openOnlyFrom {
+		return fieldError("driver.kernel_modules", `%s has no proprietary kernel module packages (%s, cuda-drivers) from branch %d on, as NVIDIA's Driver Installation Guide says ("Proprietary Kernel Modules Removed"): set driver.kernel_modules to "open", or choose an older driver.branch for pre-Turing GPUs`,
+			n.distro, n.kernel[KernelModulesProprietary], n.openOnlyFrom)
 	}
 	return nil
 }
