@@ -26,12 +26,9 @@ import (
 // is judged from its own dpkg status and `apt-cache policy`, not from what
 // the step says it did.
 
-// aptRootSpec is a Debian 12 root: curl and ca-certificates for the
-// cuda-keyring download the step makes, as on a Debian 12 cloud image.
-var aptRootSpec = aptRootSpecFor("bookworm")
-
-// aptRootSpecFor is the same root of another Debian suite ("trixie":
-// Debian 13).
+// aptRootSpecFor is a root of a Debian suite ("bookworm": Debian 12,
+// "trixie": Debian 13) with curl and ca-certificates for the cuda-keyring
+// download the step makes, as on a Debian cloud image.
 func aptRootSpecFor(suite string) debroot.Spec {
 	return debroot.Spec{Suite: suite, Include: []string{"ca-certificates", "curl", "gnupg"}}
 }
