@@ -132,3 +132,36 @@ func TestDebianPlanReplacesAVersionPinningPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestDebianPlanReplacesAnotherReleasesCUDARepository: a node upgraded from
+// Debian 12 keeps debian12's cuda-keyring entry; the plan purges it and
+// installs debian13's, and leaves a node that has its own entry alone.
+func TestDebianPlanReplacesAnotherReleasesCUDARepository(t *testing.T) {
+	const old = "/etc/apt/sources.list.d/cuda-debian12-x86_64.list"
+	h, _ := osReleaseHost(t, "debian-13")
+	h.GPUs = driverlessGPUs(t, a100)
+	writeTarget(t, h, cudaKeyringPath, "key", 0o644)
+	writeTarget(t, h, old, "deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/ /\n", 0o644)
+	changes := planDriver(t, h, DriverConfig{Branch: "595"})
+	if len(changes) != 2 {
+		t.Fatalf("changes %v, want the repository swap and the install", changeCommands(changes))
+	}
+	equalLines(t, "setup", changeCommands(changes[:1]), [][]string{{
+		"env DEBIAN_FRONTEND=noninteractive apt-get purge -y cuda-keyring",
+		"remove " + old,
+		"env DEBIAN_FRONTEND=noninteractive apt-get update",
+		"env DEBIAN_FRONTEND=noninteractive apt-get install -y ca-certificates curl",
+		"curl -fsSL -o /tmp/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/cuda-keyring_1.1-1_all.deb",
+		"dpkg -i /tmp/cuda-keyring_1.1-1_all.deb",
+	}})
+	for _, want := range []string{"replace NVIDIA's CUDA apt repository of another Debian release (" + old + ") with the one for debian13", "Debian GNU/Linux 13 (trixie)"} {
+		if !strings.Contains(changes[0].Summary, want) {
+			t.Errorf("summary %q does not say %q", changes[0].Summary, want)
+		}
+	}
+
+	writeTarget(t, h, "/etc/apt/sources.list.d/cuda-debian13-x86_64.list", "deb https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/ /\n", 0o644)
+	if changes := planDriver(t, h, DriverConfig{Branch: "595"}); len(changes) != 1 || strings.Contains(changes[0].Summary, "repository") && strings.Contains(changes[0].Summary, "replace") {
+		t.Errorf("with debian13's entry there, changes %v, want only the install", changeCommands(changes))
+	}
+}

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -82,8 +83,20 @@ func TestRealAptDriverToday(t *testing.T) {
 	t.Run("Debian 13", func(t *testing.T) {
 		n := node(t, "trixie", nvrepo.CUDADebian13Today)
 
+		// A node upgraded from Debian 12: debian12's cuda-keyring, set up
+		// as NVIDIA's guide has it, is still installed.
+		old := nvrepo.BuildCUDADebian(t, nvrepo.CUDADebianOptions{Release: "debian12",
+			Branches: []nvrepo.CUDADebianBranch{{Branch: "580", Versions: []string{"580.105.08-1"}, Pinning: true}}})
+		srv.Mount(old.Address(), old.Dir())
+		n.mustRun("curl", "-fsSL", "-o", "/tmp/cuda-keyring-debian12.deb", "https://"+old.Address()+"cuda-keyring_1.1-1_all.deb")
+		n.mustRun("dpkg", "-i", "/tmp/cuda-keyring-debian12.deb")
+		if _, text := n.plan(open("535")); !strings.Contains(text, "replace NVIDIA's CUDA apt repository of another Debian release (/etc/apt/sources.list.d/cuda-debian12-x86_64.list) with the one for debian13") {
+			t.Errorf("the plan on a node with debian12's repository does not replace it:\n%s", text)
+		}
+
 		// 535 is past its end of life and debian13 does not offer it: the
-		// plan warns, the apply stops before any lock or stack change.
+		// plan warns, the apply swaps the repository and stops before any
+		// lock or stack change.
 		n.assertEndOfLifeWarning(open("535"))
 		_, err := n.apply(open("535"))
 		var fe *FieldError
@@ -92,6 +105,10 @@ func TestRealAptDriverToday(t *testing.T) {
 		}
 		if pkgs, locks := n.installed(), n.locks(); len(pkgs) > 0 || len(locks) > 0 {
 			t.Errorf("after the refused 535: stack %v, locks %v, want none", pkgs, locks)
+		}
+		lists, _ := filepath.Glob(filepath.Join(n.root, "etc/apt/sources.list.d/cuda-*.list"))
+		if len(lists) != 1 || filepath.Base(lists[0]) != "cuda-debian13-x86_64.list" {
+			t.Errorf("cuda-keyring's sources entries after the swap: %v, want only cuda-debian13-x86_64.list", lists)
 		}
 
 		// The production branch 595, then back across 590 to 580.
