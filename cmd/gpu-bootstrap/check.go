@@ -43,8 +43,8 @@ func writeJSON(env environment, command string, v any) int {
 	return exitOK
 }
 
-// writeHealth prints a health verdict: the status, then each problem, then
-// (when healthy) what was checked.
+// writeHealth prints a health verdict: the status, then each problem, each
+// warning (which does not make the node unhealthy), then what was checked.
 func writeHealth(w io.Writer, health bootstrap.Health) {
 	fmt.Fprintf(w, "health: %s\n", health.Status)
 	if health.Message != "" {
@@ -52,6 +52,9 @@ func writeHealth(w io.Writer, health bootstrap.Health) {
 	}
 	for _, problem := range health.Problems {
 		fmt.Fprintf(w, "  problem: %s\n", problem)
+	}
+	for _, warning := range health.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warning)
 	}
 	for _, check := range health.Checks {
 		fmt.Fprintf(w, "  ok: %s\n", check)

@@ -31,7 +31,7 @@ type desiredFlags struct {
 func (d *desiredFlags) register(fs *flag.FlagSet) {
 	d.registerHost(fs)
 	fs.StringVar(&d.configPath, "config", "", "desired state `file` (YAML; see examples/bootstrap); the flags below override its keys")
-	fs.StringVar(&d.driverBranch, "driver-branch", "", "driver branch to install and pin, e.g. 570 (driver.branch)")
+	fs.StringVar(&d.driverBranch, "driver-branch", "", "driver branch to install and pin: a number such as 580, or lts / production for NVIDIA's newest long-term support / production branch, resolved when the plan is made (driver.branch)")
 	fs.StringVar(&d.kernelModules, "kernel-modules", "", "open or proprietary (driver.kernel_modules)")
 	fs.Var(&d.installToolkit, "install-toolkit", "install the NVIDIA Container Toolkit (nvidia-container-runtime, nvidia-ctk) (toolkit.install)")
 	fs.StringVar(&d.toolkitVersion, "toolkit-version", "", "NVIDIA Container Toolkit release to install and keep, e.g. 1.17.8; implies --install-toolkit (toolkit.version)")

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
+	"github.com/gpuinfra/terraform-provider-gpu/internal/bootstrap"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 )
 
@@ -28,19 +30,23 @@ func runInventory(_ context.Context, args []string, env environment) int {
 	if *asJSON {
 		return writeJSON(env, "inventory", snap)
 	}
-	writeInventory(env.stdout, snap)
+	writeInventory(env.stdout, snap, env.now())
 	return exitOK
 }
 
-// writeInventory prints a snapshot for a person: the driver, a table of
+// writeInventory prints a snapshot for a person: the driver (and a warning
+// line when its branch is past NVIDIA's end of life on today), a table of
 // GPUs, and what the PCI bus shows when the driver does not.
-func writeInventory(w io.Writer, snap nvml.Snapshot) {
+func writeInventory(w io.Writer, snap nvml.Snapshot, today time.Time) {
 	if !snap.Driver.Loaded {
 		fmt.Fprintf(w, "Driver: %s\n", snap.Driver.Reason)
 		writePCI(w, snap.PCI)
 		return
 	}
 	fmt.Fprintf(w, "Driver: %s (CUDA %s)\n", snap.Driver.Version, snap.Driver.CUDAVersion)
+	if warning := bootstrap.RunningDriverEndOfLife(snap.Driver, today); warning != "" {
+		fmt.Fprintf(w, "Warning: %s\n", warning)
+	}
 	if len(snap.Devices) == 0 {
 		fmt.Fprintln(w, "GPUs: none (the driver is loaded but reports no GPU)")
 		writePCI(w, snap.PCI)

@@ -30,7 +30,11 @@ import (
 
 // DriverConfig pins the NVIDIA driver branch.
 type DriverConfig struct {
-	Branch        string `json:"branch"`                   // "535", "550", "570", "580": the driver's major version
+	// Branch is the driver's major version ("580", "595", "620"), or a
+	// moving name resolved from NVIDIA's lifecycle table when the plan is
+	// made (driver_lifecycle.go): "lts", NVIDIA's newest long-term support
+	// branch, or "production", its newest production branch (either case).
+	Branch        string `json:"branch"`
 	KernelModules string `json:"kernel_modules,omitempty"` // "open" (default) or "proprietary"
 }
 
@@ -64,27 +68,19 @@ var (
 	fullVersionPattern = regexp.MustCompile(`^([1-9][0-9]{2})\.[0-9]+(\.[0-9]+)?$`)
 )
 
-const (
-	// firstOpenBranch is the first branch with open GPU kernel modules
-	// (NVIDIA released them with R515 in May 2022).
-	firstOpenBranch = 515
-	// firstOpenOnlyBranch is the first branch without proprietary kernel
-	// modules: NVIDIA's Driver Installation Guide for 620 lists
-	// "Proprietary Kernel Modules Removed" under its recent updates.
-	firstOpenOnlyBranch = 620
-)
-
 func (c *DriverConfig) validate(field string) []error {
 	var errs []error
 	branchField, modulesField := field+".branch", field+".kernel_modules"
+	_, moving := movingBranch(c.Branch)
 	switch {
 	case c.Branch == "":
-		errs = append(errs, fieldError(branchField, `is required: the driver branch to install, its major version such as "570" or "580"`))
+		errs = append(errs, fieldError(branchField, `is required: the driver branch to install, its major version such as "580" or "595", or "lts" / "production" for NVIDIA's newest long-term support / production branch`))
+	case moving:
 	case fullVersionPattern.MatchString(c.Branch):
 		m := fullVersionPattern.FindStringSubmatch(c.Branch)
 		errs = append(errs, fieldError(branchField, "%q is a full driver version: give only its branch, %q (the package manager keeps the branch up to date)", c.Branch, m[1]))
 	case !branchPattern.MatchString(c.Branch):
-		errs = append(errs, fieldError(branchField, `%q is not a driver branch: give the three-digit major version, such as "570" or "580"`, c.Branch))
+		errs = append(errs, fieldError(branchField, `%q is not a driver branch: give the three-digit major version, such as "580" or "595", or "lts" / "production" for NVIDIA's newest long-term support / production branch`, c.Branch))
 	}
 	switch c.KernelModules {
 	case "", KernelModulesOpen, KernelModulesProprietary:
@@ -92,13 +88,9 @@ func (c *DriverConfig) validate(field string) []error {
 		errs = append(errs, fieldError(modulesField, `%q is not a kernel module flavor: use "open" (Turing and newer GPUs) or "proprietary" (needed by Maxwell, Pascal and Volta GPUs)`, c.KernelModules))
 		return errs
 	}
-	if n := c.branchNumber(); n != 0 {
-		if c.open() && n < firstOpenBranch {
-			errs = append(errs, fieldError(modulesField, `branch %s has no open kernel modules (NVIDIA ships them from branch %d on): set %s to "proprietary" or choose a newer branch`, c.Branch, firstOpenBranch, modulesField))
-		}
-		if !c.open() && n >= firstOpenOnlyBranch {
-			errs = append(errs, fieldError(modulesField, `NVIDIA ships only the open kernel modules from branch %d on: set %s to "open" or choose an older branch for pre-Turing GPUs`, firstOpenOnlyBranch, modulesField))
-		}
+	// A moving name is checked once it is resolved (driverStep.Plan).
+	if err := checkBranchFlavor(modulesField, *c); err != nil {
+		errs = append(errs, err)
 	}
 	return errs
 }
@@ -119,6 +111,27 @@ func (driverStep) Name() string { return "driver" }
 func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	if errs := s.cfg.validate("driver"); len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	// A moving driver.branch ("lts", "production") becomes today's number
+	// first: everything below, packaging included, sees only the number.
+	today := h.now()
+	resolved, note, err := s.cfg.resolve(today)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		h.Note("%s", note)
+		if err := checkBranchFlavor("driver.kernel_modules", resolved); err != nil {
+			var fe *FieldError
+			if errors.As(err, &fe) {
+				fe.Problem = note + ": " + fe.Problem
+			}
+			return nil, err
+		}
+	}
+	s.cfg = resolved
+	if warning := endOfLifeWarning(s.cfg.branchNumber(), today); warning != "" {
+		h.Warn("%s", warning)
 	}
 	snap, err := h.Snapshot()
 	if err != nil {

@@ -28,13 +28,25 @@ const (
 var preTuringArchitectures = []string{"kepler", "maxwell", "pascal", "volta"}
 var openOnlyArchitectures = []string{"blackwell", "rubin"}
 
-// checkKernelModuleGPUs returns a *FieldError on field when a GPU of the
-// snapshot cannot run the configured flavor.
+// checkKernelModuleGPUs returns a *FieldError on field (driver.kernel_modules,
+// or driver.branch when no flavor of the branch drives the GPU) when a GPU of
+// the snapshot cannot run the configured branch and flavor. The branch's row
+// of the lifecycle table (driver_lifecycle.go) says whether it still drives
+// GPUs older than Turing and which flavors it ships.
 func checkKernelModuleGPUs(field string, cfg DriverConfig, snap nvml.Snapshot) error {
+	branchField := strings.TrimSuffix(field, ".kernel_modules") + ".branch"
+	n := cfg.branchNumber()
+	drivesPreTuring := n == 0 || n <= lastPreTuringBranch
+	if b, ok := lifecycleOf(n); ok {
+		drivesPreTuring = b.preTuring && b.proprietary
+	}
 	for _, gpu := range describeGPUs(snap) {
 		switch {
+		case gpu.preTuring && !drivesPreTuring:
+			return fieldError(branchField, `%s is older than %s, and branch %d no longer drives it (NVIDIA's last branch for Maxwell, Pascal and Volta GPUs is %d): set %s to %q or older and %s to "proprietary"`,
+				gpu.name, openModulesMinArchitecture, n, lastPreTuringBranch, branchField, fmt.Sprint(lastPreTuringBranch), field)
 		case cfg.open() && gpu.preTuring:
-			return fieldError(field, `%s is older than Turing, and NVIDIA's open kernel modules support Turing and newer only: set %s to "proprietary"`, gpu.name, field)
+			return fieldError(field, `%s is older than %s, and NVIDIA's open kernel modules support %s and newer only: set %s to "proprietary"`, gpu.name, openModulesMinArchitecture, openModulesMinArchitecture, field)
 		case !cfg.open() && gpu.openOnly:
 			return fieldError(field, `%s is Blackwell or newer, where NVIDIA supports only the open kernel modules: set %s to "open" (the default)`, gpu.name, field)
 		}

@@ -30,6 +30,10 @@ type Health struct {
 	// no GPU expected", "unhealthy: <first problem> (and 2 more problems)".
 	Message  string   `json:"message"`
 	Problems []string `json:"problems,omitempty"`
+	// Warnings are what the operator should know that does not make the
+	// node unhealthy: the running driver's branch past its end of life,
+	// what a step's plan warned about. Shown as "warning:" lines.
+	Warnings []string `json:"warnings,omitempty"`
 	Checks   []string `json:"checks,omitempty"` // what was checked and passed
 }
 
@@ -101,7 +105,7 @@ func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 		}
 	}
 	if err == nil {
-		v.checkDriver(snap, cfg)
+		v.checkDriver(snap, cfg, h.now())
 		v.checkGPUCount(snap, cfg.Verify.ExpectGPUs)
 		v.checkGPUs(snap, cfg)
 	}
@@ -138,10 +142,19 @@ func inContainer(h *Host) bool {
 		h.getenv("container") != "" || h.getenv("KUBERNETES_SERVICE_HOST") != ""
 }
 
-// verification collects problems and passed checks.
+// verification collects problems, warnings and passed checks.
 type verification struct {
 	problems []string
+	warnings []string
 	checks   []string
+	// runningEndOfLife is the end-of-life warning of the running driver's
+	// branch (checkDriver), so a step that warns the same is not repeated.
+	runningEndOfLife string
+}
+
+// warn records a warning; repeated text is said once.
+func (v *verification) warn(format string, args ...any) {
+	v.warnings = appendOnce(v.warnings, fmt.Sprintf(format, args...))
 }
 
 func (v *verification) problem(format string, args ...any) {
@@ -153,10 +166,19 @@ func (v *verification) check(format string, args ...any) {
 }
 
 // checkSteps plans every configured step: a step with changes left, or one
-// that cannot plan, is a problem.
+// that cannot plan, is a problem; what a step's plan warns about (Host.Warn)
+// is a warning, except the driver step's end-of-life warning for the branch
+// checkDriver already warned about.
 func (v *verification) checkSteps(ctx context.Context, h *Host, steps []Step) {
 	for _, step := range steps {
+		h.warnings, h.notes = nil, nil
 		changes, err := step.Plan(ctx, h)
+		for _, w := range h.warnings {
+			if w != v.runningEndOfLife {
+				v.warn("%s: %s", step.Name(), w)
+			}
+		}
+		h.warnings, h.notes = nil, nil
 		switch {
 		case err != nil:
 			v.problem("%s: %v", step.Name(), err)
@@ -173,9 +195,10 @@ func (v *verification) checkSteps(ctx context.Context, h *Host, steps []Step) {
 func (v *verification) health(driverVersion string, gpus int) Health {
 	if len(v.problems) == 0 {
 		return Health{
-			Status:  HealthHealthy,
-			Message: fmt.Sprintf("healthy: %d GPUs, driver %s", gpus, driverVersion),
-			Checks:  v.checks,
+			Status:   HealthHealthy,
+			Message:  fmt.Sprintf("healthy: %d GPUs, driver %s", gpus, driverVersion),
+			Warnings: v.warnings,
+			Checks:   v.checks,
 		}
 	}
 	msg := "unhealthy: " + v.problems[0]
@@ -184,5 +207,5 @@ func (v *verification) health(driverVersion string, gpus int) Health {
 	} else if n > 1 {
 		msg += fmt.Sprintf(" (and %d more problems)", n)
 	}
-	return Health{Status: HealthUnhealthy, Message: msg, Problems: v.problems, Checks: v.checks}
+	return Health{Status: HealthUnhealthy, Message: msg, Problems: v.problems, Warnings: v.warnings, Checks: v.checks}
 }

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 )
@@ -10,10 +11,13 @@ import (
 // This file holds Verify's checks of the driver and the GPUs themselves.
 
 // checkDriver checks that the driver is loaded and on the configured
-// branch. Without a driver it names the NVIDIA PCI functions present and the
-// driver each is bound to, which tells "driver not installed" from "GPU
-// passed through to a VM (vfio-pci)".
-func (v *verification) checkDriver(snap nvml.Snapshot, cfg *Config) {
+// branch (a moving driver.branch, "lts" or "production", resolved for today
+// as the plan resolves it), and warns when the running branch is past its
+// end of life (a warning, not a problem: the node still works). Without a
+// driver it names the NVIDIA PCI functions present and the driver each is
+// bound to, which tells "driver not installed" from "GPU passed through to
+// a VM (vfio-pci)".
+func (v *verification) checkDriver(snap nvml.Snapshot, cfg *Config, today time.Time) {
 	if !snap.Driver.Loaded {
 		reason := noDriverReason(snap.Driver.Reason)
 		if !strings.HasPrefix(reason, "no NVIDIA driver loaded") {
@@ -23,13 +27,53 @@ func (v *verification) checkDriver(snap nvml.Snapshot, cfg *Config) {
 		return
 	}
 	v.check("NVIDIA driver %s loaded (CUDA %s)", snap.Driver.Version, orUnknown(snap.Driver.CUDAVersion))
+	if warning := runningEndOfLifeWarning(snap.Driver, today); warning != "" {
+		v.runningEndOfLife = endOfLifeWarning(branchNumberOf(snap.Driver.Branch()), today)
+		v.warn("%s", warning)
+	}
 	if cfg.Driver != nil && cfg.Driver.Branch != "" {
-		if branch := snap.Driver.Branch(); branch != cfg.Driver.Branch {
-			v.problem("driver branch is %s (%s) but driver.branch is %s; run gpu-bootstrap apply and reboot", branch, snap.Driver.Version, cfg.Driver.Branch)
+		want, note, err := cfg.Driver.resolve(today)
+		if err != nil {
+			v.problem("%v", err)
+			return
+		}
+		asked, as := want.Branch, ""
+		if note != "" {
+			asked = fmt.Sprintf("%q, branch %s today", cfg.Driver.Branch, want.Branch)
+			as = fmt.Sprintf(" (driver.branch %q)", cfg.Driver.Branch)
+		}
+		if branch := snap.Driver.Branch(); branch != want.Branch {
+			v.problem("driver branch is %s (%s) but driver.branch is %s; run gpu-bootstrap apply and reboot", branch, snap.Driver.Version, asked)
 		} else {
-			v.check("driver branch %s as configured", branch)
+			v.check("driver branch %s as configured%s", branch, as)
 		}
 	}
+}
+
+// runningEndOfLifeWarning is "driver 535.261.03: branch 535 reached its end
+// of life in June 2026: …" for a loaded driver whose branch is past its end
+// of life on today; "" otherwise. check and inventory show it.
+func runningEndOfLifeWarning(d nvml.Driver, today time.Time) string {
+	if !d.Loaded || d.Version == "" {
+		return ""
+	}
+	warning := endOfLifeWarning(branchNumberOf(d.Branch()), today)
+	if warning == "" {
+		return ""
+	}
+	return fmt.Sprintf("driver %s: %s", d.Version, warning)
+}
+
+// RunningDriverEndOfLife is runningEndOfLifeWarning for the inventory
+// command: the line to print about a loaded driver whose branch is past
+// its end of life on today, "" when there is nothing to say.
+func RunningDriverEndOfLife(d nvml.Driver, today time.Time) string {
+	return runningEndOfLifeWarning(d, today)
+}
+
+// branchNumberOf is a three-digit branch as a number; 0 otherwise.
+func branchNumberOf(branch string) int {
+	return DriverConfig{Branch: branch}.branchNumber()
 }
 
 // describePCI lists the NVIDIA PCI functions for a driver problem.

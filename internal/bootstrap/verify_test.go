@@ -230,11 +230,11 @@ func TestVerifyDriverBranch(t *testing.T) {
 	snap := nvml.Snapshot{Driver: nvml.Driver{Loaded: true, Version: "535.183.01", CUDAVersion: "12.2"}}
 
 	v := &verification{}
-	v.checkDriver(snap, &Config{Driver: &DriverConfig{Branch: "550"}})
+	v.checkDriver(snap, &Config{Driver: &DriverConfig{Branch: "550"}}, lifecycleToday)
 	require.Equal(t, []string{"driver branch is 535 (535.183.01) but driver.branch is 550; run gpu-bootstrap apply and reboot"}, v.problems)
 
 	v = &verification{}
-	v.checkDriver(snap, &Config{Driver: &DriverConfig{Branch: "535"}})
+	v.checkDriver(snap, &Config{Driver: &DriverConfig{Branch: "535"}}, lifecycleToday)
 	require.Empty(t, v.problems)
 	require.Contains(t, v.checks, "driver branch 535 as configured")
 }
