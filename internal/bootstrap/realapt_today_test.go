@@ -148,20 +148,26 @@ func TestRealAptDriverToday(t *testing.T) {
 }
 
 // assertEndOfLifeWarning checks that the plan for cfg warns that its
-// branch is past its end of life, and still plans the install.
+// branch is past its end of life (the lifecycle table's warning, with the
+// month and the nearest supported branch), and still plans the install.
 func (n *aptNode) assertEndOfLifeWarning(cfg DriverConfig) {
 	n.t.Helper()
+	want := endOfLifeWarning(cfg.branchNumber(), n.h.now())
+	if !strings.Contains(want, "branch "+cfg.Branch+" reached its end of life in") || !strings.Contains(want, "the nearest supported branch is") {
+		n.t.Fatalf("the lifecycle table's warning for branch %s on %s is %q, want its end of life and the nearest supported branch", cfg.Branch, n.h.now().Format("2006-01-02"), want)
+	}
 	plan, text := n.plan(cfg)
 	var warnings []string
 	for _, sp := range plan {
-		warnings = append(warnings, sp.Warnings...)
+		if sp.Step == "driver" {
+			warnings = append(warnings, sp.Warnings...)
+		}
 	}
-	found := false
-	for _, w := range warnings {
-		found = found || strings.Contains(w, cfg.Branch) && strings.Contains(w, "end of life")
+	if strings.Join(warnings, "\n") != want {
+		n.t.Errorf("plan for end-of-life branch %s warns %q, want %q:\n%s", cfg.Branch, warnings, want, text)
 	}
-	if !found {
-		n.t.Errorf("plan for end-of-life branch %s warns %q, want its end of life said:\n%s", cfg.Branch, warnings, text)
+	if !strings.Contains(text, "driver: warning: "+want) {
+		n.t.Errorf("the plan as printed does not show the warning %q:\n%s", want, text)
 	}
 	if plan.Empty() {
 		n.t.Errorf("plan for end-of-life branch %s has no changes: the install goes ahead with a warning", cfg.Branch)
