@@ -78,13 +78,26 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 		// NVIDIA/nvidia-docker issue 1791 on moving to debian12), so the
 		// old one is purged first, and a leftover entry removed.
 		ops := commandOps(aptGetNoninteractive(h, "purge", "-y", "cuda-keyring"))
-		for _, path := range stale {
-			ops = append(ops, RemoveOp{Path: path})
+		for _, list := range stale {
+			ops = append(ops, RemoveOp{Path: list})
 		}
 		p.setup = append(p.setup, Change{
 			Summary: fmt.Sprintf("replace NVIDIA's CUDA apt repository of another Debian release (%s) with the one for %s (%s): this is %s",
 				strings.Join(stale, ", "), d.CUDARepo, cudaKeyringPackage, d.Release.Name()),
 			Ops: append(ops, addKeyring...),
+		})
+	case len(stale) > 0:
+		// The release's own entry is there too (its cuda-keyring was
+		// installed over the old one, whose entry dpkg keeps as an obsolete
+		// conffile): apt would take the driver packages from either.
+		var ops []Op
+		for _, list := range stale {
+			ops = append(ops, RemoveOp{Path: list})
+		}
+		p.setup = append(p.setup, Change{
+			Summary: fmt.Sprintf("remove NVIDIA's CUDA apt repository of another Debian release (%s) next to the one for %s: this is %s",
+				strings.Join(stale, ", "), d.CUDARepo, d.Release.Name()),
+			Ops: ops,
 		})
 	}
 	problems := stack.problems(cfg)

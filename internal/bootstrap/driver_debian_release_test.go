@@ -160,8 +160,20 @@ func TestDebianPlanReplacesAnotherReleasesCUDARepository(t *testing.T) {
 		}
 	}
 
-	writeTarget(t, h, "/etc/apt/sources.list.d/cuda-debian13-x86_64.list", "deb https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/ /\n", 0o644)
-	if changes := planDriver(t, h, DriverConfig{Branch: "595"}); len(changes) != 1 || strings.Contains(changes[0].Summary, "repository") && strings.Contains(changes[0].Summary, "replace") {
-		t.Errorf("with debian13's entry there, changes %v, want only the install", changeCommands(changes))
+	// debian13's entry next to debian12's: only the old entry goes.
+	const own = "/etc/apt/sources.list.d/cuda-debian13-x86_64.list"
+	writeTarget(t, h, own, "deb https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/ /\n", 0o644)
+	changes = planDriver(t, h, DriverConfig{Branch: "595"})
+	if len(changes) != 2 || !strings.Contains(changes[0].Summary, "remove NVIDIA's CUDA apt repository of another Debian release ("+old+") next to the one for debian13") {
+		t.Fatalf("with both entries, changes %v, want the old entry removed, then the install", changeCommands(changes))
+	}
+	equalLines(t, "cleanup", changeCommands(changes[:1]), [][]string{{"remove " + old}})
+
+	// Only debian13's entry: nothing but the install.
+	if err := os.Remove(h.Path(old)); err != nil {
+		t.Fatal(err)
+	}
+	if changes := planDriver(t, h, DriverConfig{Branch: "595"}); len(changes) != 1 || !strings.HasPrefix(changes[0].Summary, "install NVIDIA driver branch 595") {
+		t.Errorf("with debian13's entry only, changes %v, want only the install", changeCommands(changes))
 	}
 }
