@@ -34,7 +34,19 @@ run monitor-csv "$bin" monitor --count 3 --interval 1s --format csv
 run monitor-json "$bin" monitor --count 2 --interval 1s --format json
 run select "$bin" select --count 1 --format json
 
-"$bin" metrics --listen 127.0.0.1:19400 >"$out/metrics-server.out" 2>"$out/metrics-server.err" &
+# The driver lifecycle and the toolkit beside gpu-bootstrap: plan and check
+# only read the host. driver.branch "lts" is resolved from the lifecycle
+# table and compared with the running branch.
+printf 'driver:\n  branch: lts\n' >"$out/lts.yaml"
+run plan-lts "$bin" plan --config "$out/lts.yaml"
+run plan-lts-json "$bin" plan --config "$out/lts.yaml" --json
+run check-lts-json "$bin" check --config "$out/lts.yaml" --json
+run nvidia-ctk-version nvidia-ctk --version
+run nvidia-runtime-config cat /etc/nvidia-container-runtime/config.toml
+run cdi-dirs ls -la /etc/cdi /var/run/cdi
+run cdi-refresh-units systemctl list-unit-files 'nvidia-cdi-refresh*'
+
+"$bin" metrics --hostname-label both --listen 127.0.0.1:19400 >"$out/metrics-server.out" 2>"$out/metrics-server.err" &
 server=$!
 for _ in $(seq 50); do
 	curl -fsS http://127.0.0.1:19400/healthz >/dev/null 2>&1 && break

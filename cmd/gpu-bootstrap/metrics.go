@@ -39,13 +39,15 @@ func (f *metricsFlags) validate() error {
 // exporterFlags are the flags of the dcgm-exporter-compatible /metrics,
 // which `metrics` and `health-agent` both serve.
 type exporterFlags struct {
-	maxAge    time.Duration
-	podSocket string
+	maxAge        time.Duration
+	podSocket     string
+	hostnameLabel dcgm.HostnameLabel
 }
 
 func (f *exporterFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.maxAge, "max-age", time.Second, "serve a scrape from the last NVML pass when it is younger than this; 0 reads NVML for every scrape (concurrent scrapes share one pass either way)")
 	fs.StringVar(&f.podSocket, "pod-resources-socket", podresources.DefaultSocket, "the kubelet's PodResources socket: while it exists, series of a GPU or MIG device a container holds get pod, namespace and container labels; \"\" for none")
+	fs.TextVar(&f.hostnameLabel, "hostname-label", dcgm.LowerHostname, "`name` of the label holding NODE_NAME or the host's name: hostname (dcgm-exporter 4.6.0-4.8.3 and later), Hostname (dcgm-exporter 3.x to 4.5.3-4.8.2), or both while dashboards keyed on Hostname move")
 }
 
 func (f *exporterFlags) validate() error {
@@ -59,9 +61,10 @@ func (f *exporterFlags) validate() error {
 // prefixes its log lines.
 func (f *exporterFlags) newExporter(tel nvml.Telemetry, env environment, command string) *dcgm.Exporter {
 	opts := dcgm.Options{
-		Hostname: hostname(env),
-		MaxAge:   f.maxAge,
-		Log:      prefixWriter{w: env.stderr, prefix: "gpu-bootstrap " + command + ": "},
+		Hostname:      hostname(env),
+		HostnameLabel: f.hostnameLabel,
+		MaxAge:        f.maxAge,
+		Log:           prefixWriter{w: env.stderr, prefix: "gpu-bootstrap " + command + ": "},
 	}
 	if f.podSocket != "" {
 		opts.Holders = podresources.Lister{Socket: f.podSocket}
@@ -176,7 +179,7 @@ func runMetrics(ctx context.Context, args []string, env environment) int {
 	return exitOK
 }
 
-// hostname is dcgm-exporter's Hostname label: NODE_NAME (set on
+// hostname is dcgm-exporter's hostname (Hostname before 4.8.3) label's value: NODE_NAME (set on
 // Kubernetes from the downward API), else the host's name.
 func hostname(env environment) string {
 	if name := env.getenv("NODE_NAME"); name != "" {

@@ -130,6 +130,8 @@ func TestMetricsRefusesBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--max-age", "-1s"},
 		{"--listen", ""},
+		{"--hostname-label", "HOSTNAME"},
+		{"--hostname-label", ""},
 		{"now"},
 	} {
 		env, _, stderr, _ := testEnv(nvmltest.NewDGXA100(), nil)
@@ -184,7 +186,7 @@ func TestMetricsServesTheDGXA100UntilInterrupted(t *testing.T) {
 		t.Fatalf("%d DCGM_FI_DEV_GPU_TEMP series, want one per GPU of the DGX A100:\n%s", len(temps), body)
 	}
 	want := `DCGM_FI_DEV_GPU_TEMP{gpu="7",UUID="GPU-00000000-0000-4000-8000-000000000007",pci_bus_id="00000000:BD:00.0",device="nvidia7",`
-	if !strings.HasPrefix(temps[7], want) || !strings.Contains(temps[7], `Hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15"}`) {
+	if !strings.HasPrefix(temps[7], want) || !strings.Contains(temps[7], `hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15"}`) {
 		t.Errorf("GPU 7's temperature series:\n%s\nwant it to start %s", temps[7], want)
 	}
 	dcgmtest.Promtool(t, []byte(body))
@@ -197,6 +199,40 @@ func TestMetricsServesTheDGXA100UntilInterrupted(t *testing.T) {
 	}
 	if code := srv.stop(); code != exitOK || !strings.Contains(srv.stderr.String(), "gpu-bootstrap metrics: stopped") {
 		t.Errorf("interrupted: exit %d, want 0\n%s", code, srv.stderr)
+	}
+}
+
+// TestMetricsHostnameLabel serves the DGX A100 with each --hostname-label
+// and finds the host label under that name, or both, on every series.
+func TestMetricsHostnameLabel(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the labels between modelName and DCGM_FI_DRIVER_VERSION
+	}{
+		{nil, `,hostname="dgx-1",`}, // dcgm-exporter 4.6.0-4.8.3 and later
+		{[]string{"--hostname-label", "hostname"}, `,hostname="dgx-1",`},
+		{[]string{"--hostname-label", "Hostname"}, `,Hostname="dgx-1",`}, // 3.x to 4.5.3-4.8.2
+		{[]string{"--hostname-label=both"}, `,Hostname="dgx-1",hostname="dgx-1",`},
+	} {
+		t.Run(strings.Join(tc.args, "="), func(t *testing.T) {
+			env, _, _, _ := testEnv(nvmltest.NewDGXA100(), map[string]string{"NODE_NAME": "dgx-1"})
+			srv := startMetrics(t, env, append([]string{"--pod-resources-socket", ""}, tc.args...)...)
+			_, body := httpGet(t, srv.url+"/metrics")
+			n := 0
+			for _, line := range strings.Split(body, "\n") {
+				if line == "" || strings.HasPrefix(line, "#") {
+					continue
+				}
+				n++
+				if !strings.Contains(line, `modelName="Mock NVIDIA A100-SXM4-40GB"`+tc.want+`DCGM_FI_DRIVER_VERSION="550.54.15"}`) {
+					t.Errorf("%v: want %s between modelName and the driver version: %s", tc.args, tc.want, line)
+				}
+			}
+			if n < 8 {
+				t.Fatalf("%v: %d series:\n%s", tc.args, n, body)
+			}
+			dcgmtest.Promtool(t, []byte(body))
+		})
 	}
 }
 
@@ -257,7 +293,9 @@ type prometheusServer struct {
 	url string
 }
 
-func startPrometheus(t *testing.T, target string) *prometheusServer {
+// startPrometheus starts one scraping target; job is more of the job's
+// configuration (YAML at the job's indentation), "" for none.
+func startPrometheus(t *testing.T, target string, job ...string) *prometheusServer {
 	t.Helper()
 	binary := dcgmtest.NeedTool(t, "prometheus")
 	dir := t.TempDir()
@@ -269,7 +307,7 @@ scrape_configs:
   - job_name: gpu
     static_configs:
       - targets: ["`+target+`"]
-`), 0o644))
+`+strings.Join(job, "")), 0o644))
 	// Prometheus takes no port 0: ask the kernel for a free one.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -351,7 +389,7 @@ func TestMetricsScrapedByARealPrometheus(t *testing.T) {
 
 	temps := prom.waitFor(t, "DCGM_FI_DEV_GPU_TEMP", 8)
 	for _, s := range temps {
-		if s.Metric["gpu"] == "0" && (s.Value[1] != "40" || s.Metric["UUID"] != "GPU-00000000-0000-4000-8000-000000000000" || s.Metric["Hostname"] != "dgx-1") {
+		if s.Metric["gpu"] == "0" && (s.Value[1] != "40" || s.Metric["UUID"] != "GPU-00000000-0000-4000-8000-000000000000" || s.Metric["hostname"] != "dgx-1") {
 			t.Errorf("GPU 0's temperature in Prometheus: %v", s)
 		}
 	}
@@ -366,6 +404,24 @@ func TestMetricsScrapedByARealPrometheus(t *testing.T) {
 	fleet.Advance()
 	prom.waitFor(t, `DCGM_FI_DEV_GPU_TEMP{gpu="0"} == 71`, 1)
 	prom.waitFor(t, `DCGM_FI_DEV_POWER_USAGE{gpu="0"} == 350`, 1)
+}
+
+// TestMetricsOldHostnameRelabelled scrapes --hostname-label Hostname (as a
+// dcgm-exporter before 4.6.0-4.8.3 writes it) through the relabelling rule
+// examples/bootstrap/metrics/README.md gives: queries keyed on hostname
+// find the GPUs.
+func TestMetricsOldHostnameRelabelled(t *testing.T) {
+	env, _, _, _ := testEnv(nvmltest.NewDGXA100(), map[string]string{"NODE_NAME": "dgx-1"})
+	srv := startMetrics(t, env, "--pod-resources-socket", "", "--hostname-label", "Hostname")
+	prom := startPrometheus(t, strings.TrimPrefix(srv.url, "http://"), `    metric_relabel_configs:
+      - source_labels: [Hostname]
+        regex: (.+)
+        target_label: hostname
+`)
+	got := prom.waitFor(t, `count by (hostname, Hostname) (DCGM_FI_DEV_GPU_TEMP{hostname="dgx-1"})`, 1)
+	if got[0].Value[1] != "8" || got[0].Metric["Hostname"] != "dgx-1" {
+		t.Errorf("GPUs under hostname after relabelling: %v", got)
+	}
 }
 
 func TestMetricsGivesMIGInstancesTheirMemoryAndPods(t *testing.T) {
@@ -405,8 +461,8 @@ func TestMetricsGivesMIGInstancesTheirMemoryAndPods(t *testing.T) {
 	_, body := httpGet(t, srv.url+"/metrics")
 	const gpu0 = `{gpu="0",UUID="GPU-00000000-0000-4000-8000-000000000000",pci_bus_id="00000000:07:00.0",device="nvidia0",modelName="Mock NVIDIA A100-SXM4-40GB",`
 	for _, want := range []string{
-		"DCGM_FI_DEV_FB_USED" + gpu0 + `Hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15"} 5100`,
-		"DCGM_FI_DEV_FB_USED" + gpu0 + `GPU_I_PROFILE="3g.20gb",GPU_I_ID="1",Hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15",container="jupyter",namespace="ml",pod="notebook"} 5000`,
+		"DCGM_FI_DEV_FB_USED" + gpu0 + `hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15"} 5100`,
+		"DCGM_FI_DEV_FB_USED" + gpu0 + `GPU_I_PROFILE="3g.20gb",GPU_I_ID="1",hostname="dgx-1",DCGM_FI_DRIVER_VERSION="550.54.15",container="jupyter",namespace="ml",pod="notebook"} 5000`,
 	} {
 		if !slices.Contains(series(body, "DCGM_FI_DEV_FB_USED"), want) {
 			t.Errorf("no series\n%s\nin\n%s", want, strings.Join(series(body, "DCGM_FI_DEV_FB_USED"), "\n"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/bootstrap"
 )
@@ -96,9 +97,30 @@ func runApply(ctx context.Context, args []string, env environment) int {
 		return exitOK
 	}
 	health := bootstrap.Verify(ctx, h, cfg)
+	health.Warnings = notSaidYet(health.Warnings, report.Warnings)
 	writeHealth(env.stdout, health)
 	if health.Status == bootstrap.HealthUnhealthy && len(report.Restarts) > 0 && !opts.RestartRuntime {
 		fmt.Fprintln(env.stdout, "(some problems may clear once the runtime restarts)")
 	}
 	return health.ExitCode()
+}
+
+// notSaidYet drops the health check's warnings that apply's summary said
+// already ("driver: <warning>"): a branch past its end of life is warned
+// about by the plan and again by the check after it.
+func notSaidYet(health, said []string) []string {
+	var out []string
+	for _, w := range health {
+		repeated := false
+		for _, s := range said {
+			if s == w || strings.HasSuffix(s, ": "+w) {
+				repeated = true
+				break
+			}
+		}
+		if !repeated {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -52,6 +52,16 @@ func (c *CDIConfig) validate(field string) []error {
 // cdiStep writes the CDI spec of the GPUs NVML lists, as `nvidia-ctk cdi
 // generate` would (see cdi_spec.go for what is generated and where it
 // deliberately differs).
+//
+// One spec owns the nvidia.com/gpu devices (cdi_refresh.go): while NVIDIA's
+// nvidia-cdi-refresh (toolkit 1.18+) is enabled it owns them, and the step
+// writes no spec and removes its own earlier one; otherwise the step's spec
+// does. The step follows nvidia-container-runtime's mode
+// (toolkit_mode.go): in every mode the file serves the CDI requests the
+// engine resolves; mode "cdi" also reads it, so it must lie in the
+// runtime's spec-dirs; "jit-cdi" (the default from 1.18) needs no file for
+// containers that use the nvidia runtime. The plan says which spec owns the
+// devices (Host.Note) whenever the refresh is installed.
 type cdiStep struct{ cfg CDIConfig }
 
 func newCDIStep(cfg CDIConfig) Step { return cdiStep{cfg: cfg} }
@@ -65,6 +75,24 @@ func (cdiStep) Name() string { return "cdi" }
 // work pending, and fails otherwise.
 func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	target := s.cfg.specPath()
+	mode, err := readNvidiaRuntimeMode(h)
+	if err != nil {
+		return nil, err
+	}
+	refresh := readCDIRefresh(h)
+	if refresh.owns() {
+		if mode.resolved == runtimeModeCDI && !inSpecDirs(refresh.output, mode.specDirs) {
+			h.Warn("%s sets mode = %q, and nvidia-container-runtime then reads CDI specs from %s only, not from %s where nvidia-cdi-refresh writes: add %s to [nvidia-container-runtime.modes.cdi] spec-dirs", mode.file, mode.set, strings.Join(mode.specDirs, ", "), refresh.output, path.Dir(refresh.output))
+		}
+		return s.stepAside(h, target, refresh)
+	}
+	if h.Pending("toolkit") {
+		h.Note("the toolkit step installs the NVIDIA Container Toolkit first; from 1.18 its packages enable nvidia-cdi-refresh, which then keeps %s and owns the nvidia.com/gpu devices, and apply writes no spec of its own (apply plans this step after installing the toolkit)", cdiRefreshOutput)
+	}
+	if mode.resolved == runtimeModeCDI && !inSpecDirs(target, mode.specDirs) {
+		return nil, fieldError("cdi.spec_path", "%s is not in a directory nvidia-container-runtime reads in its cdi mode (%s sets mode = %q; [nvidia-container-runtime.modes.cdi] spec-dirs is %s), so GPU containers would find no devices: put the spec in one of those directories, or add %s to spec-dirs",
+			target, mode.file, mode.set, strings.Join(mode.specDirs, ", "), path.Dir(target))
+	}
 	snap, err := h.Snapshot()
 	if err != nil {
 		return nil, err
@@ -74,6 +102,16 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 			return []Change{afterDriverChange(s, fmt.Sprintf("write the CDI spec %s after the driver is installed", target))}, nil
 		}
 		return nil, fmt.Errorf("the CDI spec lists the driver's devices and libraries, so it needs the NVIDIA driver: %s; configure the driver section or install the driver first", noDriverReason(snap.Driver.Reason))
+	}
+	if refresh.unit != "" {
+		why := "not enabled"
+		if refresh.masked != "" {
+			why = "masked (" + refresh.masked + ")"
+		}
+		h.Note("gpu-bootstrap's spec %s owns the nvidia.com/gpu devices: nvidia-cdi-refresh (%s) is %s", target, refresh.unit, why)
+	}
+	if stale := refreshedSpec(h, target, refresh.output); stale != "" {
+		h.Warn("%s (left by nvidia-cdi-refresh, which no longer runs) defines the same nvidia.com/gpu devices, and CDI reads /var/run/cdi after /etc/cdi, so it wins over %s until the next reboot empties /var/run: remove it (rm %s)", stale, target, stale)
 	}
 	spec, err := generateCDISpec(h, snap)
 	if err != nil {
@@ -101,8 +139,8 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		verb = "update"
 	}
 	note := fmt.Sprintf("containers can now ask for %s=all (or =0, =GPU-<uuid>); the spec lists the GPUs as they are now, so run apply again after changing GPUs, MIG mode or the driver", spec.Kind)
-	if refreshed := refreshedSpec(h, target); refreshed != "" {
-		note += fmt.Sprintf("; NVIDIA's nvidia-cdi-refresh (container toolkit 1.18 and later) also keeps %s, which CDI reads after /etc/cdi and which wins for the same device names: keep one spec (cdi.spec_path: %s, or cdi.enabled: false)", refreshed, refreshed)
+	if mode.resolved == runtimeModeJitCDI {
+		note += fmt.Sprintf("; nvidia-container-runtime runs in jit-cdi mode (%s), so containers that use the nvidia runtime get an in-memory spec made when they start, and this file serves the CDI requests the engine resolves", modeOrigin(mode))
 	}
 	return []Change{{
 		Summary: fmt.Sprintf("%s the CDI spec %s (%s: %d GPUs, driver %s)", verb, target, spec.Kind, len(snap.Devices), snap.Driver.Version),
@@ -111,12 +149,52 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	}}, nil
 }
 
-// refreshedSpec is the spec NVIDIA's nvidia-cdi-refresh unit keeps in the
-// dynamic CDI directory, when there is one and it is not target.
-func refreshedSpec(h *Host, target string) string {
-	for _, path := range []string{"/var/run/cdi/nvidia.yaml", "/run/cdi/nvidia.yaml"} {
-		if path != target && h.Exists(path) {
-			return path
+// stepAside is the plan while nvidia-cdi-refresh owns the devices (see
+// cdi_refresh.go): no spec of ours, and a spec ours from before removed.
+func (s cdiStep) stepAside(h *Host, target string, refresh cdiRefresh) ([]Change, error) {
+	h.Note("nvidia-cdi-refresh owns the nvidia.com/gpu devices: it is enabled (%s) and writes %s at boot, when the driver or the toolkit changes and when the nvidia module loads, so gpu-bootstrap writes no second spec (to make gpu-bootstrap the owner instead: systemctl disable --now %s %s)",
+		refresh.unit, refresh.output, cdiRefreshPath, cdiRefreshService)
+	if sameSpecFile(target, refresh.output) {
+		return nil, nil
+	}
+	old, exists, err := h.ReadFile(target)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", target, err)
+	}
+	if !exists {
+		return nil, nil
+	}
+	current, err := decodeCDISpec(target, old)
+	if err != nil {
+		return nil, err
+	}
+	if current.Kind != cdiKind {
+		return nil, nil
+	}
+	return []Change{{
+		Summary: fmt.Sprintf("remove the CDI spec %s: nvidia-cdi-refresh's %s defines the same %s devices, and CDI would load both", target, refresh.output, cdiKind),
+		Ops:     []Op{RemoveOp{Path: target}},
+	}}, nil
+}
+
+// modeOrigin says where the runtime's mode comes from.
+func modeOrigin(m nvidiaRuntimeMode) string {
+	switch {
+	case m.file == "":
+		return "no " + nvidiaRuntimeConfig + ", so the default mode auto"
+	case m.set == "" || m.set == runtimeModeAuto:
+		return m.file + " leaves mode at auto"
+	}
+	return m.file + " sets mode = \"" + m.set + "\""
+}
+
+// refreshedSpec is the spec nvidia-cdi-refresh keeps in the dynamic CDI
+// directory (output, or the default paths), when one is there and it is
+// not target.
+func refreshedSpec(h *Host, target, output string) string {
+	for _, p := range []string{output, cdiRefreshOutput, "/run/cdi/nvidia.yaml"} {
+		if !sameSpecFile(p, target) && h.Exists(p) {
+			return p
 		}
 	}
 	return ""

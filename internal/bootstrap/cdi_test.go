@@ -431,26 +431,3 @@ func TestCDIReadsTheSONAMEFromAnELFLibrary(t *testing.T) {
 	h := &Host{Root: root}
 	require.Equal(t, "libc.so.6", h.soname("/usr/lib64/libc.so.550.54.15"))
 }
-
-func TestCDINotesTheSpecOfNvidiaCdiRefresh(t *testing.T) {
-	fleet := nvmltest.NewDGXA100()
-	root := dgxRoot(t, fleet)
-	h := cdiHost(t, fleet, root)
-	step := newCDIStep(CDIConfig{Enabled: true})
-
-	changes, err := step.Plan(context.Background(), h)
-	require.NoError(t, err)
-	require.Len(t, changes, 1)
-	require.NotContains(t, changes[0].Note, "nvidia-cdi-refresh", "no refreshed spec on this root")
-
-	plantFiles(t, root, map[string]string{"/var/run/cdi/nvidia.yaml": "cdiVersion: 0.5.0\n"})
-	changes, err = step.Plan(context.Background(), h)
-	require.NoError(t, err)
-	require.Len(t, changes, 1)
-	require.Contains(t, changes[0].Note, "nvidia-cdi-refresh (container toolkit 1.18 and later) also keeps /var/run/cdi/nvidia.yaml")
-
-	changes, err = newCDIStep(CDIConfig{Enabled: true, SpecPath: "/var/run/cdi/nvidia.yaml"}).Plan(context.Background(), h)
-	require.NoError(t, err)
-	require.Len(t, changes, 1)
-	require.NotContains(t, changes[0].Note, "nvidia-cdi-refresh", "writing that very spec is not a second spec")
-}

@@ -25,8 +25,15 @@ import (
 //     the enabled stream is the pin (driver_dnf.go).
 //
 // A node already running the branch (NVML says so) gets no changes beyond a
-// missing pin, and none at all on a system this step has no packaging for. Which GPUs the kernel module flavor supports is checked at
-// plan time (driver_gpus.go).
+// missing pin, and none at all on a system this step has no packaging for.
+// Which GPUs the branch and kernel module flavor support is checked at plan
+// time (driver_gpus.go).
+//
+// NVIDIA's branch lifecycle (driver_lifecycle.go) comes first in Plan: a
+// moving driver.branch ("lts", "production") is resolved to today's number
+// and the plan notes it; a branch past its end of life is a warning with the
+// nearest supported branch, and the install goes ahead; a flavor the branch
+// does not ship is an error.
 
 // DriverConfig pins the NVIDIA driver branch.
 type DriverConfig struct {

@@ -39,19 +39,35 @@ import (
 //	      Branch gets fixes "for up to 1 year", a Long Term Support Branch "during the 3
 //	      years that they are supported"; a New Feature Branch is released about every
 //	      quarter.
-//	[guide] NVIDIA Driver Installation Guide, 620 edition, Recent Updates: "Proprietary
-//	      Kernel Modules Removed" (open kernel modules only from branch 620).
+//	[guide] NVIDIA Driver Installation Guide, Recent Updates, "Proprietary Kernel Modules
+//	      Removed": "The proprietary kernel modules have been removed. The open kernel
+//	      modules are now the only kernel module flavor provided." The section is §4.1 of
+//	      the Release 620 edition (docs.nvidia.com/datacenter/tesla/driver-installation-guide/620/pdf/,
+//	      Nov 09, 2026) and absent from the Release 615 edition (.../615/pdf/, Sep 09, 2026,
+//	      whose Recent Updates has only "Version locking packages for Ubuntu / Debian"):
+//	      so NVIDIA's repositories ship open modules only from 620. Ubuntu's own archive
+//	      went earlier: its nvidia-driver-615 and nvidia-dkms-615 are transitional packages
+//	      to the -open ones (packages.ubuntu.com), which the Ubuntu packaging says itself.
+//	[kmod] docs.nvidia.com/datacenter/tesla/driver-installation-guide/kernel-modules.html:
+//	      "Starting in the 515 driver release series, two flavors": proprietary ("required
+//	      for older GPUs from the Maxwell, Pascal, or Volta architectures") and open ("only
+//	      for Turing and newer architectures").
+//	[redist] developer.download.nvidia.com/compute/nvidia-driver/redist/redistrib_<version>.json,
+//	      "release_date" of the earliest release of a branch found there: 590.48.01
+//	      2025-12-22, 615.71.09 2026-09-09, 620.70.06 2026-11-04.
 //	[arch] docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html:
 //	      Maxwell, Pascal and Volta: Last Driver Support R580.
 //
-// Release months. NVIDIA's pages give end-of-life months, not release
-// months; the release month only keeps "lts" and "production" from naming a
-// branch that was not out yet on the day of the plan. chosen: for a Long
-// Term Support or Production Branch with a published end of life, the
-// release month is that end of life minus the support period of [life]
-// (3 years, 1 year), which gives the months the branches came out in (R535
-// June 2023, R570 February 2025, R580 August 2025 from [580]'s "August
-// 2028"); rows where that does not apply say how their month was chosen.
+// Release months. NVIDIA's lifecycle pages give end-of-life months, not
+// release months; the release month only keeps "lts" and "production" from
+// naming a branch that was not out yet on the day of the plan. Where [redist]
+// has the branch, its earliest release date found there (a later month than
+// the real first release at worst, so a moving name never runs ahead of
+// NVIDIA). chosen, elsewhere: for a Long Term Support or Production Branch
+// with a published end of life, that end of life minus the support period
+// of [life] (3 years, 1 year), which gives the months the branches came out
+// in (R535 June 2023, R570 February 2025, R580 August 2025 from [580]'s
+// "August 2028"); other rows say how their month was chosen.
 //
 // End of life. A branch is supported through its end-of-life month and
 // past its end of life from the first day of the next month (chosen: NVIDIA
@@ -135,17 +151,17 @@ type branchLifecycle struct {
 // Kernel module facts that hold for every branch of the table.
 const (
 	// firstOpenBranch is the first branch with open GPU kernel modules
-	// (NVIDIA released them with R515 in May 2022).
+	// ([kmod]).
 	firstOpenBranch = 515
 	// firstOpenOnlyBranch is the first branch without proprietary kernel
-	// modules ([guide]).
-	firstOpenOnlyBranch = 620
+	// modules ([guide]); lastProprietaryBranch the last one with them.
+	firstOpenOnlyBranch   = 620
+	lastProprietaryBranch = 615
 	// lastPreTuringBranch is the last branch that drives Maxwell, Pascal
 	// and Volta GPUs ([arch]).
 	lastPreTuringBranch = 580
 	// openModulesMinArchitecture is the oldest architecture the open
-	// kernel modules drive (NVIDIA's open-gpu-kernel-modules README:
-	// "Turing or later GPUs").
+	// kernel modules drive ([kmod]).
 	openModulesMinArchitecture = "Turing"
 )
 
@@ -156,9 +172,11 @@ var driverBranches = []branchLifecycle{
 		source: "[580], [615]: R535 Long Term Support Branch, End of Life June 2026"},
 	{branch: 550, designation: productionBranch, released: ym(2024, time.March), endedBy: ym(2025, time.August),
 		// chosen: released March 2024, the month of CUDA 12.4, whose
-		// release notes ask for driver >= 550.54.14. Production Branch:
-		// NVIDIA's 550 edition is not in the sources read; the branch
-		// was one of the two production branches of 2024 (535 the LTSB).
+		// release notes ask for driver >= 550.54.14. unsure: Production
+		// Branch; NVIDIA's 550 edition of the Supported Drivers page is
+		// not in the sources read, and only a third party's list (the
+		// aks-gpu driver list: production 550 and 570, long-term 535)
+		// says so. Only "production" before 2025 depends on it.
 		source: "[580]: R550 end of life (listed among the ended branches)"},
 	{branch: 560, designation: newFeatureBranch, released: ym(2024, time.August), endedBy: ym(2025, time.August),
 		// chosen: released August 2024 (CUDA 12.6, driver >= 560.28.03).
@@ -174,9 +192,9 @@ var driverBranches = []branchLifecycle{
 	{branch: 580, designation: longTermSupportBranch, released: ym(2025, time.August), endOfLife: ym(2028, time.June),
 		source: "[620], [615]: R580 Long Term Support Branch, End of Life June 2028 ([580]: August 2028)"},
 	{branch: 590, designation: newFeatureBranch, released: ym(2025, time.December),
-		// chosen: released December 2025 (CUDA 13.1's release notes,
-		// published 4 December 2025, ship driver 590). No end of life is
-		// published; it ended when 595 came out.
+		// Released December 2025 ([redist]: 590.48.01, 2025-12-22; the
+		// Driver Installation Guide's r590 edition is dated 15 December
+		// 2025). No end of life is published; it ended when 595 came out.
 		source: "[620]: New Feature Branches are short-lived and have no end-of-life date"},
 	{branch: 595, designation: productionBranch, released: ym(2026, time.March), endOfLife: ym(2027, time.March),
 		source: "[620], [615]: R595 Production Branch, End of Life March 2027"},
@@ -184,13 +202,17 @@ var driverBranches = []branchLifecycle{
 		// chosen: released May 2026: after 595 (March 2026), and a
 		// quarter ([life]) before its August 2026 end of life.
 		source: "[615]: R610 New Feature Branch, End of Life August 2026"},
-	{branch: 615, designation: newFeatureBranch, released: ym(2026, time.August),
+	{branch: 615, designation: newFeatureBranch, released: ym(2026, time.September),
 		// unsure: NVIDIA's 615 edition exists but its table does not list
 		// 615 itself, and the 620 edition lists only long-term and
-		// production branches; so a New Feature Branch. chosen: released
-		// August 2026, a quarter after 610; ended when 620 came out.
+		// production branches; so a New Feature Branch. Released
+		// September 2026 ([redist]: 615.71.09, 2026-09-09); ended when 620
+		// came out.
 		source: "[615], [620]: not listed among the long-term and production branches"},
-	{branch: 620, designation: longTermSupportBranch, released: ym(2026, time.September), endOfLife: ym(2029, time.September),
+	{branch: 620, designation: longTermSupportBranch, released: ym(2026, time.November), endOfLife: ym(2029, time.September),
+		// Released November 2026 at the latest ([redist]: 620.70.06,
+		// 2026-11-04); [life]'s 3 years before September 2029 would say
+		// September 2026, which no release found confirms.
 		source: "[620]: R620 Long Term Support Branch, End of Life September 2029; [guide]: open kernel modules only"},
 }
 
@@ -396,7 +418,7 @@ func checkBranchFlavor(field string, c DriverConfig) error {
 	case c.open() && !b.open:
 		return fieldError(field, `branch %d has no open kernel modules (NVIDIA ships them from branch %d on): set %s to "proprietary" or choose a newer branch`, n, firstOpenBranch, field)
 	case !c.open() && !b.proprietary:
-		return fieldError(field, `NVIDIA ships only the open kernel modules from branch %d on: set %s to "open" or, for GPUs older than %s, choose branch %d or older`, firstOpenOnlyBranch, field, openModulesMinArchitecture, lastPreTuringBranch)
+		return fieldError(field, `NVIDIA ships only the open kernel modules from branch %d on: set %s to "open", or choose branch %d or older (%d or older for GPUs older than %s)`, firstOpenOnlyBranch, field, lastProprietaryBranch, lastPreTuringBranch, openModulesMinArchitecture)
 	}
 	return nil
 }

@@ -93,6 +93,8 @@ func TestEndOfLifeWarning(t *testing.T) {
 		{550, lifecycleToday, "branch 550 is past its end of life (NVIDIA lists it as ended by August 2025) and gets no more bug or security fixes; the nearest supported branch is 595 (production, end of life March 2027)"},
 		{590, lifecycleToday, "branch 590 is a short-lived new feature branch, ended when branch 595 came out (March 2026) and gets no more bug or security fixes; the nearest supported branch is 595 (production, end of life March 2027)"},
 		{610, lifecycleToday, "branch 610 reached its end of life in August 2026 and gets no more bug or security fixes; the nearest supported branch is 620 (long-term support, end of life September 2029)"},
+		{615, lifecycleToday, "branch 615 is a short-lived new feature branch, ended when branch 620 came out (November 2026) and gets no more bug or security fixes; the nearest supported branch is 620 (long-term support, end of life September 2029)"},
+		{615, day(2026, time.October, 31), ""},
 		// In June 2025 580 was not out yet: 535 is still supported, 570's
 		// nearest production branch is none, so the closest of any kind.
 		{550, day(2025, time.September, 1), "branch 550 is past its end of life (NVIDIA lists it as ended by August 2025) and gets no more bug or security fixes; the nearest supported branch is 570 (production, end of life February 2026)"},
@@ -118,6 +120,10 @@ func TestDriverConfigResolve(t *testing.T) {
 		{"LTS", lifecycleToday, "620", `driver.branch "LTS" is branch 620 today (NVIDIA's newest long-term support branch, end of life September 2029)`},
 		{"production", lifecycleToday, "595", `driver.branch "production" is branch 595 today (NVIDIA's newest production branch, end of life March 2027)`},
 		{"lts", day(2026, time.August, 31), "580", `driver.branch "lts" is branch 580 today (NVIDIA's newest long-term support branch, end of life June 2028)`},
+		// 620's first release NVIDIA's manifests show is 4 November 2026:
+		// in October "lts" still means 580.
+		{"lts", day(2026, time.October, 31), "580", `driver.branch "lts" is branch 580 today (NVIDIA's newest long-term support branch, end of life June 2028)`},
+		{"lts", day(2026, time.November, 1), "620", `driver.branch "lts" is branch 620 today (NVIDIA's newest long-term support branch, end of life September 2029)`},
 		{"lts", day(2025, time.June, 1), "535", `driver.branch "lts" is branch 535 today (NVIDIA's newest long-term support branch, end of life June 2026)`},
 		{"production", day(2025, time.June, 1), "570", `driver.branch "production" is branch 570 today (NVIDIA's newest production branch, end of life February 2026)`},
 		{"production", day(2026, time.February, 15), "570", `driver.branch "production" is branch 570 today (NVIDIA's newest production branch, end of life February 2026)`},
@@ -219,7 +225,7 @@ func TestDriverPlanLifecycleErrors(t *testing.T) {
 		{
 			"lts with proprietary modules: 620 ships none",
 			DriverConfig{Branch: "lts", KernelModules: "proprietary"}, nil, "driver.kernel_modules",
-			[]string{`driver.branch "lts" is branch 620 today`, "NVIDIA ships only the open kernel modules from branch 620 on", `set driver.kernel_modules to "open"`},
+			[]string{`driver.branch "lts" is branch 620 today`, "NVIDIA ships only the open kernel modules from branch 620 on", `set driver.kernel_modules to "open", or choose branch 615 or older (580 or older for GPUs older than Turing)`},
 		},
 		{
 			"proprietary 620 named by number",
@@ -281,4 +287,20 @@ func TestVerifyWarnsAboutTheRunningBranch(t *testing.T) {
 
 	require.Empty(t, RunningDriverEndOfLife(nvml.Driver{Loaded: false}, lifecycleToday))
 	require.True(t, strings.HasPrefix(RunningDriverEndOfLife(nvml.Driver{Loaded: true, Version: "570.195.03"}, lifecycleToday), "driver 570.195.03: branch 570 reached its end of life in February 2026"))
+}
+
+func TestVerifyShowsStepWarningsOnce(t *testing.T) {
+	// The DGX A100 double runs 550.54.15; driver.branch 550 plans nothing
+	// (the branch runs) but warns about its end of life, which check has
+	// already said about the running driver: said once.
+	h := verifyMachine{}.host(t)
+	health := Verify(context.Background(), h, &Config{Driver: &DriverConfig{Branch: "550", KernelModules: "proprietary"}, Verify: VerifyConfig{ExpectGPUs: 8}})
+	require.Equal(t, HealthHealthy, health.Status, "%+v", health)
+	require.Equal(t, []string{"driver 550.54.15: branch 550 is past its end of life (NVIDIA lists it as ended by August 2025) and gets no more bug or security fixes; the nearest supported branch is 595 (production, end of life March 2027)"}, health.Warnings)
+
+	// Another step's warning is shown under its name, and not as a problem.
+	v := &verification{}
+	v.checkSteps(context.Background(), h, []Step{warningStep{name: "runtime", warnings: []string{"two specs"}}})
+	require.Equal(t, []string{"runtime: two specs"}, v.warnings)
+	require.Empty(t, v.problems)
 }

@@ -19,7 +19,8 @@ import (
 //     see runtime_containerd.go.
 //   - docker: "runtimes", "default-runtime" and "features" in
 //     /etc/docker/daemon.json; see runtime_docker.go.
-//   - crio: the drop-in /etc/crio/crio.conf.d/99-nvidia.conf; see
+//   - crio: the drop-in /etc/crio/crio.conf.d/99-nvidia.conf (without the
+//     runtime's table where nvidia-ctk's 99-nvidia.toml defines it); see
 //     runtime_crio.go.
 //
 // Every edit keeps the rest of the file as it was (comments, key order,
@@ -28,10 +29,18 @@ import (
 // The engines merge several files, so the plan is made against the config
 // the engine ends up with (runtime_effective.go): set_as_default: false
 // removes a default of nvidia from whichever file sets it, and a file read
-// after ours that overrides the nvidia runtime or the default (nvidia-ctk's
-// CRI-O 99-nvidia.toml sorts after our 99-nvidia.conf), or a containerd
-// whose CRI plugin is disabled (Docker's packaging), is an error naming the
-// file. A generated containerd config (k3s, RKE2: "DO NOT EDIT") is
+// after ours that overrides the nvidia runtime's binary or the default, or
+// a containerd whose CRI plugin is disabled (Docker's packaging), is an
+// error naming the file.
+//
+// NVIDIA Container Toolkit 1.18 and later write the runtime as a drop-in
+// (`nvidia-ctk runtime configure`, drop-in mode by default): containerd's
+// conf.d/99-nvidia.toml, imported from config.toml, and CRI-O's
+// crio.conf.d/99-nvidia.toml. Where such a file already defines the nvidia
+// runtime with our binary, the step never adds a second one: containerd's
+// is edited where it is (containerdRuntimeHolder), CRI-O's is left to hold
+// the runtime, our 99-nvidia.conf keeping only what it does not set
+// (crioRuntimeHolder). The plan notes which file holds the runtime. A generated containerd config (k3s, RKE2: "DO NOT EDIT") is
 // configured through the template it is generated from
 // (runtime_containerd_k3s.go), and found without runtime.config_path where
 // k3s or RKE2 runs it (runtime_containerd_embedded.go). Per-engine facts live in one table,

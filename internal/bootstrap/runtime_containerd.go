@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/tomledit"
@@ -100,6 +101,9 @@ func planContainerd(ctx context.Context, h *Host, want runtimeWant) ([]Change, e
 	if conflicts := eff.conflicts(want, at.ours); len(conflicts) > 0 {
 		return nil, conflictError("containerd", conflicts)
 	}
+	if at.generated == nil {
+		warnUnreadToolkitDropIns(h, at.main, eff)
+	}
 	if at.generated != nil {
 		for i := range changes {
 			changes[i].Restart = at.generated.service
@@ -141,6 +145,7 @@ func planContainerdFiles(ctx context.Context, h *Host, want runtimeWant, at *con
 		return nil, err
 	}
 	ver, known := probeVersion(ctx, h, engineContainerd)
+	warnContainerdBOM(h, path, seed, ver, known) // runtime_containerd_bom.go
 	version, why, err := containerdConfigVersion(path, mainDoc, ver, known)
 	if err != nil {
 		return nil, err
@@ -166,8 +171,19 @@ func planContainerdFiles(ctx context.Context, h *Host, want runtimeWant, at *con
 	}
 	about := fmt.Sprintf(" (containerd config version %d: %s)", version, why)
 
-	dropIn, importPattern, inPlaceWhy := containerdDropIn(path, mainDoc, ver, known, version)
 	at.mergesKeys = known && ver.atLeast(2, 0) || !known && version >= 3
+	if at.generated == nil {
+		holder, err := containerdRuntimeHolder(h, path, mainDoc, at.mergesKeys)
+		if err != nil {
+			return nil, err
+		}
+		// A holder that points the runtime at another binary (the GPU
+		// operator's) is not taken over: the plan's conflicts name it.
+		if holder != nil && holderBinaryIs(*holder, want.binary) {
+			return planContainerdHolder(h, ed, *holder, mainDoc, at, about)
+		}
+	}
+	dropIn, importPattern, inPlaceWhy := containerdDropIn(path, mainDoc, ver, known, version)
 	if dropIn == "" {
 		verb := "update"
 		if !main.exists {
@@ -246,6 +262,86 @@ func planContainerdFiles(ctx context.Context, h *Host, want runtimeWant, at *con
 	return changes, nil
 }
 
+// containerdRuntimeHolder is the file containerd imports that holds the
+// nvidia runtime, when one does: nvidia-ctk 1.18+'s drop-in (see
+// containerdDropIn), or ours from an earlier run. It is the last imported
+// file, in containerd's merge order, that defines the nvidia runtime;
+// before containerd 2.0, where an imported file's CRI table replaces the
+// main file's whole, a file that defines the nvidia runtime decides the
+// whole CRI config only when no later file has a CRI table (the plan's
+// conflicts name that file otherwise). nil when no imported file defines
+// it.
+func containerdRuntimeHolder(h *Host, path string, mainDoc *tomledit.Doc, mergesKeys bool) (*configLayer, error) {
+	if v, _ := mainDoc.Get("imports"); v == nil {
+		return nil, nil
+	}
+	eff, err := containerdEffective(h, path, mergesKeys, map[string]*tomledit.Doc{path: mainDoc})
+	if err != nil {
+		return nil, err
+	}
+	for i := len(eff.layers) - 1; i >= 1; i-- {
+		l := eff.layers[i]
+		if l.doc.Has(containerdSchemaFor(l.version).runtime(nvidiaRuntime)...) {
+			return &l, nil
+		}
+	}
+	return nil, nil
+}
+
+// containerdToolkitDropIns are where nvidia-ctk writes containerd's
+// drop-in, relative to the main config's directory: conf.d from v1.18.1,
+// config.d in v1.18.0.
+var containerdToolkitDropIns = []string{"conf.d/99-nvidia.toml", "config.d/99-nvidia.toml"}
+
+// warnUnreadToolkitDropIns warns about an nvidia-ctk drop-in beside the
+// main config that containerd does not import: its nvidia runtime does
+// nothing (a version 1 config, or an imports line removed since).
+func warnUnreadToolkitDropIns(h *Host, main string, eff *effectiveConfig) {
+	for _, rel := range containerdToolkitDropIns {
+		p := filepath.Join(filepath.Dir(main), rel)
+		if h.Exists(p) && !slices.Contains(eff.paths(), p) {
+			h.Warn("%s (where nvidia-ctk 1.18+ writes containerd's nvidia runtime) is not imported by %s, so containerd does not read it; the nvidia runtime is configured in the files containerd reads (%s): remove it to avoid confusion", p, main, strings.Join(eff.paths(), ", "))
+		}
+	}
+}
+
+// holderBinaryIs reports whether the holder's nvidia runtime runs binary,
+// or names no binary.
+func holderBinaryIs(l configLayer, binary string) bool {
+	v, ok := l.doc.Get(containerdSchemaFor(l.version).runtime(nvidiaRuntime, "options", "BinaryName")...)
+	return !ok || v == binary
+}
+
+// planContainerdHolder edits the imported file that holds the nvidia
+// runtime (containerdRuntimeHolder) in place of adding a second nvidia
+// runtime to the main config or to another drop-in. The file is edited in
+// its own config version; settings it lacks are read from the main config
+// when containerd merges key by key (2.0 and later), and not before, where
+// its CRI table is all containerd sees.
+func planContainerdHolder(h *Host, ed containerdEdit, holder configLayer, mainDoc *tomledit.Doc, at *containerdPlacement, about string) ([]Change, error) {
+	at.ours = holder.path
+	h.Note("the nvidia runtime is in %s, which containerd imports from %s (nvidia-ctk 1.18+ `runtime configure` writes its drop-in there, with the whole CRI section before containerd 2.0), so it is configured there, not defined a second time", holder.path, at.main)
+	ed.schema = containerdSchemaFor(holder.version)
+	below := mainDoc
+	if !at.mergesKeys {
+		below = nil
+	}
+	doc, err := tomledit.Parse(holder.old)
+	if err != nil {
+		return nil, editError(holder.path, err)
+	}
+	did, err := ed.apply(doc, below)
+	if err != nil {
+		return nil, editError(holder.path, err)
+	}
+	f := configFile{path: holder.path, old: holder.old, exists: true}
+	change, ok := f.change(doc.Bytes(), describeEdits("update", holder.path, did)+about, "containerd")
+	if !ok {
+		return nil, nil
+	}
+	return []Change{change}, nil
+}
+
 // containerdConfigVersion is the config version to edit in, and why: the
 // file's version key (containerd reads a file without one as version 1);
 // for a new file the version the installed containerd writes (`containerd
@@ -303,11 +399,30 @@ func containerdVersionError(path string, doc *tomledit.Doc, v any) error {
 // everything else of the main file's CRI section. Since 2.0
 // (containerd/containerd#9982) plugin sections are merged key by key, so a
 // drop-in that holds just the nvidia keys is right. nvidia-ctk 1.18+
-// instead copies the whole CRI section into its drop-in for old containerd,
-// which then shadows later edits of the main file; this bootstrap edits the
-// main file in place instead. So: a drop-in only when the main config has
+// instead copies the whole CRI section into its drop-in, for every
+// containerd (NVIDIA/nvidia-container-toolkit v1.20.1
+// pkg/config/engine/containerd getBaseDropInConfigTree), which then shadows
+// later edits of the main file before 2.0; this bootstrap edits the main
+// file in place instead. So: a drop-in only when the main config has
 // imports and containerd is 2.x (or, when `containerd --version` says
 // nothing, the config is version 3, which only 2.x reads).
+//
+// Where nvidia-ctk ran already, containerdRuntimeHolder finds its drop-in
+// first and the runtime is configured there. What nvidia-ctk writes
+// (cmd/nvidia-ctk/runtime/configure defaultContainerdDropInConfigFilePath;
+// pkg/config/engine/containerd ConfigWithDropIn.Save, ensureImports):
+// /etc/containerd/conf.d/99-nvidia.toml from v1.18.1
+// (/etc/containerd/config.d/99-nvidia.toml in v1.18.0), holding version,
+// the CRI plugin's whole table copied from config.toml and the nvidia
+// runtime with runc's settings (default_runtime_name with
+// --set-as-default, enable_cdi with --cdi.enabled); and in config.toml the
+// import "<that directory>/*.toml" appended to imports (version set too
+// when the file was empty). testdata/runtime/oracle reproduces this
+// output. A version 1 config has no ConfigWithDropIn there
+// (containerd.New returns ConfigV1): nvidia-ctk writes the whole file, runtime
+// added, to the drop-in path and imports nothing, so containerd never reads
+// it; the plan warns about such an unread drop-in
+// (warnUnreadToolkitDropIns).
 func containerdDropIn(path string, doc *tomledit.Doc, ver engineVersion, known bool, version int64) (dropIn, importPattern, inPlaceWhy string) {
 	v, _ := doc.Get("imports")
 	imports, _ := stringList(v)

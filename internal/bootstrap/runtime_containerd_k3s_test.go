@@ -2,8 +2,10 @@ package bootstrap
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,5 +70,172 @@ func TestRuntimeK3sRefusesWhatItCannotEdit(t *testing.T) {
 			_, err := MakePlan(context.Background(), h, steps)
 			require.ErrorContains(t, err, c.wantErr)
 		})
+	}
+}
+
+// k3sV1Generated is k3s-v1-headerless/input's config.toml: the version 1
+// config k3s rendered at every start before November 2022
+// (k3s-io/k3s#6421), with no DO NOT EDIT header.
+func k3sV1Generated(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(runtimeCases, "k3s-v1-headerless/input", k3sContainerdDir, "config.toml"))
+	require.NoError(t, err)
+	require.NotContains(t, string(data), "DO NOT EDIT")
+	require.Contains(t, string(data), "[plugins.cri]")
+	return string(data)
+}
+
+// withoutHeader is a generated config as k3s and RKE2 wrote it before
+// March 2023 (k3s-io/k3s#7057): no header line.
+func withoutHeader(t *testing.T, config string) string {
+	t.Helper()
+	first, rest, ok := strings.Cut(config, "\n")
+	require.True(t, ok)
+	require.Contains(t, first, "DO NOT EDIT")
+	return rest
+}
+
+func TestRuntimeK3sWithoutTheHeaderStillWritesTheTemplate(t *testing.T) {
+	cases := []struct {
+		description string
+		files       func(t *testing.T) map[string]string
+		config      RuntimeConfig
+		generated   string // the generated config, which must stay as it is
+		wantPath    string
+		wantRestart string
+		wantText    []string // in the template written
+	}{
+		{
+			description: "k3s server before November 2022: version 1, no header, engine auto",
+			files: func(t *testing.T) map[string]string {
+				files := k3sServerRoot(t)
+				files[k3sContainerdDir+"/config.toml"] = k3sV1Generated(t)
+				return files
+			},
+			config:      RuntimeConfig{Engine: engineAuto, SetAsDefault: true},
+			generated:   k3sContainerdDir + "/config.toml",
+			wantPath:    k3sContainerdDir + "/config.toml.tmpl",
+			wantRestart: "k3s",
+			wantText:    []string{"[plugins.opt]", "[plugins.cri.containerd.runtimes.nvidia]", `default_runtime_name = "nvidia"`},
+		},
+		{
+			description: "k3s v1.24.11 agent: version 2, no header, explicit config_path",
+			files: func(t *testing.T) map[string]string {
+				files := k3sServerRoot(t)
+				delete(files, "/etc/systemd/system/k3s.service")
+				delete(files, wants+"k3s.service")
+				files["/etc/systemd/system/k3s-agent.service"] = k3sAgentUnit
+				files[wants+"k3s-agent.service"] = k3sAgentUnit
+				files[k3sContainerdDir+"/config.toml"] = withoutHeader(t, k3sGenerated(t))
+				return files
+			},
+			config:      RuntimeConfig{Engine: engineContainerd, ConfigPath: k3sContainerdDir + "/config.toml", SetAsDefault: true},
+			generated:   k3sContainerdDir + "/config.toml",
+			wantPath:    k3sContainerdDir + "/config.toml.tmpl",
+			wantRestart: "k3s-agent",
+			wantText:    []string{"version = 2", `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes."nvidia"]`},
+		},
+		{
+			description: "RKE2 agent: version 2, no header",
+			files: func(t *testing.T) map[string]string {
+				files := rke2AgentRoot(t)
+				files[rke2ContainerdDir+"/config.toml"] = withoutHeader(t, rke2Generated(t))
+				return files
+			},
+			config:      RuntimeConfig{Engine: engineAuto, SetAsDefault: true},
+			generated:   rke2ContainerdDir + "/config.toml",
+			wantPath:    rke2ContainerdDir + "/config.toml.tmpl",
+			wantRestart: "rke2-agent",
+			wantText:    []string{"/var/lib/rancher/rke2/agent/containerd", "nvidia"},
+		},
+		{
+			description: "RKE2 server: version 1, no header",
+			files: func(t *testing.T) map[string]string {
+				return map[string]string{
+					"/usr/local/bin/rke2":                               "#!/bin/sh\n",
+					"/usr/local/lib/systemd/system/rke2-server.service": rke2ServerUnit,
+					"/usr/local/lib/systemd/system/rke2-agent.service":  rke2AgentUnit,
+					wants + "rke2-server.service":                       rke2ServerUnit,
+					rke2ContainerdDir + "/config.toml":                  strings.ReplaceAll(k3sV1Generated(t), "/var/lib/rancher/k3s/", "/var/lib/rancher/rke2/"),
+				}
+			},
+			config:      RuntimeConfig{Engine: engineContainerd, SetAsDefault: true},
+			generated:   rke2ContainerdDir + "/config.toml",
+			wantPath:    rke2ContainerdDir + "/config.toml.tmpl",
+			wantRestart: "rke2-server",
+			wantText:    []string{"[plugins.opt]", "[plugins.cri.containerd.runtimes.nvidia]"},
+		},
+		{
+			description: "a header-less version 3 file at k3s's path: the version 3 template",
+			files: func(t *testing.T) map[string]string {
+				files := k3sServerRoot(t)
+				files[k3sContainerdDir+"/config.toml"] = "# site notes\nversion = 3\n\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\n  snapshotter = \"overlayfs\"\n"
+				return files
+			},
+			config:      RuntimeConfig{Engine: engineContainerd, SetAsDefault: true},
+			generated:   k3sContainerdDir + "/config.toml",
+			wantPath:    k3sContainerdDir + "/config-v3.toml.tmpl",
+			wantRestart: "k3s",
+			wantText:    []string{"version = 3", "nvidia"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.description, func(t *testing.T) {
+			ctx := context.Background()
+			h := effectiveHost(t, c.files(t), nil)
+			generated, err := os.ReadFile(h.Path(c.generated))
+			require.NoError(t, err)
+			steps := []Step{newRuntimeStep(c.config, nil)}
+			plan, err := MakePlan(ctx, h, steps)
+			require.NoError(t, err)
+			require.Equal(t, 1, plan.Count())
+			change := plan[0].Changes[0]
+			require.Equal(t, c.wantPath, change.File().Path, "the template, not the generated file")
+			require.Equal(t, c.wantRestart, change.Restart)
+			require.Contains(t, change.Summary, c.generated+" is generated by")
+			require.Contains(t, change.Summary, "writes no DO NOT EDIT header")
+
+			_, err = Apply(ctx, h, steps, ApplyOptions{Out: io.Discard})
+			require.NoError(t, err)
+			after, err := os.ReadFile(h.Path(c.generated))
+			require.NoError(t, err)
+			require.Equal(t, string(generated), string(after), "the generated file is left for %s to regenerate", c.wantRestart)
+			tmpl, err := os.ReadFile(h.Path(c.wantPath))
+			require.NoError(t, err)
+			for _, s := range c.wantText {
+				require.Contains(t, string(tmpl), s)
+			}
+			// Verify asks the k3s or RKE2 unit, and counts the template.
+			units, template, ok := containerdGeneratedServices(h, c.generated)
+			require.True(t, ok)
+			require.Equal(t, c.wantRestart, units[0])
+			require.Equal(t, c.wantPath, template)
+			again, err := MakePlan(ctx, h, steps)
+			require.NoError(t, err)
+			require.True(t, again.Empty(), "the second plan")
+		})
+	}
+}
+
+func TestGeneratedByThePathOnlyForK3sAndRKE2(t *testing.T) {
+	const plain = "version = 2\n\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.9\"\n"
+	cases := []struct {
+		path, data string
+		want       generator
+		ok         bool
+	}{
+		{"/etc/containerd/config.toml", plain, generator{}, false},
+		{"/srv/k3s/agent/etc/containerd/config.toml", plain, generator{}, false},
+		{k3sContainerdDir + "/config.toml", plain, generator{program: "k3s", template: "config.toml.tmpl", headerless: true}, true},
+		{rke2ContainerdDir + "/config.toml", "\ufeff" + plain, generator{program: "rke2", template: "config.toml.tmpl", headerless: true}, true},
+		{k3sContainerdDir + "/config.toml", "version = 3\n", generator{program: "k3s", template: "config-v3.toml.tmpl", headerless: true}, true},
+		{k3sContainerdDir + "/config.toml", "# version = 3\nversion = 2\n", generator{program: "k3s", template: "config.toml.tmpl", headerless: true}, true},
+		{"/etc/containerd/config.toml", "# File generated by acme. DO NOT EDIT. Use base.tmpl instead.\n" + plain, generator{program: "acme", template: "base.tmpl"}, true},
+		{k3sContainerdDir + "/config.toml", "# File generated by k3s. DO NOT EDIT. Use config-v3.toml.tmpl instead.\nversion = 3\n", generator{program: "k3s", template: "config-v3.toml.tmpl"}, true},
+	}
+	for _, c := range cases {
+		got, ok := generatedBy(c.path, []byte(c.data))
+		require.Equal(t, c.ok, ok, "%s: %q", c.path, c.data)
+		require.Equal(t, c.want, got, "%s: %q", c.path, c.data)
 	}
 }

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -32,9 +33,31 @@ import (
 // since 1.24 with no switch to turn on (cri-o "config,cli: add configuration
 // for CDI"); enable_cdi needs nothing but a CRI-O that new. The spec
 // directories are [crio.runtime] cdi_spec_dirs.
+//
+// NVIDIA Container Toolkit 1.18 and later write CRI-O's runtime into a
+// drop-in of their own by default (`nvidia-ctk runtime configure
+// --runtime=crio`, NVIDIA/nvidia-container-toolkit
+// cmd/nvidia-ctk/runtime/configure/configure.go
+// defaultCrioDropInConfigFilePath): /etc/crio/crio.conf.d/99-nvidia.toml
+// from v1.20.0, /etc/crio/conf.d/99-nvidia.toml in v1.18.x and v1.19.x (a
+// directory CRI-O does not read: its drop-ins are crio.conf.d, crio(8)
+// --config-dir). The file holds [crio.runtime.runtimes.nvidia] with
+// runtime_path and runtime_type = "oci" over the settings of runc or crun
+// copied from crio.conf (pkg/config/engine/crio AddRuntimeWithOptions), and
+// default_runtime = "nvidia" with --set-as-default. 99-nvidia.toml sorts
+// after our 99-nvidia.conf ('t' after 'c'), so its nvidia runtime table
+// replaces ours whole. The rule: a file CRI-O reads after ours that defines
+// the nvidia runtime holds it; our drop-in then does not define the
+// runtime (it keeps default_runtime and cdi_spec_dirs, which the toolkit's
+// file does not set unless asked), and the plan judges that file's runtime
+// (its runtime_path must be runtime.runtime_path) as CRI-O merges it.
 const (
 	defaultCRIOConfig = "/etc/crio/crio.conf"
 	crioDropInName    = "99-nvidia.conf"
+	// crioToolkitDropInName is nvidia-ctk's CRI-O drop-in (see above), and
+	// crioToolkitOldDir where 1.18 and 1.19 put it.
+	crioToolkitDropInName = "99-nvidia.toml"
+	crioToolkitOldDir     = "/etc/crio/conf.d"
 )
 
 func crioRuntime(name string, keys ...string) []string {
@@ -63,23 +86,56 @@ func planCRIO(ctx context.Context, h *Host, want runtimeWant) ([]Change, error) 
 	if err != nil {
 		return nil, err
 	}
+	if old := filepath.Join(crioToolkitOldDir, crioToolkitDropInName); dropInDir == "/etc/crio/crio.conf.d" && h.Exists(old) {
+		h.Warn("%s is where nvidia-ctk 1.18 and 1.19 write CRI-O's drop-in, but CRI-O reads %s, not %s, so that file does nothing: remove it (the nvidia runtime is configured in %s)", old, dropInDir, crioToolkitOldDir, dropInDir)
+	}
 	f := configFile{path: dropIn, old: eff.layers[ours].old, exists: eff.layers[ours].old != nil}
 	doc := eff.layers[ours].doc
 	var before []*tomledit.Doc
 	for _, l := range eff.layers[:ours] {
 		before = append(before, l.doc)
 	}
-	did, err := editCRIODropIn(doc, before, want)
+	holder := crioRuntimeHolder(eff, ours)
+	if holder != "" {
+		h.Note("%s, which CRI-O reads after %s, defines the nvidia runtime (nvidia-ctk 1.18+ writes its drop-in there), so CRI-O uses that definition: %s does not define a second one", holder, dropIn, dropIn)
+		// Our file is rebuilt from nothing with what it still has to
+		// say; it is ours, so nothing of a user's is lost.
+		doc, _ = tomledit.Parse(nil)
+	}
+	var after []*tomledit.Doc
+	for _, l := range eff.layers[ours+1:] {
+		after = append(after, l.doc)
+	}
+	did, err := editCRIODropIn(doc, before, after, want, holder == "")
 	if err != nil {
 		return nil, editError(dropIn, err)
+	}
+	eff.layers[ours].doc = doc
+	if holder != "" && f.exists && !bytes.Equal(doc.Bytes(), f.old) && eff.layers[ours].old != nil {
+		if old, err := tomledit.Parse(f.old); err == nil && old.Has(crioRuntime(nvidiaRuntime)...) {
+			did = append([]string{"stop defining the nvidia runtime here (" + holder + " defines it, and CRI-O reads it later)"}, did...)
+		}
+		if len(did) == 0 {
+			did = []string{"keep only what " + holder + " does not set"}
+		}
 	}
 	verb := "update"
 	if !f.exists {
 		verb = "create"
 	}
 	var changes []Change
-	if change, ok := f.change(doc.Bytes(), describeEdits(verb, dropIn, did), "crio"); ok {
-		changes = append(changes, change)
+	switch {
+	case doc.IsEmpty() && f.exists:
+		changes = append(changes, Change{
+			Summary: fmt.Sprintf("remove %s: %s defines the nvidia runtime, and nothing is left for this file to set", dropIn, holder),
+			Ops:     []Op{RemoveOp{Path: dropIn}},
+			Restart: "crio",
+		})
+	case doc.IsEmpty():
+	default:
+		if change, ok := f.change(doc.Bytes(), describeEdits(verb, dropIn, did), "crio"); ok {
+			changes = append(changes, change)
+		}
 	}
 	if !want.setDefault {
 		more, err := eff.unsetNvidiaDefault("crio", dropIn)
@@ -164,25 +220,86 @@ func crioEffective(h *Host, mainPath, dropInDir, dropIn string) (eff *effectiveC
 	return eff, ours, nil
 }
 
-// editCRIODropIn makes our drop-in define the nvidia runtime, over the
-// settings of the files read before it.
-func editCRIODropIn(doc *tomledit.Doc, sources []*tomledit.Doc, want runtimeWant) ([]string, error) {
-	// get reads a setting as CRI-O ends up with it from the files before
-	// ours and ours.
+// crioRuntimeHolder is the last file CRI-O reads after ours (index ours)
+// that defines the nvidia runtime: nvidia-ctk's 99-nvidia.toml, usually; ""
+// when none does.
+func crioRuntimeHolder(eff *effectiveConfig, ours int) string {
+	for i := len(eff.layers) - 1; i > ours; i-- {
+		if eff.layers[i].doc.Has(crioRuntime(nvidiaRuntime)...) {
+			return eff.layers[i].path
+		}
+	}
+	return ""
+}
+
+// editCRIODropIn makes our drop-in define the nvidia runtime (unless
+// defineRuntime is false: a later file defines it), the default runtime
+// and the CDI spec directories, over the settings of the files read before
+// it (before) and under those of the files read after it (after).
+func editCRIODropIn(doc *tomledit.Doc, before, after []*tomledit.Doc, want runtimeWant, defineRuntime bool) ([]string, error) {
+	// get reads a setting as CRI-O ends up with it from the files up to
+	// ours; getAll from all of them.
 	get := func(path []string) (any, bool) {
 		if v, ok := doc.Get(path...); ok {
 			return v, true
 		}
-		for i := len(sources) - 1; i >= 0; i-- {
-			if v, ok := sources[i].Get(path...); ok {
+		for i := len(before) - 1; i >= 0; i-- {
+			if v, ok := before[i].Get(path...); ok {
 				return v, true
 			}
 		}
 		return nil, false
 	}
+	getAll := func(path []string) (any, bool) {
+		for i := len(after) - 1; i >= 0; i-- {
+			if v, ok := after[i].Get(path...); ok {
+				return v, true
+			}
+		}
+		return get(path)
+	}
 	var did []string
-	rt := crioRuntime(nvidiaRuntime)
-	if !doc.Has(rt...) {
+	if defineRuntime {
+		var err error
+		if did, err = defineCRIORuntime(doc, before, want, get); err != nil {
+			return nil, err
+		}
+	}
+
+	if want.setDefault {
+		if v, _ := getAll(crioDefaultRuntime); v != nvidiaRuntime {
+			if _, err := doc.Set(crioDefaultRuntime, nvidiaRuntime); err != nil {
+				return nil, err
+			}
+			did = append(did, "make nvidia the default runtime")
+		}
+	} else if v, _ := doc.Get(crioDefaultRuntime...); v == nvidiaRuntime {
+		if _, err := doc.Delete(crioDefaultRuntime); err != nil {
+			return nil, err
+		}
+		did = append(did, "stop making nvidia the default runtime")
+	}
+
+	if want.cdiSpecDir != "" {
+		path := []string{"crio", "runtime", "cdi_spec_dirs"}
+		v, set := getAll(path)
+		dirs, _ := stringList(v)
+		if next := withSpecDir(dirs, set, want.cdiSpecDir); next != nil {
+			if _, err := doc.Set(path, next); err != nil {
+				return nil, err
+			}
+			did = append(did, "scan "+want.cdiSpecDir+" for CDI specs")
+		}
+	}
+	return did, nil
+}
+
+// defineCRIORuntime makes doc define the nvidia runtime: a new table starts
+// from the settings of the runtime nvidia wraps in the files before it
+// (sources), as nvidia-ctk does; then runtime_path and runtime_type.
+func defineCRIORuntime(doc *tomledit.Doc, sources []*tomledit.Doc, want runtimeWant, get func([]string) (any, bool)) ([]string, error) {
+	var did []string
+	if !doc.Has(crioRuntime(nvidiaRuntime)...) {
 		def, _ := get(crioDefaultRuntime)
 		defName, _ := def.(string)
 		from := ""
@@ -226,32 +343,6 @@ func editCRIODropIn(doc *tomledit.Doc, sources []*tomledit.Doc, want runtimeWant
 		return nil, err
 	} else if changed && len(did) == 0 {
 		did = append(did, "make the nvidia runtime an oci runtime")
-	}
-
-	if want.setDefault {
-		if v, _ := get(crioDefaultRuntime); v != nvidiaRuntime {
-			if _, err := doc.Set(crioDefaultRuntime, nvidiaRuntime); err != nil {
-				return nil, err
-			}
-			did = append(did, "make nvidia the default runtime")
-		}
-	} else if v, _ := doc.Get(crioDefaultRuntime...); v == nvidiaRuntime {
-		if _, err := doc.Delete(crioDefaultRuntime); err != nil {
-			return nil, err
-		}
-		did = append(did, "stop making nvidia the default runtime")
-	}
-
-	if want.cdiSpecDir != "" {
-		path := []string{"crio", "runtime", "cdi_spec_dirs"}
-		v, set := get(path)
-		dirs, _ := stringList(v)
-		if next := withSpecDir(dirs, set, want.cdiSpecDir); next != nil {
-			if _, err := doc.Set(path, next); err != nil {
-				return nil, err
-			}
-			did = append(did, "scan "+want.cdiSpecDir+" for CDI specs")
-		}
 	}
 	return did, nil
 }

@@ -81,10 +81,14 @@ func (h Health) ExitCode() int {
 // unreadable, has volatile uncorrected ECC errors, pages waiting to be
 // retired, rows waiting to be remapped or a failed remapping, or a MIG mode
 // switch waiting for a reset; persistence mode is on when the config asks
-// for it; the driver branch is driver.branch when set; and every configured
+// for it; the driver branch is driver.branch when set ("lts" and
+// "production" resolved for today, as the plan does); and every configured
 // step (driver, toolkit, persistence, runtime, cdi, gpu) plans no change;
 // and, on a live root, the container engine started after its config last
 // changed (see checkRuntimeRestarted).
+//
+// Warnings do not make the node unhealthy: the running driver's branch past
+// NVIDIA's end of life, and what a step's plan warns about (Host.Warn).
 func Verify(ctx context.Context, h *Host, cfg *Config) Health {
 	if cfg == nil {
 		cfg = &Config{}

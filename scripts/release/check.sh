@@ -27,8 +27,10 @@
 #      config kept on reinstall.
 #
 # Needs root (chroot, dpkg into a root), systemd-analyze, binutils, binutils-aarch64-linux-gnu,
-# gcc and gcc-aarch64-linux-gnu (the probe), qemu-user-static, debootstrap (first run: Debian's archive, then cached),
-# rpm. Any missing tool fails the check with what to install.
+# gcc and gcc-aarch64-linux-gnu (the probe), qemu-user-static, debootstrap
+# (first run: the machine's Debian mirror, taken from its apt sources or from
+# $GPU_TESTBED_DEBIAN_MIRROR; then cached), rpm. Any missing tool fails the
+# check with what to install.
 #
 #   check.sh [DIST]   (default: dist)
 set -euo pipefail
@@ -191,7 +193,7 @@ ok "arm64 under qemu-aarch64-static: version, inventory, plan (2), apply, plan (
 # 4. amd64 in a Debian 11 root, under chroot.
 testbed() { go run ./cmd/gpu-testbed "$@"; }
 bullseye="${work}/bullseye"
-testbed rootfs --suite bullseye --dir "${bullseye}" >/dev/null || fail "could not make a Debian 11 root (gpu-testbed rootfs --suite bullseye); needs debootstrap and, the first time, deb.debian.org"
+testbed rootfs --suite bullseye --dir "${bullseye}" >/dev/null || fail "could not make a Debian 11 root (gpu-testbed rootfs --suite bullseye); needs debootstrap and, the first time, the machine's Debian mirror (its apt sources, or set GPU_TESTBED_DEBIAN_MIRROR)"
 glibc="$(chroot "${bullseye}" dpkg-query -W -f '${Version}' libc6)"
 [[ "${glibc}" == 2.31-* ]] || fail "the bullseye root has libc6 ${glibc}, want 2.31"
 install -m 0755 "${work}/amd64/gpu-bootstrap" "${bullseye}/usr/local/bin/gpu-bootstrap"
@@ -205,7 +207,7 @@ ok "amd64 in a Debian 11 root (libc6 ${glibc}): version, inventory, plan (2), ap
 # registers), so the root's own arm64 dynamic linker and glibc 2.31 load it.
 bullseye_arm64="${work}/bullseye-arm64"
 testbed rootfs --suite bullseye --arch arm64 --dir "${bullseye_arm64}" >/dev/null ||
-	fail "could not make a Debian 11 arm64 root (gpu-testbed rootfs --suite bullseye --arch arm64); needs debootstrap, qemu-user-static and, the first time, deb.debian.org"
+	fail "could not make a Debian 11 arm64 root (gpu-testbed rootfs --suite bullseye --arch arm64); needs debootstrap, qemu-user-static and, the first time, the machine's Debian mirror (its apt sources, or set GPU_TESTBED_DEBIAN_MIRROR)"
 glibc_arm64="$(chroot "${bullseye_arm64}" dpkg-query -W -f '${Version}' libc6)"
 [[ "${glibc_arm64}" == 2.31-* ]] || fail "the bullseye arm64 root has libc6 ${glibc_arm64}, want 2.31"
 install -m 0755 "${work}/arm64/gpu-bootstrap" "${bullseye_arm64}/usr/local/bin/gpu-bootstrap"

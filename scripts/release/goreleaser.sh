@@ -10,7 +10,7 @@
 # The version is pinned: v2.16.0 is the newest GoReleaser whose go.mod a Go
 # 1.26 toolchain can build (v2.18 asks for go 1.27) and whose dependencies the
 # module proxy serves in full (v2.17.0's nfpm v2.47 needs go.digitalxero.dev/
-# go-msix, which proxy.golang.org answers with 403).
+# go-msix, which the Go module proxy answers with 403).
 set -euo pipefail
 
 version="${GORELEASER_VERSION:-v2.16.0}"

@@ -34,7 +34,8 @@ rm -rf "${dl}"
 install -d -m 0755 /etc/gpu-bootstrap
 cat >/etc/gpu-bootstrap/config.yaml <<'CONFIG'
 driver:
-  branch: "570"        # NVIDIA driver branch to install/pin
+  branch: "580"        # NVIDIA driver branch to install/pin: a number here, not a moving
+                       # "lts" / "production", which would switch branches at a later boot
   kernel_modules: open # open | proprietary
 toolkit:
   install: true        # nvidia-container-runtime, which Docker's nvidia runtime runs

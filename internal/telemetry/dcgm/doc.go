@@ -6,9 +6,11 @@
 // command.
 //
 // What it emits. Only names from dcgm-exporter's default counters
-// (etc/default-counters.csv, commented lines included, as of release
-// 3.3.6-3.4.2; testdata/dcgm-exporter-counters.txt holds the list, and a
-// test fails on any other name or type), in DCGM's units:
+// (etc/default-counters.csv, commented lines included) both of release
+// 3.3.6-3.4.2 and of 4.5.3-4.8.2 (testdata/dcgm-exporter-counters.txt and
+// dcgm-exporter-counters-4.8.txt hold the lists; a test fails on a name or
+// type either list lacks, and on a name in either that is neither filled
+// nor explained in fields.go's unfilled), in DCGM's units:
 //
 //   - DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_MEM_CLOCK (gauge, MHz)
 //   - DCGM_FI_DEV_GPU_TEMP, DCGM_FI_DEV_MEMORY_TEMP (gauge, °C)
@@ -41,11 +43,14 @@
 //
 // Labels, in dcgm-exporter's order: gpu (NVML index), UUID, pci_bus_id (NVML's
 // spelling, "00000000:07:00.0"), device ("nvidia<index>"), modelName, for a
-// MIG instance GPU_I_PROFILE and GPU_I_ID, Hostname (Options.Hostname; the
-// command gives NODE_NAME, else the host's name, as dcgm-exporter does),
-// DCGM_FI_DRIVER_VERSION (dcgm-exporter's default counters make the
-// driver version a label), and on a Kubernetes node container, namespace and
-// pod for the devices a container holds (package podresources).
+// MIG instance GPU_I_PROFILE and GPU_I_ID, the host's label (value
+// Options.Hostname: the command gives NODE_NAME, else the host's name, as
+// dcgm-exporter does; name Options.HostnameLabel: hostname by default, as
+// dcgm-exporter from 4.6.0-4.8.3 on, Hostname as 3.x up to 4.5.3-4.8.2, or
+// both; hostname.go), DCGM_FI_DRIVER_VERSION (dcgm-exporter's default
+// counters make the driver version a label), and on a Kubernetes node
+// container, namespace and pod for the devices a container holds (package
+// podresources).
 //
 // MIG: the GPU's series stay on the GPU (temperature, power, clocks, ECC are
 // the GPU's, whatever its instances); each GPU instance gets a
@@ -67,16 +72,51 @@
 //     Summing 20 ms glimpses into a total would invent traffic nobody measured.
 //   - DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL: the sample carries NVLink error
 //     counters, not NVLink traffic counters.
+//   - DCGM_FI_DEV_NVLINK_BANDWIDTH_L0 (4.x, commented): the same.
 //   - DCGM_FI_DEV_VGPU_LICENSE_STATUS: vGPU guest licensing is not sampled.
+//   - DCGM_FI_DEV_FB_RESERVED (gauge, MiB; 4.x): NVML gives reserved memory
+//     only in its version 2 memory info (nvmlDeviceGetMemoryInfo_v2,
+//     nvmlMemory_v2_t.reserved), which package nvml does not read; version 1,
+//     which it reads, has none (nvmlMemory_t.used is the "Sum of Reserved and
+//     Allocated device memory", NVML API reference), so there is no value to
+//     give without a change to package nvml.
+//   - The DCGM_FI_PROF_* profiling (DCP) fields of the 4.x lists
+//     (GR_ENGINE_ACTIVE, PIPE_TENSOR_ACTIVE, DRAM_ACTIVE, PCIE_TX/RX_BYTES
+//     active; SM_ACTIVE, SM_OCCUPANCY, PIPE_FP64/FP32/FP16_ACTIVE commented),
+//     which need DCGM's profiling module and hardware counters NVML does not
+//     expose (the dashboard's "Tensor Core Utilization" panel stays empty).
 //
-// And names outside the list, never emitted: the DCGM_FI_PROF_* profiling
-// (DCP) fields (GR_ENGINE_ACTIVE, SM_ACTIVE, SM_OCCUPANCY, PIPE_TENSOR_ACTIVE,
-// DRAM_ACTIVE, PIPE_FP64/FP32/FP16_ACTIVE, PCIE_TX/RX_BYTES, NVLINK_TX/RX_BYTES),
-// which need DCGM's profiling module and hardware counters NVML does not
-// expose (the dashboard's "Tensor Core Utilization" panel stays empty);
-// dcgm-exporter's own DCGM_EXP_* metrics; DCGM_FI_DEV_FB_RESERVED, added to
-// the defaults after the list was taken. No Go runtime or process metrics
-// either: the endpoint is DCGM names only.
+// And never emitted: dcgm-exporter's own DCGM_EXP_* metrics (commented in
+// both lists); no Go runtime or process metrics either: the endpoint is
+// DCGM names only.
+//
+// What changed in dcgm-exporter's defaults from 3.3.6-3.4.2 to 4.5.3-4.8.2
+// (etc/default-counters.csv at each tag of NVIDIA/dcgm-exporter) and since
+// (its release notes), and what this package did about it:
+//
+//   - 3.3.7-3.5.0 dropped DCGM_FI_DEV_PCIE_TX/RX_THROUGHPUT for
+//     DCGM_FI_PROF_PCIE_TX/RX_BYTES ("Update default PCIe metrics names",
+//     #357); 4.0.0-4.0.1 commented those out as NVML counters and made them
+//     active DCP gauges (bytes per second), beside GR_ENGINE_ACTIVE,
+//     PIPE_TENSOR_ACTIVE and DRAM_ACTIVE (active) and five more commented,
+//     and added DCGM_FI_DEV_NVLINK_BANDWIDTH_L0 (commented). Not filled.
+//   - 4.3.1-4.4.0 added DCGM_FI_DEV_FB_RESERVED (active). Not filled (above).
+//   - 4.5.1-4.8.0 corrected the violation timers' help from "in us" to "in
+//     ns" (#589): this package said ns already.
+//   - The DCGM_EXP_* rows became counters and gained GPU_HEALTH_STATUS and
+//     P2P_STATUS, all commented: not DCGM fields, not emitted.
+//   - Every name this package emits, and its type, is the same in both lists.
+//   - 4.6.0-4.8.3 renamed the Hostname label hostname (#655), with no option
+//     to keep the old name (only --no-hostname, which drops it): the default
+//     here follows, HostnameLabel keeps Hostname or writes both.
+//   - 4.9.0 (release notes; its counters file is not in the sources this was
+//     written from) renames 23 default and profiling fields to DCGM 4.7's
+//     names, eleven with new units (clocks in hertz, energy in joules,
+//     utilization as a 0 to 1 ratio, memory in bytes), renames the
+//     DCGM_FI_DRIVER_VERSION label DCGM_FI_SYSTEM_DRIVER_VERSION, and
+//     collects DCGM_FI_DEV_FB_CAPACITY_BYTES by default. None of that is
+//     served: the names here are those dashboards written for dcgm-exporter
+//     3.x to 4.8.x query.
 //
 // Scrapes are cheap and never run NVML at once: Exporter keeps the last pass
 // (one Sample and, on a Kubernetes node, one PodResources List) for MaxAge,

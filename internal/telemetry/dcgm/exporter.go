@@ -13,8 +13,11 @@ import (
 
 // Options configure an Exporter.
 type Options struct {
-	// Hostname is the Hostname label; "" leaves it out.
+	// Hostname is the host label's value; "" leaves it out.
 	Hostname string
+	// HostnameLabel is the host label's name or names; the zero value is
+	// hostname, dcgm-exporter 4.6.0-4.8.3's and later.
+	HostnameLabel HostnameLabel
 	// MaxAge is how long a pass serves scrapes: a scrape within MaxAge of
 	// the last pass gets that pass's exposition. 0 makes every scrape run a
 	// pass (still never two at once).
@@ -142,7 +145,7 @@ func (e *Exporter) collect(at time.Time) (*Scrape, error) {
 	if !sample.Driver.Loaded {
 		return nil, &NoDriverError{Reason: sample.Driver.Reason}
 	}
-	p := Pass{Sample: sample, Hostname: e.opts.Hostname, Holders: e.holders()}
+	p := Pass{Sample: sample, Hostname: e.opts.Hostname, HostnameLabel: e.opts.HostnameLabel, Holders: e.holders()}
 	e.mu.Lock()
 	p.XIDs = e.xids.byUUID(sample)
 	e.mu.Unlock()

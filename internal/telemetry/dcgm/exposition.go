@@ -19,8 +19,11 @@ const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 // beside it.
 type Pass struct {
 	Sample nvml.TelemetrySample
-	// Hostname is the Hostname label; "" leaves it out.
+	// Hostname is the host label's value; "" leaves it out.
 	Hostname string
+	// HostnameLabel is the label's name or names: hostname (the zero
+	// value), Hostname, or both.
+	HostnameLabel HostnameLabel
 	// XIDs is the last XID NVML reported per GPU, by GPU UUID.
 	XIDs map[string]uint64
 	// Holders is the container holding each device, by GPU UUID or MIG
@@ -127,7 +130,9 @@ func deviceLabels(g *nvml.GPUSample, p Pass, m *nvml.MIGSample) string {
 		label(&b, "GPU_I_ID", strconv.Itoa(m.GPUInstanceID))
 	}
 	if p.Hostname != "" {
-		label(&b, "Hostname", p.Hostname)
+		for _, name := range p.HostnameLabel.names() {
+			label(&b, name, p.Hostname)
+		}
 	}
 	if p.Sample.Driver.Version != "" {
 		label(&b, "DCGM_FI_DRIVER_VERSION", p.Sample.Driver.Version)

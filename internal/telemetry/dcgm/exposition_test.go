@@ -58,7 +58,7 @@ func TestWriteOneGPUWithEveryReading(t *testing.T) {
 		Hostname: "node-1",
 		XIDs:     map[string]uint64{"GPU-00000000-0000-4000-8000-000000000000": 79},
 	})
-	const l = `gpu="0",UUID="GPU-00000000-0000-4000-8000-000000000000",pci_bus_id="00000000:07:00.0",device="nvidia0",modelName="NVIDIA A100-SXM4-40GB",Hostname="node-1",DCGM_FI_DRIVER_VERSION="550.54.15"`
+	const l = `gpu="0",UUID="GPU-00000000-0000-4000-8000-000000000000",pci_bus_id="00000000:07:00.0",device="nvidia0",modelName="NVIDIA A100-SXM4-40GB",hostname="node-1",DCGM_FI_DRIVER_VERSION="550.54.15"`
 	want := strings.ReplaceAll(`# HELP DCGM_FI_DEV_SM_CLOCK SM clock frequency (in MHz).
 # TYPE DCGM_FI_DEV_SM_CLOCK gauge
 DCGM_FI_DEV_SM_CLOCK{L} 1410
@@ -227,7 +227,7 @@ func TestWriteEscapesLabelValues(t *testing.T) {
 		Holders:  map[string]podresources.Container{"GPU-0": {Namespace: "ns", Pod: `pod\1`, Name: "c\n"}},
 	})
 	want := `DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-0",pci_bus_id="00000000:07:00.0",device="nvidia0",` +
-		`modelName="Odd \"GPU\" C:\\dev\nline two ` + "\uFFFD" + `",Hostname="host\"name",DCGM_FI_DRIVER_VERSION="550.54.15",` +
+		`modelName="Odd \"GPU\" C:\\dev\nline two ` + "\uFFFD" + `",hostname="host\"name",DCGM_FI_DRIVER_VERSION="550.54.15",` +
 		`container="c\n",namespace="ns",pod="pod\\1"} 30` + "\n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("escaped series:\ngot  %s\nwant %s", got, want)

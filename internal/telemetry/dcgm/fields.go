@@ -121,11 +121,27 @@ var fields = []field{
 	{"DCGM_FI_DEV_ROW_REMAP_FAILURE", gauge, "Whether remapping of rows has failed.", func(g *nvml.GPUSample) (number, bool) { return boolean(g.ECC.RemapFailure) }},
 }
 
-// unfilled are the names in dcgm-exporter's default counters this package
-// cannot fill from NVML, with the reason; the package comment says more.
+// unfilled are the names in dcgm-exporter's default counters (those of
+// 3.3.6-3.4.2 and of 4.5.3-4.8.2, testdata) this package cannot fill from
+// NVML, with the reason; the package comment says more.
 var unfilled = map[string]string{
 	"DCGM_FI_DEV_PCIE_TX_THROUGHPUT":     "NVML gives a KB/s rate over 20 ms, not a total",
 	"DCGM_FI_DEV_PCIE_RX_THROUGHPUT":     "NVML gives a KB/s rate over 20 ms, not a total",
 	"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "NVLink traffic counters are not sampled",
+	"DCGM_FI_DEV_NVLINK_BANDWIDTH_L0":    "NVLink traffic counters are not sampled",
 	"DCGM_FI_DEV_VGPU_LICENSE_STATUS":    "vGPU licensing is not sampled",
+	"DCGM_FI_DEV_FB_RESERVED":            "NVML gives reserved memory only in its version 2 memory info, which package nvml does not read",
+	"DCGM_FI_PROF_GR_ENGINE_ACTIVE":      dcp,
+	"DCGM_FI_PROF_SM_ACTIVE":             dcp,
+	"DCGM_FI_PROF_SM_OCCUPANCY":          dcp,
+	"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE":    dcp,
+	"DCGM_FI_PROF_DRAM_ACTIVE":           dcp,
+	"DCGM_FI_PROF_PIPE_FP64_ACTIVE":      dcp,
+	"DCGM_FI_PROF_PIPE_FP32_ACTIVE":      dcp,
+	"DCGM_FI_PROF_PIPE_FP16_ACTIVE":      dcp,
+	"DCGM_FI_PROF_PCIE_TX_BYTES":         dcp,
+	"DCGM_FI_PROF_PCIE_RX_BYTES":         dcp,
 }
+
+// dcp is why the profiling fields are not filled.
+const dcp = "a DCGM profiling (DCP) field: DCGM's profiling module reads hardware counters NVML does not expose"

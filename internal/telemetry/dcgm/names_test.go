@@ -10,11 +10,16 @@ import (
 	"github.com/gpuinfra/terraform-provider-gpu/internal/telemetry/podresources"
 )
 
-// dcgmExporterCounters reads testdata/dcgm-exporter-counters.txt, the names
-// and types of dcgm-exporter's default counters.
-func dcgmExporterCounters(t *testing.T) map[string]string {
+// counterLists are testdata's lists of dcgm-exporter's default counters
+// (etc/default-counters.csv, commented lines included): release
+// 3.3.6-3.4.2's and 4.5.3-4.8.2's. Dashboards written for either find the
+// names this package emits.
+var counterLists = []string{"testdata/dcgm-exporter-counters.txt", "testdata/dcgm-exporter-counters-4.8.txt"}
+
+// dcgmExporterCounters reads one of counterLists: names and types.
+func dcgmExporterCounters(t *testing.T, list string) map[string]string {
 	t.Helper()
-	f, err := os.Open("testdata/dcgm-exporter-counters.txt")
+	f, err := os.Open(list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +33,10 @@ func dcgmExporterCounters(t *testing.T) map[string]string {
 		}
 		name, typ, ok := strings.Cut(line, " ")
 		if !ok {
-			t.Fatalf("testdata/dcgm-exporter-counters.txt: %q is not `name type`", line)
+			t.Fatalf("%s: %q is not `name type`", list, line)
+		}
+		if _, twice := counters[name]; twice {
+			t.Fatalf("%s: %s listed twice", list, name)
 		}
 		counters[name] = typ
 	}
@@ -36,7 +44,7 @@ func dcgmExporterCounters(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	if len(counters) < 30 {
-		t.Fatalf("testdata/dcgm-exporter-counters.txt lists %d counters; dcgm-exporter's defaults have 38", len(counters))
+		t.Fatalf("%s lists %d counters; dcgm-exporter's defaults have more than 30", list, len(counters))
 	}
 	return counters
 }
@@ -62,7 +70,12 @@ func everythingPass() Pass {
 }
 
 func TestEmittedNamesAreDCGMExporterCountersWithTheirTypes(t *testing.T) {
-	counters := dcgmExporterCounters(t)
+	for _, list := range counterLists {
+		t.Run(list, func(t *testing.T) { emittedNamesAreIn(t, dcgmExporterCounters(t, list)) })
+	}
+}
+
+func emittedNamesAreIn(t *testing.T, counters map[string]string) {
 	out := render(everythingPass())
 	typed := map[string]string{}
 	series := map[string]bool{}
@@ -104,7 +117,15 @@ func TestEmittedNamesAreDCGMExporterCountersWithTheirTypes(t *testing.T) {
 // TestEveryDCGMExporterCounterIsFilledOrExplained keeps the table and the
 // list of what it cannot fill in step with dcgm-exporter's counters.
 func TestEveryDCGMExporterCounterIsFilledOrExplained(t *testing.T) {
-	counters := dcgmExporterCounters(t)
+	counters := map[string]string{}
+	for _, list := range counterLists {
+		for name, typ := range dcgmExporterCounters(t, list) {
+			if had, ok := counters[name]; ok && had != typ {
+				t.Errorf("%s: %s is a %s, an older list makes it a %s", list, name, typ, had)
+			}
+			counters[name] = typ
+		}
+	}
 	filled := map[string]bool{}
 	for _, f := range fields {
 		filled[f.name] = true

@@ -2,12 +2,17 @@ package debroot
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/testbed"
 )
 
 func TestSpecRejectsBadFields(t *testing.T) {
@@ -44,20 +49,39 @@ func TestSpecKeyIgnoresIncludeOrderAndDuplicates(t *testing.T) {
 	}
 }
 
-// TestBookwormRootsAreIndependentCopies builds (or takes from the cache) a
-// bookworm root, extracts two copies, and checks that dpkg works in each,
-// that apt has no sources left, and that a change to one copy does not
-// reach the other.
-func TestBookwormRootsAreIndependentCopies(t *testing.T) {
-	spec := Spec{Suite: "bookworm", Include: []string{"ca-certificates", "curl", "gnupg"}}
-	started := time.Now()
-	a := New(t, spec)
-	t.Logf("first copy (building the cache if it was empty) in %s", time.Since(started).Round(time.Millisecond))
-	started = time.Now()
-	b := New(t, spec)
-	t.Logf("second copy (extract only) in %s", time.Since(started).Round(time.Millisecond))
+// TestRootsAreIndependentCopies builds (or takes from the cache) a Debian
+// 12 and a Debian 13 root, extracts two copies of each, and checks that
+// dpkg works in each, that apt has no sources left, and that a change to
+// one copy does not reach the other.
+func TestRootsAreIndependentCopies(t *testing.T) {
+	for _, tc := range []struct {
+		description string
+		suite       string
+		versionID   string
+	}{
+		{"Debian 12 (bookworm)", "bookworm", "12"},
+		{"Debian 13 (trixie)", "trixie", "13"},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			spec := Spec{Suite: tc.suite, Include: []string{"ca-certificates", "curl", "gnupg"}}
+			started := time.Now()
+			a := New(t, spec)
+			t.Logf("first copy (building the cache if it was empty) in %s", time.Since(started).Round(time.Millisecond))
+			started = time.Now()
+			b := New(t, spec)
+			t.Logf("second copy (extract only) in %s", time.Since(started).Round(time.Millisecond))
+			checkIndependentCopies(t, spec, tc.versionID, a, b)
+		})
+	}
+}
 
+func checkIndependentCopies(t *testing.T, spec Spec, versionID, a, b string) {
+	t.Helper()
 	for _, root := range []string{a, b} {
+		osRelease, err := os.ReadFile(filepath.Join(root, "etc/os-release"))
+		if err != nil || !strings.Contains(string(osRelease), "VERSION_ID=\""+versionID+"\"\n") {
+			t.Errorf("%s/etc/os-release = %q, %v; want VERSION_ID=%q", root, osRelease, err, versionID)
+		}
 		out, err := exec.Command("chroot", root, "dpkg", "-s", "apt").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "Status: install ok installed") {
 			t.Fatalf("chroot %s dpkg -s apt: %v\n%s", root, err, out)
@@ -114,5 +138,55 @@ func TestArm64RootRunsUnderQemu(t *testing.T) {
 	out, err = exec.Command("chroot", root, "uname", "-m").CombinedOutput()
 	if err != nil || string(out) != "aarch64\n" {
 		t.Errorf("uname -m in the arm64 root = %q, %v; want aarch64 (qemu-user)", out, err)
+	}
+}
+
+// TestBuildFetchesFromTheChosenMirror builds a root that is not cached,
+// with the mirror overridden to a local server that answers 404, and checks
+// which mirror debootstrap asked: $GPU_TESTBED_DEBIAN_MIRROR's, and
+// Spec.Mirror's (gpu-testbed rootfs --mirror) over it.
+func TestBuildFetchesFromTheChosenMirror(t *testing.T) {
+	spec := Spec{Suite: "trixie"}
+	if err := prerequisites(spec); err != nil {
+		if testbed.Required() {
+			t.Fatalf("debroot: %v", err)
+		}
+		t.Skipf("debroot: %v", err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path)
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer server.Close()
+	t.Setenv("GPU_TESTBED_CACHE", t.TempDir())
+	t.Setenv(MirrorEnv, server.URL+"/from-env/")
+
+	for _, tc := range []struct {
+		description string
+		mirror      string
+		wantPath    string
+	}{
+		{"the variable's mirror", "", "/from-env/dists/trixie/"},
+		{"Spec.Mirror over the variable", server.URL + "/from-spec", "/from-spec/dists/trixie/"},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			mu.Lock()
+			asked = nil
+			mu.Unlock()
+			spec.Mirror = tc.mirror
+			_, err := Tarball(context.Background(), spec)
+			if err == nil {
+				t.Fatal("Tarball succeeded against a mirror that answers 404 to everything")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) == 0 || !strings.HasPrefix(asked[0], tc.wantPath) {
+				t.Errorf("debootstrap asked the mirror for %v, want %s… (error: %v)", asked, tc.wantPath, err)
+			}
+		})
 	}
 }

@@ -11,18 +11,25 @@ import (
 
 // Spec says which root to make.
 type Spec struct {
-	Suite   string   // "bookworm" (Debian 12), "bullseye" (Debian 11)
+	Suite   string   // "trixie" (Debian 13), "bookworm" (Debian 12), "bullseye" (Debian 11)
 	Arch    string   // "amd64" (default) or "arm64" (foreign: debootstrap --foreign + second stage under qemu-aarch64-static)
 	Variant string   // debootstrap --variant; default "minbase"
 	Include []string // extra packages (e.g. "ca-certificates", "curl", "gnupg", "dnf", "rpm")
+
+	// Mirror is the Debian mirror to build from (http:, https: or file:
+	// URL); "" takes $GPU_TESTBED_DEBIAN_MIRROR, else the machine's own
+	// apt sources (mirror.go). It is not part of the cache key: every
+	// mirror of Debian's archive serves the same suite with the same
+	// Release file, signed by Debian and checked by debootstrap, so the
+	// root's contents do not depend on which mirror built it (a mirror
+	// that lags gives the packages of a few hours earlier, as building
+	// earlier would; the cache keeps the first root either way).
+	Mirror string
 }
 
 // layoutVersion changes whenever what Tarball does to a root after
 // debootstrap changes, so cached tarballs of an older layout are not used.
 const layoutVersion = "1"
-
-// mirror is Debian's archive; the only network debootstrap needs.
-const mirror = "http://deb.debian.org/debian"
 
 var (
 	namePattern    = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
@@ -47,6 +54,11 @@ func (s Spec) normalized() (Spec, error) {
 	if !namePattern.MatchString(s.Variant) {
 		return s, fmt.Errorf("debroot: Spec.Variant %q is not a debootstrap variant: use \"minbase\" (default) or another --variant of debootstrap(8)", s.Variant)
 	}
+	if s.Mirror != "" {
+		if err := checkMirrorURI(s.Mirror); err != nil {
+			return s, fmt.Errorf("debroot: Spec.Mirror (gpu-testbed rootfs --mirror) %q: %w", s.Mirror, err)
+		}
+	}
 	include := slices.Clone(s.Include)
 	for _, p := range include {
 		if !packagePattern.MatchString(p) {
@@ -59,7 +71,8 @@ func (s Spec) normalized() (Spec, error) {
 }
 
 // key names the cached tarball: suite, arch and variant for people, and a
-// hash of the includes and the layout version for uniqueness.
+// hash of the includes and the layout version for uniqueness. The mirror
+// is left out on purpose (see Spec.Mirror).
 func (s Spec) key() string {
 	sum := sha256.Sum256([]byte(layoutVersion + "\n" + strings.Join(s.Include, ",")))
 	return fmt.Sprintf("%s-%s-%s-%s", s.Suite, s.Arch, s.Variant, hex.EncodeToString(sum[:])[:12])

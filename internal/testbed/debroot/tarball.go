@@ -76,6 +76,10 @@ func build(ctx context.Context, spec Spec, path string) error {
 			return fmt.Errorf("%s is not installed: %s", tool, installHint)
 		}
 	}
+	mirror, err := mirrorFor(spec.Mirror, os.Getenv(MirrorEnv), aptDir)
+	if err != nil {
+		return err
+	}
 	work, err := os.MkdirTemp(filepath.Dir(path), spec.key()+".build-")
 	if err != nil {
 		return err
@@ -88,6 +92,7 @@ func build(ctx context.Context, spec Spec, path string) error {
 		return err
 	}
 	defer log.Close()
+	fmt.Fprintf(log, "# mirror %s (from %s)\n", mirror.URI, mirror.From)
 
 	args := []string{"--variant=" + spec.Variant, "--arch=" + spec.Arch}
 	if len(spec.Include) > 0 {
@@ -96,7 +101,7 @@ func build(ctx context.Context, spec Spec, path string) error {
 	if spec.foreign() {
 		args = append(args, "--foreign")
 	}
-	args = append(args, spec.Suite, root, mirror)
+	args = append(args, spec.Suite, root, mirror.URI)
 	if err := runLogged(ctx, log, logPath, "debootstrap", args...); err != nil {
 		return err
 	}

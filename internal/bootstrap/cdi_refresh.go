@@ -1,0 +1,154 @@
+package bootstrap
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path"
+	"strings"
+)
+
+// NVIDIA Container Toolkit 1.18 and later ship nvidia-cdi-refresh, which
+// keeps a CDI spec of the GPUs itself. From the toolkit's source
+// (NVIDIA/nvidia-container-toolkit v1.20.1 deployments/systemd,
+// deployments/udev, packaging/debian/nvidia-container-toolkit-base.install,
+// packaging/rpm/SPECS/nvidia-container-toolkit.spec):
+//
+//   - nvidia-cdi-refresh.service (Type=oneshot) runs `nvidia-ctk cdi
+//     generate` with NVIDIA_CTK_CDI_OUTPUT_FILE_PATH=/var/run/cdi/nvidia.yaml,
+//     which /etc/nvidia-container-toolkit/nvidia-cdi-refresh.env may
+//     override; WantedBy=multi-user.target. From v1.20.1 its drop-in
+//     nvidia-cdi-refresh.service.d/10-container-engines.conf orders it
+//     Before=docker.service containerd.service crio.service, so the spec is
+//     there before the first container at boot, and it creates the control
+//     device nodes first (CHANGELOG v1.20.1).
+//   - nvidia-cdi-refresh.path (v1.18.0 and later) starts it when
+//     /lib/modules/%v/modules.dep(.bin) or /usr/bin/nvidia-ctk change (a
+//     driver or toolkit install or upgrade); from v1.20.1 udev's
+//     99-nvidia-cdi-refresh.rules also starts it when the nvidia module
+//     loads.
+//   - The units are in nvidia-container-toolkit-base: /lib/systemd/system on
+//     Debian and Ubuntu (enabled by debhelper's dh_installsystemd), the
+//     systemd unit directory on RPM systems (enabled by the package's
+//     90-nvidia-container-toolkit.preset, "enable nvidia-cdi-refresh.path",
+//     "enable nvidia-cdi-refresh.service"); before 1.19 they were in
+//     /etc/systemd/system (the packages' rm_conffile and %posttrans clean
+//     that up).
+//
+// CDI itself (tags.cncf.io/container-device-interface v1.1.0 pkg/cdi,
+// spec-dirs.go and cache.go refresh) reads /etc/cdi, then /var/run/cdi; a
+// spec from a later directory has the higher priority, so for a device name
+// both define the one in /var/run/cdi wins, and two specs in the same
+// directory that define one name are a conflict that drops the device
+// altogether ("conflicting device"). gpu-bootstrap's spec
+// (/etc/cdi/nvidia.yaml) and the refreshed one (/var/run/cdi/nvidia.yaml)
+// both define nvidia.com/gpu=0, =GPU-<uuid> and =all.
+//
+// The rule (chosen: one owner, so that the two never fight over a file or a
+// name, and the toolkit's spec, which follows driver upgrades and module
+// loads by itself, is the one kept where the operator installed it):
+//
+//   - nvidia-cdi-refresh is installed under the root and enabled (a
+//     multi-user.target.wants link for either unit), and not masked: it owns
+//     the nvidia.com/gpu devices. The cdi step writes no spec and says so
+//     (Host.Note); a spec at cdi.spec_path from an earlier run is removed
+//     (with a backup), since it would define the same names a second time.
+//     cdi.spec_path naming the refresh's own output is left to the refresh.
+//   - Otherwise gpu-bootstrap owns them and writes its spec as before; a
+//     spec left in /var/run/cdi by a refresh that is now disabled would
+//     still win over ours until the next reboot (/var/run is a tmpfs), which
+//     the plan warns about.
+//
+// The toolkit container's NRI plugin (nvidia-ctk-installer
+// --enable-nri-plugin, v1.19.0 and later, as the GPU operator runs it)
+// injects CDI devices named in pod annotations of the nvidia.cdi.k8s.io
+// domain through containerd's or CRI-O's NRI; it resolves them from the same
+// spec directories, so the one-owner rule covers it too.
+//
+// To make gpu-bootstrap the owner instead: systemctl disable --now
+// nvidia-cdi-refresh.path nvidia-cdi-refresh.service (or mask them).
+// Without a spec file on disk at all, the nvidia runtime's default mode
+// (jit-cdi, see toolkit_mode.go) still makes its own spec for the devices a
+// container asks for through NVIDIA_VISIBLE_DEVICES; the file serves CDI
+// requests the engine resolves (--device nvidia.com/gpu=all, the device
+// plugin's CDI strategies).
+const (
+	cdiRefreshService = "nvidia-cdi-refresh.service"
+	cdiRefreshPath    = "nvidia-cdi-refresh.path"
+	cdiRefreshEnvFile = "/etc/nvidia-container-toolkit/nvidia-cdi-refresh.env"
+	// cdiRefreshOutput is the service's NVIDIA_CTK_CDI_OUTPUT_FILE_PATH.
+	cdiRefreshOutput = "/var/run/cdi/nvidia.yaml"
+)
+
+// cdiRefresh is what the root has of nvidia-cdi-refresh.
+type cdiRefresh struct {
+	unit    string // the service's unit file; "" when not installed
+	enabled bool   // a wants link for the service or the path unit
+	masked  string // the unit masked (linked to /dev/null); "" when not
+	output  string // the spec it writes
+}
+
+// owns reports whether the refresh keeps the spec of the GPUs.
+func (r cdiRefresh) owns() bool { return r.unit != "" && r.enabled && r.masked == "" }
+
+// readCDIRefresh finds nvidia-cdi-refresh's units under the root.
+func readCDIRefresh(h *Host) cdiRefresh {
+	r := cdiRefresh{output: cdiRefreshOutput}
+	for _, unit := range []string{cdiRefreshService, cdiRefreshPath} {
+		for _, dir := range systemUnitDirs {
+			p := path.Join(dir, unit)
+			if target, err := os.Readlink(h.linkPath(p)); err == nil && target == "/dev/null" {
+				if r.masked == "" {
+					r.masked = p
+				}
+				continue
+			}
+			if unit == cdiRefreshService && r.unit == "" && h.Exists(p) {
+				r.unit = p
+			}
+		}
+		for _, dir := range []string{"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"} {
+			if h.Exists(path.Join(dir, "multi-user.target.wants", unit)) {
+				r.enabled = true
+			}
+		}
+	}
+	if data, ok, _ := h.ReadFile(cdiRefreshEnvFile); ok {
+		if out := envFileValue(data, "NVIDIA_CTK_CDI_OUTPUT_FILE_PATH"); path.IsAbs(out) {
+			r.output = path.Clean(out)
+		}
+	}
+	return r
+}
+
+// envFileValue is the last assignment of key in a systemd EnvironmentFile
+// (KEY=value lines, # comments, optional quotes); "" when none.
+func envFileValue(data []byte, key string) string {
+	value := ""
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != key {
+			continue
+		}
+		value = strings.Trim(strings.TrimSpace(v), `"'`)
+	}
+	return value
+}
+
+// sameSpecFile reports whether two spec paths are one file: /var/run is a
+// link to /run on every systemd distribution.
+func sameSpecFile(a, b string) bool {
+	norm := func(p string) string {
+		p = path.Clean(p)
+		if rest, ok := strings.CutPrefix(p, "/var/run/"); ok {
+			return "/run/" + rest
+		}
+		return p
+	}
+	return norm(a) == norm(b)
+}
