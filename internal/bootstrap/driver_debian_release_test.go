@@ -24,6 +24,7 @@ func TestDebianDriverNamesPerBranch(t *testing.T) {
 		{DriverConfig{Branch: "595"}, "nvidia-open nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-595"},
 		{DriverConfig{Branch: "595", KernelModules: "proprietary"}, "cuda-drivers nvidia-kernel-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-595"},
 		{DriverConfig{Branch: "610"}, "nvidia-open nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-610"},
+		{DriverConfig{Branch: "615", KernelModules: "proprietary"}, "cuda-drivers nvidia-kernel-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-615"},
 		{DriverConfig{Branch: "620"}, "nvidia-open nvidia-kernel-open-dkms nvidia-driver libnvidia-ml1", "nvidia-driver-pinning-620"},
 	}
 	for _, repo := range []string{"debian12", "debian13"} {
@@ -59,8 +60,8 @@ func TestDebianNamesRefuseProprietaryFrom620(t *testing.T) {
 			t.Errorf("error %q does not say %q", fe.Problem, want)
 		}
 	}
-	if err := debian13Names.supports(DriverConfig{Branch: "610", KernelModules: KernelModulesProprietary}); err != nil {
-		t.Errorf("610 proprietary: %v, want it allowed (the last branch with proprietary modules)", err)
+	if err := debian13Names.supports(DriverConfig{Branch: "615", KernelModules: KernelModulesProprietary}); err != nil {
+		t.Errorf("615 proprietary: %v, want it allowed (the last branch with proprietary modules)", err)
 	}
 }
 

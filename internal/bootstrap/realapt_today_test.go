@@ -17,8 +17,8 @@ import (
 // repository for its release as it is in late 2026 (nvrepo.CUDADebian12Today,
 // nvrepo.CUDADebian13Today): an end-of-life branch (535: the plan warns, and
 // debian13 does not offer it), the long-term branches 580 and 620 (open
-// kernel modules only), the production branch 595, and moves across 590 both
-// ways. NVIDIA renamed only its Ubuntu packages at 590
+// kernel modules only), the production branch 595, moves across 590 both
+// ways, and back from 620 to 615's proprietary modules. NVIDIA renamed only its Ubuntu packages at 590
 // (driver_debian_names.go), so on Debian a move across 590 keeps the
 // package names and swaps the pinning package. One root per release, moved
 // from branch to branch; after every apply the root itself is judged (dpkg
@@ -78,6 +78,13 @@ func TestRealAptDriverToday(t *testing.T) {
 		if v, ok := n.installed()["cuda-drivers"]; ok {
 			t.Errorf("cuda-drivers %s is installed on 620, which has none", v)
 		}
+
+		// Back to 615, the last branch with proprietary kernel modules
+		// (for a pre-Turing GPU): a downgrade and a flavor switch at once.
+		step(n, prop("615"))
+		if v := n.installed()["cuda-drivers"]; branchOf(v) != "615" {
+			t.Errorf("cuda-drivers is %q on 615 proprietary, want 615's", v)
+		}
 	})
 
 	t.Run("Debian 13", func(t *testing.T) {
@@ -100,7 +107,7 @@ func TestRealAptDriverToday(t *testing.T) {
 		n.assertEndOfLifeWarning(open("535"))
 		_, err := n.apply(open("535"))
 		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Field != "driver.branch" || !strings.Contains(fe.Problem, "debian13 offers no nvidia-kernel-open-dkms at branch 535 (branches it offers: 580, 590, 595, 610, 620)") {
+		if !errors.As(err, &fe) || fe.Field != "driver.branch" || !strings.Contains(fe.Problem, "debian13 offers no nvidia-kernel-open-dkms at branch 535 (branches it offers: 580, 590, 595, 610, 615, 620)") {
 			t.Fatalf("apply 535 on Debian 13: err = %v, want driver.branch naming the branches debian13 offers", err)
 		}
 		if pkgs, locks := n.installed(), n.locks(); len(pkgs) > 0 || len(locks) > 0 {

@@ -80,7 +80,10 @@ import (
 //             and /620/): R535 Long Term Support Branch, end of life June 2026;
 //             R580 Long Term Support Branch, June 2028; R595 Production Branch,
 //             March 2027; R610 New Feature Branch, August 2026; R620 Long Term
-//             Support Branch, September 2029.
+//             Support Branch, September 2029. 615 is a New Feature Branch with
+//             its own Driver Installation Guide edition (Release 615, Sep 2026),
+//             the last with proprietary kernel modules (internal/bootstrap's
+//             lifecycle table, driver_lifecycle.go).
 //   [open620] the Driver Installation Guide, 620 edition, "Recent Updates ›
 //             Proprietary Kernel Modules Removed" (Driver_Installation_Guide.pdf
 //             of .../driver-installation-guide/620/): no proprietary kernel
@@ -91,7 +94,9 @@ import (
 //             install them (code corpus, find_string "nvidia-open=610" and
 //             "nvidia-driver-pinning-595"): 595.71.05-1 (debian13,
 //             "nvidia-open=595.71.05-1"), 610.43.02-1 and 610.57.04-1
-//             ("nvidia-open=610.43.02-1", "nvidia-open=610.57.04-1"); and
+//             ("nvidia-open=610.43.02-1", "nvidia-open=610.57.04-1"), 615.71.09
+//             ("in NVIDIA's repository it installs the newest driver, currently
+//             615.71.09", of cuda-drivers); and
 //             version pinning packages next to the branch ones:
 //             "nvidia-driver-pinning-595.71.05 ... APT driver pinning file for
 //             driver version 595.71.05", shipping
@@ -161,8 +166,8 @@ var CUDADebianBranches = []CUDADebianBranch{
 // CUDADebian12Today is NVIDIA's debian12 repository with every branch NVIDIA
 // publishes in late 2026 [branches]: 535 (end of life, no pinning package,
 // as before 570), 570 and 580 (long-term support, two releases), 590, 595
-// (production), 610 (new feature) and 620 (long-term support, open kernel
-// modules only [open620]), each with its pinning package from 570 on.
+// (production), 610 and 615 (new feature) and 620 (long-term support, open
+// kernel modules only [open620]), each with its pinning package from 570 on.
 var CUDADebian12Today = []CUDADebianBranch{
 	{Branch: "535", Versions: []string{"535.261.03-1"}},
 	{Branch: "570", Versions: []string{"570.195.03-1"}, Pinning: true},
@@ -170,6 +175,7 @@ var CUDADebian12Today = []CUDADebianBranch{
 	{Branch: "590", Versions: []string{"590.44.01-1"}, Pinning: true},
 	{Branch: "595", Versions: []string{"595.71.05-1"}, Pinning: true},
 	{Branch: "610", Versions: []string{"610.43.02-1", "610.57.04-1"}, Pinning: true},
+	{Branch: "615", Versions: []string{"615.71.09-1"}, Pinning: true},
 	{Branch: "620", Versions: []string{"620.41.06-1"}, Pinning: true, OpenOnly: true},
 }
 
@@ -180,6 +186,7 @@ var CUDADebian13Today = []CUDADebianBranch{
 	{Branch: "590", Versions: []string{"590.44.01-1"}, Pinning: true},
 	{Branch: "595", Versions: []string{"595.71.05-1"}, Pinning: true},
 	{Branch: "610", Versions: []string{"610.43.02-1", "610.57.04-1"}, Pinning: true},
+	{Branch: "615", Versions: []string{"615.71.09-1"}, Pinning: true},
 	{Branch: "620", Versions: []string{"620.41.06-1"}, Pinning: true, OpenOnly: true},
 }
 

@@ -112,7 +112,7 @@ func TestToolkitDebianExactVersions(t *testing.T) {
 
 // TestCUDADebianTodayShapes checks the late-2026 models' shapes without
 // building them: 620 has no proprietary kernel modules nor the
-// metapackages that depend on them, 610 still has both flavors, the
+// metapackages that depend on them, 615 and older still have both flavors, the
 // debian13 keyring points at debian13, and the branches are the ones
 // NVIDIA publishes.
 func TestCUDADebianTodayShapes(t *testing.T) {
@@ -148,10 +148,10 @@ func TestCUDADebianTodayShapes(t *testing.T) {
 			t.Errorf("branch %s: OpenOnly %v, want it only for 620", b.Branch, b.OpenOnly)
 		}
 	}
-	if got := strings.Join(branches12, " "); got != "535 570 580 590 595 610 620" {
+	if got := strings.Join(branches12, " "); got != "535 570 580 590 595 610 615 620" {
 		t.Errorf("debian12 branches %s", got)
 	}
-	if got := strings.Join(branches13, " "); got != "580 590 595 610 620" {
+	if got := strings.Join(branches13, " "); got != "580 590 595 610 615 620" {
 		t.Errorf("debian13 branches %s", got)
 	}
 	key, err := processKey()
