@@ -1,7 +1,7 @@
 package bootstrap
 
 // This file is the driver's apt packaging: Ubuntu's own archive on Ubuntu,
-// NVIDIA's CUDA repository on Debian.
+// NVIDIA's CUDA repository on Debian 12 and 13 (debian12, debian13).
 
 // The Ubuntu packaging is in driver_debian_ubuntu.go.
 
@@ -12,9 +12,11 @@ const (
 	// is set up.
 	cudaKeyringPath = "/usr/share/keyrings/cuda-archive-keyring.gpg"
 	// firstPinningPackageBranch is the first branch with NVIDIA's
-	// nvidia-driver-pinning-<branch> package in the CUDA apt repositories;
-	// from 590 on it is the only way to choose a branch, as the packages
-	// no longer carry the branch in their names.
+	// nvidia-driver-pinning-<branch> package in the CUDA apt repositories
+	// (driver_debian_names.go). On Debian it is the branch lock from there
+	// on; Debian's package names never carried the branch (only the
+	// cuda-drivers-<branch> and nvidia-open-<branch> metapackages do), so
+	// NVIDIA's 590 renaming, which is Ubuntu's, changed nothing here.
 	firstPinningPackageBranch = 570
 )
 

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -31,6 +32,42 @@ import (
 //     580.105.08-1 "Depends: nvidia-driver (>= 580.65.06), …
 //     nvidia-kernel-dkms (>= 580.65.06)" pulls in 590). There is no
 //     nvidia-driver-<branch>-open on Debian: that is Ubuntu's name.
+//   - the guide's "Linux System Requirements"
+//     (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/introduction.html,
+//     also its 610 edition): "Debian 12 | debian12 | amd64" and "Debian 13 |
+//     debian13 | amd64", so NVIDIA's repository for Debian 13 is the
+//     debian13 directory, laid out as debian12's. The names are the same
+//     in both (debian13Names); public setups of the debian13 repository
+//     install nvidia-driver-pinning-580 with cuda-drivers-580 and
+//     nvidia-driver-pinning-610 with cuda-drivers-610 ("On Debian, the CUDA
+//     repo uses cuda-drivers as the meta-package (not nvidia-driver-610 as
+//     on Ubuntu)"; code corpus, find_string "repos/debian13/x86_64" and
+//     "nvidia-driver-pinning-580").
+//   - the guide's "Recent Updates" (Driver_Installation_Guide.pdf, editions
+//     r590, 615 and 620): "Version locking packages for Ubuntu / Debian"
+//     has one subsection, "Ubuntu 590 and later packages": from 590 on
+//     NVIDIA's Ubuntu packages dropped the branch from their names. Debian's
+//     names did not change at 590 — they never carried the branch (Debian's
+//     own nvidia-graphics-drivers names above), only the cuda-drivers-<b>
+//     and nvidia-open-<b> metapackages do, before and after 590 — and the
+//     pinning package has been the branch lock on Debian since 570. So on
+//     Debian a move across 590 (580 to 595 and back) is a move like any
+//     other: the same names, another pinning package.
+//   - the guide's 620 edition, "Recent Updates › Proprietary Kernel Modules
+//     Removed" (firstOpenOnlyBranch): from 620 on there are no proprietary
+//     kernel modules, so no nvidia-kernel-dkms and no cuda-drivers (which
+//     depends on it, [forum] below) at 620; driver.kernel_modules
+//     "proprietary" fails at plan time (supports).
+//   - version pinning packages next to the branch ones,
+//     nvidia-driver-pinning-<version> (nvidia-driver-pinning-595.71.05 on
+//     debian13, nvidia-driver-pinning-595.45.04 next to
+//     nvidia-driver-pinning-595 in the ubuntu2404 repository, each pinning
+//     "version 595.71.05-*"; code corpus, find_string
+//     "nvidia-driver-pinning-595"). Such a package is a lock too: left next
+//     to the branch's pinning package it holds the stack at that one
+//     release (no patch releases) and keeps apt from leaving it on a move,
+//     so the step replaces it with the branch's pinning package like any
+//     other lock (pinningBranch).
 //   - Ubuntu's archive (https://packages.ubuntu.com, source
 //     nvidia-graphics-drivers-<branch>-server): every package carries the
 //     branch in its name, with "-server" for Canonical's Enterprise Ready
@@ -61,12 +98,33 @@ type aptDriverNames struct {
 	// stack is every package whose version is the driver's: the packages
 	// a branch lock lists and a branch move moves together.
 	stack []string
+	// openOnlyFrom is the first branch without proprietary kernel module
+	// packages; 0 when every branch has them.
+	openOnlyFrom int
 }
+
+// debianNames are the names of NVIDIA's CUDA repository for a Debian
+// release ("debian12", "debian13": Distro.CUDARepo).
+func debianNames(repo string) aptDriverNames {
+	if repo == "debian13" {
+		return debian13Names
+	}
+	return debian12Names
+}
+
+// debian13Names is NVIDIA's debian13 CUDA repository: debian12's names
+// (see the sources above).
+var debian13Names = func() aptDriverNames {
+	n := debian12Names
+	n.distro = "Debian 13 (NVIDIA's CUDA repository)"
+	return n
+}()
 
 // debian12Names is NVIDIA's debian12 CUDA repository.
 var debian12Names = aptDriverNames{
-	distro:      "Debian 12 (NVIDIA's CUDA repository)",
-	pinningFrom: firstPinningPackageBranch,
+	distro:       "Debian 12 (NVIDIA's CUDA repository)",
+	openOnlyFrom: firstOpenOnlyBranch,
+	pinningFrom:  firstPinningPackageBranch,
 	// The guide installs nvidia-open from branch 560 on, the branch that
 	// made the open modules the default; before it, the open flavor is
 	// nvidia-kernel-open-dkms next to cuda-drivers.
@@ -122,15 +180,26 @@ func (n aptDriverNames) branchMeta(name string) string {
 // pinningPackage is the name of a branch's pinning package.
 func pinningPackage(branch string) string { return "nvidia-driver-pinning-" + branch }
 
-// pinningBranch is the branch of a pinning package's name; "" for another
-// package.
+// pinningBranch is the branch of a pinning package's name, of a branch's
+// (nvidia-driver-pinning-580) or of a version's
+// (nvidia-driver-pinning-595.71.05); "" for another package.
 func pinningBranch(name string) string {
 	rest, ok := strings.CutPrefix(name, "nvidia-driver-pinning-")
-	if !ok || !branchPattern.MatchString(rest) {
+	if !ok {
 		return ""
 	}
-	return rest
+	if branchPattern.MatchString(rest) {
+		return rest
+	}
+	if m := pinningVersionPattern.FindStringSubmatch(rest); m != nil {
+		return m[1]
+	}
+	return ""
 }
+
+// pinningVersionPattern is the version of a version's pinning package:
+// "595.71.05", "580.105.08".
+var pinningVersionPattern = regexp.MustCompile(`^([1-9][0-9]{2})\.[0-9]+(\.[0-9]+)?$`)
 
 // installPackages are the packages an install of the branch names: the
 // flavor's metapackage where the branch has it, the kernel module package of

@@ -4,7 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -31,7 +36,7 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	if err != nil {
 		return driverPackaging{}, err
 	}
-	names := debian12Names
+	names := debianNames(d.CUDARepo)
 	if err := names.supports(cfg); err != nil {
 		return driverPackaging{}, err
 	}
@@ -46,16 +51,53 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	stack := readAptStack(status, names)
 	repo := cudaRepoBase(d.CUDARepo, arch)
 	p := driverPackaging{source: "NVIDIA's CUDA repository", own: true, noStack: stack.empty()}
-	if !h.Exists(cudaKeyringPath) {
-		deb := "/tmp/" + cudaKeyringPackage
+	deb := "/tmp/" + cudaKeyringPackage
+	addKeyring := commandOps(
+		aptGetNoninteractive(h, "update"),
+		aptGetNoninteractive(h, "install", "-y", "ca-certificates", "curl"),
+		Command{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", deb, repo + cudaKeyringPackage}},
+		Command{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}},
+	)
+	stale, err := staleCUDASources(h, d.CUDARepo)
+	if err != nil {
+		return driverPackaging{}, err
+	}
+	switch {
+	case !h.Exists(cudaKeyringPath):
 		p.setup = append(p.setup, Change{
 			Summary: fmt.Sprintf("add NVIDIA's CUDA apt repository for %s (%s)", d.CUDARepo, cudaKeyringPackage),
-			Ops: commandOps(
-				aptGetNoninteractive(h, "update"),
-				aptGetNoninteractive(h, "install", "-y", "ca-certificates", "curl"),
-				Command{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", deb, repo + cudaKeyringPackage}},
-				Command{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}},
-			),
+			Ops:     addKeyring,
+		})
+	case len(stale) > 0 && !h.Exists(cudaSourcesList(d.CUDARepo, arch)):
+		// A node upgraded from the previous Debian release keeps that
+		// release's cuda-keyring and repository: its driver packages are
+		// built for the old release. NVIDIA's keyring package does not
+		// replace another release's entry ("sudo apt purge cuda-keyring #
+		// must manually remove old keyring, otherwise
+		// /etc/apt/sources.list.d/cuda-debian11-x86_64.list will be kept",
+		// NVIDIA/nvidia-docker issue 1791 on moving to debian12), so the
+		// old one is purged first, and a leftover entry removed.
+		ops := commandOps(aptGetNoninteractive(h, "purge", "-y", "cuda-keyring"))
+		for _, list := range stale {
+			ops = append(ops, RemoveOp{Path: list})
+		}
+		p.setup = append(p.setup, Change{
+			Summary: fmt.Sprintf("replace NVIDIA's CUDA apt repository of another Debian release (%s) with the one for %s (%s): this is %s",
+				strings.Join(stale, ", "), d.CUDARepo, cudaKeyringPackage, d.Release.Name()),
+			Ops: append(ops, addKeyring...),
+		})
+	case len(stale) > 0:
+		// The release's own entry is there too (its cuda-keyring was
+		// installed over the old one, whose entry dpkg keeps as an obsolete
+		// conffile): apt would take the driver packages from either.
+		var ops []Op
+		for _, list := range stale {
+			ops = append(ops, RemoveOp{Path: list})
+		}
+		p.setup = append(p.setup, Change{
+			Summary: fmt.Sprintf("remove NVIDIA's CUDA apt repository of another Debian release (%s) next to the one for %s: this is %s",
+				strings.Join(stale, ", "), d.CUDARepo, d.Release.Name()),
+			Ops: ops,
 		})
 	}
 	problems := stack.problems(cfg)
@@ -77,11 +119,45 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	return p, nil
 }
 
+// cudaSourcesList is the sources.list.d entry NVIDIA's cuda-keyring
+// package installs for a repository ("debian13") and architecture
+// ("x86_64"): /etc/apt/sources.list.d/cuda-debian13-x86_64.list.
+func cudaSourcesList(repo, arch string) string {
+	return "/etc/apt/sources.list.d/cuda-" + repo + "-" + arch + ".list"
+}
+
+var cudaDebianSourcesPattern = regexp.MustCompile(`^cuda-(debian[0-9]+)-[a-z0-9_]+\.list$`)
+
+// staleCUDASources are cuda-keyring's sources.list.d entries for other
+// Debian releases' repositories than repo, sorted.
+func staleCUDASources(h *Host, repo string) ([]string, error) {
+	const dir = "/etc/apt/sources.list.d"
+	entries, err := os.ReadDir(h.Path(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	var stale []string
+	for _, e := range entries {
+		if m := cudaDebianSourcesPattern.FindStringSubmatch(e.Name()); m != nil && m[1] != repo {
+			stale = append(stale, path.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(stale)
+	return stale, nil
+}
+
 // supports fails for a flavor or branch the distribution's packaging lacks,
 // at plan time, naming the attribute.
 func (n aptDriverNames) supports(cfg DriverConfig) error {
 	if _, ok := n.kernel[cfg.flavor()]; !ok {
 		return fieldError("driver.kernel_modules", "%s has no %s kernel module packages", n.distro, cfg.flavor())
+	}
+	if !cfg.open() && n.openOnlyFrom > 0 && cfg.branchNumber() >= n.openOnlyFrom {
+		return fieldError("driver.kernel_modules", `%s has no proprietary kernel module packages (%s, cuda-drivers) from branch %d on, as NVIDIA's Driver Installation Guide says ("Proprietary Kernel Modules Removed"): set driver.kernel_modules to "open", or choose an older driver.branch for pre-Turing GPUs`,
+			n.distro, n.kernel[KernelModulesProprietary], n.openOnlyFrom)
 	}
 	return nil
 }

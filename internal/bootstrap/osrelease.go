@@ -140,7 +140,7 @@ const (
 )
 
 // supportedSystems is said in every "not supported" error.
-const supportedSystems = "Ubuntu 22.04, 24.04 and 26.04; Debian 12; Amazon Linux 2023; RHEL, Rocky Linux, AlmaLinux and CentOS Stream 8 and 9"
+const supportedSystems = "Ubuntu 22.04, 24.04 and 26.04; Debian 12 and 13; Amazon Linux 2023; RHEL, Rocky Linux, AlmaLinux and CentOS Stream 8, 9 and 10"
 
 // Distro is a supported system and where NVIDIA's repository keeps its
 // packages.
@@ -148,9 +148,10 @@ type Distro struct {
 	Release OSRelease
 	Family  string // familyDebian, familyAL2023, familyRHEL
 	// CUDARepo is the directory of NVIDIA's CUDA repository for this
-	// release: "debian12", "amzn2023", "rhel9" ("" for Ubuntu, whose driver
-	// comes from Ubuntu's own archive unless an apt source names NVIDIA's
-	// repository: ubuntuCUDARepo finds its directory then).
+	// release: "debian12", "debian13", "amzn2023", "rhel9", "rhel10" (""
+	// for Ubuntu, whose driver comes from Ubuntu's own archive unless an apt
+	// source names NVIDIA's repository: ubuntuCUDARepo finds its directory
+	// then).
 	CUDARepo string
 }
 
@@ -194,11 +195,16 @@ func classifyOS(rel OSRelease) (Distro, error) {
 		}
 		return unsupported("only Ubuntu LTS releases with standard support are")
 	case "debian":
-		if rel.major() == "12" {
-			d.Family, d.CUDARepo = familyDebian, "debian12"
+		// NVIDIA's Driver Installation Guide, "Linux System Requirements"
+		// (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/introduction.html):
+		// "Debian 12 | debian12 | amd64" and "Debian 13 | debian13 | amd64",
+		// the codename being the CUDA repository's directory.
+		switch rel.major() {
+		case "12", "13":
+			d.Family, d.CUDARepo = familyDebian, "debian"+rel.major()
 			return d, nil
 		}
-		return unsupported("only Debian 12 (bookworm) is")
+		return unsupported("only Debian 12 (bookworm) and Debian 13 (trixie) are")
 	case "amzn":
 		switch rel.VersionID {
 		case "2023":

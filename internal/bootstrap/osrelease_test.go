@@ -34,6 +34,7 @@ func TestClassifyOS(t *testing.T) {
 		{description: "Ubuntu 22.04 installs from Ubuntu's archive", file: "ubuntu-22.04", family: familyDebian, id: "ubuntu", pretty: "Ubuntu 22.04.5 LTS"},
 		{description: "Ubuntu 24.04 installs from Ubuntu's archive", file: "ubuntu-24.04", family: familyDebian, id: "ubuntu", pretty: "Ubuntu 24.04.1 LTS"},
 		{description: "Debian 12 installs from NVIDIA's debian12 repository", file: "debian-12", family: familyDebian, id: "debian", cudaRepo: "debian12"},
+		{description: "Debian 13 installs from NVIDIA's debian13 repository", file: "debian-13", family: familyDebian, id: "debian", cudaRepo: "debian13", pretty: "Debian GNU/Linux 13 (trixie)"},
 		{description: "Amazon Linux 2023 is its own family", file: "amzn-2023", family: familyAL2023, id: "amzn", cudaRepo: "amzn2023", pretty: "Amazon Linux 2023.10.20260216"},
 		{description: "RHEL 9 uses the rhel9 repository", file: "rhel-9", family: familyRHEL, id: "rhel", cudaRepo: "rhel9"},
 		{description: "Rocky Linux 9 uses the rhel9 repository too", file: "rocky-9", family: familyRHEL, id: "rocky", cudaRepo: "rhel9"},
@@ -83,7 +84,8 @@ func TestClassifyOSRejects(t *testing.T) {
 		{"Fedora is not a server target", OSRelease{ID: "fedora", VersionID: "41"}, "Fedora"},
 		{"RHEL 11 is not known", OSRelease{ID: "rhel", VersionID: "11.0"}, "Supported: "},
 		{"Ubuntu 20.04 is out of standard support", OSRelease{ID: "ubuntu", VersionID: "20.04"}, "LTS"},
-		{"Debian 11 is not supported", OSRelease{ID: "debian", VersionID: "11"}, "Debian 12"},
+		{"Debian 11 is not supported", OSRelease{ID: "debian", VersionID: "11"}, "Debian 12 (bookworm) and Debian 13 (trixie)"},
+		{"Debian 14 is not supported before NVIDIA has a repository for it", OSRelease{ID: "debian", VersionID: "14"}, "Supported: Ubuntu 22.04, 24.04 and 26.04; Debian 12 and 13;"},
 		{"an unknown distribution lists what is supported", OSRelease{ID: "arch"}, "Supported: "},
 	}
 	for _, tt := range tests {

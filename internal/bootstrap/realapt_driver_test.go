@@ -69,7 +69,7 @@ func TestRealAptDriver(t *testing.T) {
 			args := []string{"apt-get", "install", "-y", "--allow-downgrades", "-o", "APT::Get::Allow-Change-Held-Packages=true",
 				"nvidia-open=590.44.01-1", "nvidia-open-590=590.44.01-1"}
 			for name := range stackBefore {
-				if debian12Names.branchMeta(name) == "" {
+				if n.names.branchMeta(name) == "" {
 					args = append(args, name+"=590.44.01-1")
 				}
 			}

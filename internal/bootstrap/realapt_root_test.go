@@ -17,40 +17,54 @@ import (
 )
 
 // This file is the harness of the real-apt scenario tests
-// (realapt_driver_test.go): a fresh Debian 12 root made with debootstrap
-// (debroot, cached), NVIDIA's debian12 CUDA repository modeled by nvrepo
-// and served at NVIDIA's own address over HTTPS, and the driver step planned
+// (realapt_driver_test.go, realapt_today_test.go): a fresh Debian 12 or 13
+// root made with debootstrap (debroot, cached), NVIDIA's debian12 or
+// debian13 CUDA repository modeled by nvrepo and served at NVIDIA's own
+// address over HTTPS, and the driver step planned
 // and applied in-process with Host.Root set to the root, so every apt-get,
 // apt-mark and dpkg runs for real under chroot. After each scenario the root
 // is judged from its own dpkg status and `apt-cache policy`, not from what
 // the step says it did.
 
-// aptRootSpec is the root: curl and ca-certificates for the cuda-keyring
-// download the step makes, as on a Debian 12 cloud image.
-var aptRootSpec = debroot.Spec{Suite: "bookworm", Include: []string{"ca-certificates", "curl", "gnupg"}}
+// aptRootSpecFor is a root of a Debian suite ("bookworm": Debian 12,
+// "trixie": Debian 13) with curl and ca-certificates for the cuda-keyring
+// download the step makes, as on a Debian cloud image.
+func aptRootSpecFor(suite string) debroot.Spec {
+	return debroot.Spec{Suite: suite, Include: []string{"ca-certificates", "curl", "gnupg"}}
+}
+
+// aptSuiteRepo is NVIDIA's CUDA repository directory for a Debian suite.
+var aptSuiteRepo = map[string]string{"bookworm": "debian12", "trixie": "debian13"}
 
 // aptNode is one scenario's root and the repository it installs from.
 type aptNode struct {
-	t    *testing.T
-	root string
-	h    *Host
-	srv  *nvrepo.Server
-	repo *nvrepo.DebianRepo
+	t     *testing.T
+	root  string
+	h     *Host
+	srv   *nvrepo.Server
+	repo  *nvrepo.DebianRepo
+	names aptDriverNames // the names of the root's release's repository
 }
 
-// newAptNode extracts a fresh root and lets it reach repo at NVIDIA's
-// address. debroot.New and nvrepo.Start fail the test under
+// newAptNode extracts a fresh Debian 12 root and lets it reach repo at
+// NVIDIA's address. debroot.New and nvrepo.Start fail the test under
 // GPU_TESTBED_REQUIRED=1 when root, debootstrap or dpkg-deb are missing, and
 // skip it otherwise, saying what to install.
 func newAptNode(t *testing.T, srv *nvrepo.Server, repo *nvrepo.DebianRepo) *aptNode {
 	t.Helper()
-	root := debroot.New(t, aptRootSpec)
+	return newAptNodeOn(t, "bookworm", srv, repo)
+}
+
+// newAptNodeOn is newAptNode for a Debian suite ("bookworm", "trixie").
+func newAptNodeOn(t *testing.T, suite string, srv *nvrepo.Server, repo *nvrepo.DebianRepo) *aptNode {
+	t.Helper()
+	root := debroot.New(t, aptRootSpecFor(suite))
 	srv.Mount(repo.Address(), repo.Dir())
 	if err := srv.Trust(root); err != nil {
 		t.Fatal(err)
 	}
 	h := &Host{Root: root, Runner: ExecRunner{}, GPUs: driverlessGPUs(t), Getenv: func(string) string { return "" }}
-	return &aptNode{t: t, root: root, h: h, srv: srv, repo: repo}
+	return &aptNode{t: t, root: root, h: h, srv: srv, repo: repo, names: debianNames(aptSuiteRepo[suite])}
 }
 
 func driverSteps(cfg DriverConfig) []Step { return []Step{driverStep{cfg: cfg, arch: "amd64"}} }
@@ -110,7 +124,7 @@ func (n *aptNode) installed() map[string]string {
 	pkgs := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) == 3 && f[0] == "installed" && debian12Names.stackPackage(f[1]) {
+		if len(f) == 3 && f[0] == "installed" && n.names.stackPackage(f[1]) {
 			pkgs[f[1]] = f[2]
 		}
 	}
@@ -174,13 +188,13 @@ func (n *aptNode) policy(pkgs ...string) map[string][2]string {
 func (n *aptNode) assertOnBranch(cfg DriverConfig) {
 	n.t.Helper()
 	pkgs := n.installed()
-	for _, want := range []string{debian12Names.kernel[cfg.flavor()], debian12Names.driver, debian12Names.nvml} {
+	for _, want := range []string{n.names.kernel[cfg.flavor()], n.names.driver, n.names.nvml} {
 		if _, ok := pkgs[want]; !ok {
 			n.t.Errorf("%s is not installed; stack: %v", want, pkgs)
 		}
 	}
-	if v, ok := pkgs[debian12Names.kernel[otherFlavor(cfg)]]; ok {
-		n.t.Errorf("the %s kernel modules are still installed (%s %s)", otherFlavor(cfg), debian12Names.kernel[otherFlavor(cfg)], v)
+	if v, ok := pkgs[n.names.kernel[otherFlavor(cfg)]]; ok {
+		n.t.Errorf("the %s kernel modules are still installed (%s %s)", otherFlavor(cfg), n.names.kernel[otherFlavor(cfg)], v)
 	}
 	var names []string
 	for name, v := range pkgs {

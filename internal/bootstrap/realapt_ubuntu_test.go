@@ -165,7 +165,7 @@ func newUbuntuCUDANode(t *testing.T, srv *nvrepo.Server, repo *nvrepo.DebianRepo
 // reachable, none is configured.
 func newUbuntuNode(t *testing.T, srv *nvrepo.Server, repos ...*nvrepo.DebianRepo) *aptNode {
 	t.Helper()
-	root := debroot.New(t, aptRootSpec)
+	root := debroot.New(t, aptRootSpecFor("bookworm"))
 	osRelease := filepath.Join(root, "etc/os-release")
 	if err := os.Remove(osRelease); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)

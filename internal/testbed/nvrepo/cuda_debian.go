@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// The model of NVIDIA's debian12 CUDA repository,
+// The model of NVIDIA's debian12 and debian13 CUDA repositories,
 // https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/
-// (and .../sbsa/ for arm64 servers). Every shape below names its source;
+// and .../debian13/x86_64/ (and .../sbsa/ for arm64 servers), laid out
+// alike ([distros]). Every shape below names its source;
 // "chosen" marks shapes no source we could read states, chosen to match
 // Debian's own nvidia-graphics-drivers packaging, which NVIDIA's debian12
 // repository follows (same package names: nvidia-driver, nvidia-alternative,
@@ -66,6 +67,41 @@ import (
 //             (code corpus, find_string "src:*nvidia*:any"):
 //             "Package: src:*nvidia*:any src:cuda-drivers:any src:cuda-compat:any"
 //             "Pin: version <version>" "Pin-Priority: 1000".
+//   [distros] the Driver Installation Guide's "Linux System Requirements"
+//             (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/introduction.html,
+//             and its 610 edition): "Debian 12 | debian12 | amd64", "Debian 13 |
+//             debian13 | amd64"; public setups of the debian13 repository use
+//             the same names as debian12 (nvidia-driver-pinning-580 with
+//             cuda-drivers-580, nvidia-driver-pinning-610 with cuda-drivers-610,
+//             nvidia-open, nvidia-kernel-open-dkms; code corpus, find_string
+//             "repos/debian13/x86_64").
+//   [branches] NVIDIA's data center drivers, "Supported Drivers and CUDA
+//             Toolkit Versions" (docs.nvidia.com/datacenter/tesla/drivers/615/
+//             and /620/): R535 Long Term Support Branch, end of life June 2026;
+//             R580 Long Term Support Branch, June 2028; R595 Production Branch,
+//             March 2027; R610 New Feature Branch, August 2026; R620 Long Term
+//             Support Branch, September 2029. 615 is a New Feature Branch with
+//             its own Driver Installation Guide edition (Release 615, Sep 2026),
+//             the last with proprietary kernel modules (internal/bootstrap's
+//             lifecycle table, driver_lifecycle.go).
+//   [open620] the Driver Installation Guide, 620 edition, "Recent Updates ›
+//             Proprietary Kernel Modules Removed" (Driver_Installation_Guide.pdf
+//             of .../driver-installation-guide/620/): no proprietary kernel
+//             modules from 620 on, so branch 620 has no nvidia-kernel-dkms and
+//             no cuda-drivers-620 or cuda-drivers at 620 (both depend on it,
+//             [forum]).
+//   [relver]  releases seen in NVIDIA's apt repositories, as public setups
+//             install them (code corpus, find_string "nvidia-open=610" and
+//             "nvidia-driver-pinning-595"): 595.71.05-1 (debian13,
+//             "nvidia-open=595.71.05-1"), 610.43.02-1 and 610.57.04-1
+//             ("nvidia-open=610.43.02-1", "nvidia-open=610.57.04-1"), 615.71.09
+//             ("in NVIDIA's repository it installs the newest driver, currently
+//             615.71.09", of cuda-drivers); and
+//             version pinning packages next to the branch ones:
+//             "nvidia-driver-pinning-595.71.05 ... APT driver pinning file for
+//             driver version 595.71.05", shipping
+//             /etc/apt/preferences.d/nvidia-driver-pin with "Pin-Priority 1000
+//             on version <ver>-*".
 //   [keyring] NVIDIA CUDA Installation Guide for Linux, network repository
 //             on Debian: download .../repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb
 //             and `dpkg -i` it; it installs /usr/share/keyrings/cuda-archive-keyring.gpg
@@ -94,12 +130,27 @@ import (
 //   - dkms and linux-headers-<arch> are tiny packages of this repository, so
 //     no test needs Debian's archive.
 //   - Release "Origin: NVIDIA", "Label: NVIDIA CUDA".
+//   - Versions no source gives: 535.261.03-1 for NVIDIA's 535 (Debian's own
+//     bookworm release of 535, [debian]) and 620.41.06-1 for 620 (no 620
+//     release was found).
+//   - The debian13 model starts at branch 580: no source we could read
+//     shows an older branch in debian13 (the public setups above start at
+//     580); so there, asking 535 is a branch the repository does not offer.
+//   - The version pinning package's stanza names the stack as
+//     CUDADebianPinningPackage's does, pinned to "version <ver>-*" ([relver]
+//     gives the file and the pin, not its Package line). It neither
+//     Provides nor Conflicts with nvidia-driver-pinning, so it can sit next
+//     to a branch's pinning package (no source says whether NVIDIA's can;
+//     the model takes the case the step has to handle).
 
 // CUDADebianBranch is one driver branch of the model.
 type CUDADebianBranch struct {
 	Branch   string   // "580"
 	Versions []string // Debian versions, oldest first ("580.95.05-1"); the first is the metapackages' floor [forum]
 	Pinning  bool     // the repository has nvidia-driver-pinning-<Branch>
+	// OpenOnly: the branch has no proprietary kernel modules, so no
+	// nvidia-kernel-dkms, cuda-drivers-<Branch> or cuda-drivers [open620].
+	OpenOnly bool
 }
 
 // CUDADebianBranches is the default model: branch 550 without a pinning
@@ -112,8 +163,38 @@ var CUDADebianBranches = []CUDADebianBranch{
 	{Branch: "590", Versions: []string{"590.44.01-1"}, Pinning: true},
 }
 
+// CUDADebian12Today is NVIDIA's debian12 repository with every branch NVIDIA
+// publishes in late 2026 [branches]: 535 (end of life, no pinning package,
+// as before 570), 570 and 580 (long-term support, two releases), 590, 595
+// (production), 610 and 615 (new feature) and 620 (long-term support, open
+// kernel modules only [open620]), each with its pinning package from 570 on.
+var CUDADebian12Today = []CUDADebianBranch{
+	{Branch: "535", Versions: []string{"535.261.03-1"}},
+	{Branch: "570", Versions: []string{"570.195.03-1"}, Pinning: true},
+	{Branch: "580", Versions: []string{"580.95.05-1", "580.105.08-1"}, Pinning: true},
+	{Branch: "590", Versions: []string{"590.44.01-1"}, Pinning: true},
+	{Branch: "595", Versions: []string{"595.71.05-1"}, Pinning: true},
+	{Branch: "610", Versions: []string{"610.43.02-1", "610.57.04-1"}, Pinning: true},
+	{Branch: "615", Versions: []string{"615.71.09-1"}, Pinning: true},
+	{Branch: "620", Versions: []string{"620.41.06-1"}, Pinning: true, OpenOnly: true},
+}
+
+// CUDADebian13Today is NVIDIA's debian13 repository in late 2026: the
+// branches from 580 on (see "Chosen").
+var CUDADebian13Today = []CUDADebianBranch{
+	{Branch: "580", Versions: []string{"580.95.05-1", "580.105.08-1"}, Pinning: true},
+	{Branch: "590", Versions: []string{"590.44.01-1"}, Pinning: true},
+	{Branch: "595", Versions: []string{"595.71.05-1"}, Pinning: true},
+	{Branch: "610", Versions: []string{"610.43.02-1", "610.57.04-1"}, Pinning: true},
+	{Branch: "615", Versions: []string{"615.71.09-1"}, Pinning: true},
+	{Branch: "620", Versions: []string{"620.41.06-1"}, Pinning: true, OpenOnly: true},
+}
+
 // CUDADebianOptions configures BuildCUDADebian.
 type CUDADebianOptions struct {
+	// Release is NVIDIA's repository directory: "debian12" (default) or
+	// "debian13" [distros].
+	Release  string
 	Arch     string             // NVIDIA's repository architecture: "x86_64" (default) or "sbsa" (arm64)
 	Branches []CUDADebianBranch // default CUDADebianBranches
 	Key      *SigningKey        // default: the process's model key
@@ -131,13 +212,19 @@ func cudaArch(arch string) (debArch, triplet string, err error) {
 	return "", "", fmt.Errorf("nvrepo: CUDADebianOptions.Arch %q: use \"x86_64\" or \"sbsa\"", arch)
 }
 
-// BuildCUDADebian builds the model of NVIDIA's debian12 CUDA repository,
-// signed, with cuda-keyring_1.1-1_all.deb in it. Mount it with
+// BuildCUDADebian builds the model of NVIDIA's debian12 (or debian13) CUDA
+// repository, signed, with cuda-keyring_1.1-1_all.deb in it. Mount it with
 // s.Mount(r.Address(), r.Dir()).
 func BuildCUDADebian(t testing.TB, opts CUDADebianOptions) *DebianRepo {
 	t.Helper()
 	if opts.Arch == "" {
 		opts.Arch = "x86_64"
+	}
+	if opts.Release == "" {
+		opts.Release = "debian12"
+	}
+	if opts.Release != "debian12" && opts.Release != "debian13" {
+		t.Fatalf("nvrepo: CUDADebianOptions.Release %q: use \"debian12\" or \"debian13\"", opts.Release)
 	}
 	if opts.Branches == nil {
 		opts.Branches = CUDADebianBranches
@@ -152,8 +239,8 @@ func BuildCUDADebian(t testing.TB, opts CUDADebianOptions) *DebianRepo {
 			t.Fatal(err)
 		}
 	}
-	address := "developer.download.nvidia.com/compute/cuda/repos/debian12/" + opts.Arch + "/"
-	pkgs := []DebPackage{CUDAKeyringDebian(opts.Arch, key), cudaDKMS(), cudaHeaders(debArch)}
+	address := "developer.download.nvidia.com/compute/cuda/repos/" + opts.Release + "/" + opts.Arch + "/"
+	pkgs := []DebPackage{CUDAKeyringDebianRelease(opts.Release, opts.Arch, key), cudaDKMS(), cudaHeaders(debArch)}
 	for _, b := range opts.Branches {
 		for _, v := range b.Versions {
 			p, err := CUDADebianDriverPackages(opts.Arch, b, v)
@@ -169,15 +256,21 @@ func BuildCUDADebian(t testing.TB, opts CUDADebianOptions) *DebianRepo {
 	return newDebianRepo(t, address, ".", "NVIDIA", "NVIDIA CUDA", key, pkgs)
 }
 
-// CUDAKeyringDebian is cuda-keyring_1.1-1_all [keyring]: the repository's
-// key and its sources.list entry.
+// CUDAKeyringDebian is debian12's cuda-keyring_1.1-1_all [keyring].
 func CUDAKeyringDebian(arch string, key *SigningKey) DebPackage {
+	return CUDAKeyringDebianRelease("debian12", arch, key)
+}
+
+// CUDAKeyringDebianRelease is a release's cuda-keyring_1.1-1_all
+// [keyring]: the repository's key and its sources.list entry
+// (cuda-<release>-<arch>.list).
+func CUDAKeyringDebianRelease(release, arch string, key *SigningKey) DebPackage {
 	return DebPackage{
 		Name: "cuda-keyring", Version: "1.1-1", Arch: "all",
 		Files: map[string][]byte{
 			"/usr/share/keyrings/cuda-archive-keyring.gpg": key.PublicKeyring(),
-			"/etc/apt/sources.list.d/cuda-debian12-" + arch + ".list": []byte(
-				"deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/debian12/" + arch + "/ /\n"),
+			"/etc/apt/sources.list.d/cuda-" + release + "-" + arch + ".list": []byte(
+				"deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/" + release + "/" + arch + "/ /\n"),
 		},
 		Description: "NVIDIA CUDA repository keyring (model)",
 	}
@@ -195,6 +288,22 @@ func CUDADebianPinningPackage(branch string) DebPackage {
 					"Pin-Priority: 1000\n"),
 		},
 		Description: "Pins the NVIDIA driver packages to branch " + branch + " (model)",
+	}
+}
+
+// CUDADebianVersionPinningPackage is nvidia-driver-pinning-<upstream
+// version> [relver]: it pins the stack to one release ("Pin: version
+// <version>-*"), from /etc/apt/preferences.d/nvidia-driver-pin.
+func CUDADebianVersionPinningPackage(upstream string) DebPackage {
+	return DebPackage{
+		Name: "nvidia-driver-pinning-" + upstream, Version: upstream + "-1", Arch: "all", Source: "nvidia-driver-pinning",
+		Files: map[string][]byte{
+			"/etc/apt/preferences.d/nvidia-driver-pin": []byte(
+				"Package: src:*nvidia*:any src:cuda-drivers:any src:cuda-compat:any\n" +
+					"Pin: version " + upstream + "-*\n" +
+					"Pin-Priority: 1000\n"),
+		},
+		Description: "APT driver pinning file for driver version " + upstream + " (model)",
 	}
 }
 
@@ -249,6 +358,19 @@ func CUDADebianDriverPackages(arch string, branch CUDADebianBranch, version stri
 		{Name: "nvidia-open-" + b, Version: v, Arch: debArch, Source: "nvidia-open",
 			Depends: atLeast(floor, "nvidia-driver", "nvidia-driver-cuda", "nvidia-kernel-open-dkms")},
 		{Name: "nvidia-open", Version: v, Arch: debArch, Source: "nvidia-open", Depends: "nvidia-open-" + b + " (= " + v + ")"},
+	}
+	if branch.OpenOnly {
+		// [open620]: no proprietary kernel modules, and so none of the
+		// metapackages that depend on them.
+		kept := pkgs[:0]
+		for _, p := range pkgs {
+			switch p.Name {
+			case "nvidia-kernel-dkms", "cuda-drivers-" + b, "cuda-drivers":
+			default:
+				kept = append(kept, p)
+			}
+		}
+		pkgs = kept
 	}
 	for i := range pkgs {
 		if pkgs[i].Files == nil {

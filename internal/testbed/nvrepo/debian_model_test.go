@@ -109,3 +109,62 @@ func TestToolkitDebianExactVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestCUDADebianTodayShapes checks the late-2026 models' shapes without
+// building them: 620 has no proprietary kernel modules nor the
+// metapackages that depend on them, 615 and older still have both flavors, the
+// debian13 keyring points at debian13, and the branches are the ones
+// NVIDIA publishes.
+func TestCUDADebianTodayShapes(t *testing.T) {
+	names := func(b CUDADebianBranch) map[string]bool {
+		pkgs, err := CUDADebianDriverPackages("x86_64", b, b.Versions[len(b.Versions)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, p := range pkgs {
+			out[p.Name] = true
+		}
+		return out
+	}
+	var branches12, branches13 []string
+	for _, b := range CUDADebian12Today {
+		branches12 = append(branches12, b.Branch)
+	}
+	for _, b := range CUDADebian13Today {
+		branches13 = append(branches13, b.Branch)
+		got := names(b)
+		for _, p := range []string{"nvidia-open", "nvidia-open-" + b.Branch, "nvidia-kernel-open-dkms", "nvidia-driver", "libnvidia-ml1"} {
+			if !got[p] {
+				t.Errorf("branch %s lacks %s", b.Branch, p)
+			}
+		}
+		for _, p := range []string{"nvidia-kernel-dkms", "cuda-drivers", "cuda-drivers-" + b.Branch} {
+			if got[p] == b.OpenOnly {
+				t.Errorf("branch %s (open only: %v) has %s: %v", b.Branch, b.OpenOnly, p, got[p])
+			}
+		}
+		if (b.Branch == "620") != b.OpenOnly {
+			t.Errorf("branch %s: OpenOnly %v, want it only for 620", b.Branch, b.OpenOnly)
+		}
+	}
+	if got := strings.Join(branches12, " "); got != "535 570 580 590 595 610 615 620" {
+		t.Errorf("debian12 branches %s", got)
+	}
+	if got := strings.Join(branches13, " "); got != "580 590 595 610 615 620" {
+		t.Errorf("debian13 branches %s", got)
+	}
+	key, err := processKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyring := CUDAKeyringDebianRelease("debian13", "x86_64", key)
+	list := string(keyring.Files["/etc/apt/sources.list.d/cuda-debian13-x86_64.list"])
+	if !strings.Contains(list, "https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/ /") {
+		t.Errorf("debian13 keyring's sources entry: %q", list)
+	}
+	pin := string(CUDADebianVersionPinningPackage("595.71.05").Files["/etc/apt/preferences.d/nvidia-driver-pin"])
+	if !strings.Contains(pin, "Pin: version 595.71.05-*\nPin-Priority: 1000\n") {
+		t.Errorf("version pinning file: %q", pin)
+	}
+}
