@@ -57,19 +57,22 @@ type generator struct {
 // generated from a template, and by whom: from its DO NOT EDIT header, or,
 // without one, from the path, when it is k3s's or RKE2's generated config.
 func generatedBy(path string, data []byte) (generator, bool) {
-	if m := generatedHeader.FindSubmatch(bytes.TrimLeft(data, "\ufeff \t\r\n")); m != nil {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if m := generatedHeader.FindSubmatch(bytes.TrimLeft(data, " \t\r\n")); m != nil {
 		g := generator{program: string(m[1])}
 		if len(m[2]) > 0 {
 			g.template = filepath.Base(string(m[2]))
 		}
 		return g, true
 	}
+	// A path written another way ("//", "/./") is the same file.
+	path = filepath.Clean(path)
 	for _, e := range embeddedContainerds {
 		if path != e.config {
 			continue
 		}
 		g := generator{program: e.program, template: "config.toml.tmpl", headerless: true}
-		if versionThree.Match(bytes.TrimPrefix(data, []byte("\ufeff"))) {
+		if versionThree.Match(data) {
 			g.template = "config-v3.toml.tmpl"
 		}
 		return g, true
