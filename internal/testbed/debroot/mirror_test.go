@@ -1,6 +1,7 @@
 package debroot
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,10 +33,6 @@ func TestMirrorFromTheMachinesAptSources(t *testing.T) {
 		{
 			"signed-by debian-archive-removed-keys.gpg is no Debian archive keyring, a vendor keyring next to a fingerprint is a third party's, a fingerprint alone (apt's signed-by=<fingerprint>!) is accepted",
 			"signed-by", "http://fingerprint.example/debian", "sources.list:3",
-		},
-		{
-			"sources.list.d names apt does not read (.hidden.list, 'a b.list', a~.list, b+c.sources, c.list., the directory dir.list) are passed over; zz:debian.list (':' is allowed) is read",
-			"apt-file-names", "http://colon.example/debian", "sources.list.d/zz:debian.list:1",
 		},
 		{
 			"deb822: a line of spaces and a tab continues the stanza (apt ends a stanza only at an empty line), a CRLF empty line ends it",
@@ -194,5 +191,48 @@ func TestSpecKeyDoesNotDependOnTheMirror(t *testing.T) {
 	c, _ := Spec{Suite: "trixie"}.normalized()
 	if a.key() != b.key() || a.key() != c.key() {
 		t.Errorf("keys differ by mirror: %s, %s, %s (the same suite from any mirror is the same root)", a.key(), b.key(), c.key())
+	}
+}
+
+// TestOnlyTheSourcesFilesAptReads makes a sources.list.d (at test time: a
+// ':' in a committed file name is no valid Go module file path) whose
+// names apt does not read (apt-pkg/contrib/fileutl.cc) come first: each
+// names a wrong mirror, and the one file apt reads, zz:debian.list (':' is
+// allowed), names the right one.
+func TestOnlyTheSourcesFilesAptReads(t *testing.T) {
+	root := t.TempDir()
+	parts := filepath.Join(root, "etc", "apt", "sources.list.d")
+	if err := os.MkdirAll(filepath.Join(parts, "dir.list"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrong := map[string]string{
+		".hidden.list":   "deb http://hidden.example/debian trixie main\n",
+		"a b.list":       "deb http://space.example/debian trixie main\n",
+		"a~.list":        "deb http://tilde.example/debian trixie main\n",
+		"b+c.sources":    "Types: deb\nURIs: http://plus.example/debian\nSuites: trixie\nComponents: main\n",
+		"c.list.":        "deb http://period.example/debian trixie main\n",
+		"d.list.save":    "deb http://save.example/debian trixie main\n",
+		"zz:debian.list": "deb http://colon.example/debian trixie main\n",
+	}
+	for name, data := range wrong {
+		if err := os.WriteFile(filepath.Join(parts, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := mirrorFor(Spec{Suite: "trixie", Arch: "amd64"}, "", root)
+	if want := filepath.Join(parts, "zz:debian.list") + ":1"; err != nil || got.URI != "http://colon.example/debian" || got.From != want {
+		t.Errorf("mirrorFor = %+v, %v; want http://colon.example/debian from %s", got, err, want)
+	}
+	for _, tc := range []struct {
+		name string
+		read bool
+	}{
+		{"debian.sources", true}, {"x_y-z.list", true}, {"a:b.list", true},
+		{".debian.list", false}, {"a b.list", false}, {"a~.list", false}, {"a+b.list", false},
+		{"debian.list.", false}, {"debian.list.save", false}, {"debian", false}, {"débian.list", false},
+	} {
+		if got := aptReadsPart(tc.name); got != tc.read {
+			t.Errorf("aptReadsPart(%q) = %v, want %v", tc.name, got, tc.read)
+		}
 	}
 }
