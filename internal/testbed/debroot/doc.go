@@ -5,8 +5,11 @@
 // A root is built from the machine's Debian mirror the first time a Spec
 // is asked for: Spec.Mirror (gpu-testbed rootfs --mirror), else
 // $GPU_TESTBED_DEBIAN_MIRROR, else the mirror the machine's own apt sources
-// (/etc/apt/sources.list, sources.list.d/*.list and deb822 *.sources) use
-// for Debian's main archive; mirror.go says which entry that is. debootstrap
+// (/etc/apt/sources.list, sources.list.d/*.list and deb822 *.sources,
+// and the mirror+file: lists Debian's cloud images use) name for Debian's
+// main archive, for the Spec's suite and architecture; mirror.go says
+// which entry that is. A debootstrap failure names that mirror, where it
+// came from and the override (a partial mirror fails there). debootstrap
 // checks the suite's Release signature against Debian's keyring whatever
 // the mirror, so the mirror is not part of the cache key. The root is then
 // kept as a tarball under <testbed.CacheRoot()>/roots; building is guarded

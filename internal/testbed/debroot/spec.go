@@ -18,7 +18,8 @@ type Spec struct {
 
 	// Mirror is the Debian mirror to build from (http:, https: or file:
 	// URL); "" takes $GPU_TESTBED_DEBIAN_MIRROR, else the machine's own
-	// apt sources (mirror.go). It is not part of the cache key: every
+	// apt sources (mirror.go). normalized checks it (the one place it is
+	// checked; mirrorFor takes a normalized Spec). It is not part of the cache key: every
 	// mirror of Debian's archive serves the same suite with the same
 	// Release file, signed by Debian and checked by debootstrap, so the
 	// root's contents do not depend on which mirror built it (a mirror

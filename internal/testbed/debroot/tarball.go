@@ -76,7 +76,7 @@ func build(ctx context.Context, spec Spec, path string) error {
 			return fmt.Errorf("%s is not installed: %s", tool, installHint)
 		}
 	}
-	mirror, err := mirrorFor(spec.Mirror, os.Getenv(MirrorEnv), aptDir)
+	mirror, err := mirrorFor(spec, os.Getenv(MirrorEnv), aptRoot)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,12 @@ func build(ctx context.Context, spec Spec, path string) error {
 	}
 	args = append(args, spec.Suite, root, mirror.URI)
 	if err := runLogged(ctx, log, logPath, "debootstrap", args...); err != nil {
-		return err
+		// The log's last lines no longer show the "# mirror" line: say
+		// which mirror failed, and how to choose another, here.
+		return fmt.Errorf("building from the mirror %s (from %s), which must serve %s for %s "+
+			"(a partial mirror, of one suite or one architecture, fails here); to use another, set %s=<mirror URL> "+
+			"or pass gpu-testbed rootfs --mirror <mirror URL>: %w",
+			mirror.URI, mirror.From, spec.Suite, spec.Arch, MirrorEnv, err)
 	}
 	if spec.foreign() {
 		if err := secondStage(ctx, spec, root, log, logPath); err != nil {
