@@ -140,6 +140,7 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 			return nil, err
 		}
 	}
+	name := s.cfg.Branch
 	s.cfg = resolved
 	if warning := endOfLifeWarning(s.cfg.branchNumber(), today); warning != "" {
 		h.Warn("%s", warning)
@@ -172,6 +173,15 @@ func (s driverStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	pkg, err := s.packaging(ctx, h, distro, kernel)
 	if err != nil {
 		return nil, err
+	}
+	if running && !branchRuns {
+		if note != "" {
+			h.Warn("%s", movedBranchWarning(name, s.cfg.Branch, snap.Driver))
+		}
+		if pkg.holdsNoDriver() {
+			h.Warn("driver %s is running but no driver package of %s is installed (a runfile's or the image's own driver?): installing branch %s's packages beside it leaves two drivers on the node, which NVIDIA's installation guide says to avoid; remove it first (a runfile's: nvidia-uninstall), or set driver.branch to %q to keep it",
+				snap.Driver.Version, pkg.source, s.cfg.Branch, snap.Driver.Branch())
+		}
 	}
 
 	var changes []Change
@@ -275,4 +285,13 @@ func loadChange(snap nvml.Snapshot, cfg DriverConfig) *Change {
 		Summary: fmt.Sprintf("load the NVIDIA kernel module (branch %s, %s)", cfg.Branch, cfg.flavor()),
 		Ops:     commandOps(Command{Root: "/", Name: "modprobe", Args: []string{"nvidia"}}),
 	}
+}
+
+// holdsNoDriver reports whether no driver package of the packaging is
+// installed, so a running driver came from elsewhere (a runfile, an image's
+// own install): the packagings that judge the whole stack say so (noStack);
+// for Ubuntu's archive, nothing installed and no stack to describe is the
+// same.
+func (p driverPackaging) holdsNoDriver() bool {
+	return p.noStack || !p.own && !p.installed && p.stackNote == ""
 }

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"fmt"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"sort"
 	"strings"
 	"time"
@@ -421,4 +422,22 @@ func checkBranchFlavor(field string, c DriverConfig) error {
 		return fieldError(field, `NVIDIA ships only the open kernel modules from branch %d on: set %s to "open", or choose branch %d or older (%d or older for GPUs older than %s)`, firstOpenOnlyBranch, field, lastProprietaryBranch, lastPreTuringBranch, openModulesMinArchitecture)
 	}
 	return nil
+}
+
+// movedBranchWarning says that a moving driver.branch (name: "lts") now
+// stands for another branch than the one the node runs, so this apply moves
+// the node, and how to stay: a fleet on "lts" moves on the day NVIDIA's
+// newer branch counts, not on a day anyone chose.
+func movedBranchWarning(name, branch string, running nvml.Driver) string {
+	return fmt.Sprintf("driver.branch %q now names branch %s, and this node runs %s (branch %s): apply moves it to branch %s, which needs a reboot; set driver.branch to %q to stay on the running branch",
+		name, branch, running.Version, running.Branch(), branch, running.Branch())
+}
+
+// stillServes reports whether a running branch is still what a moving
+// driver.branch name asks for: a supported branch of the name's designation
+// ("lts": a long-term support branch), only not the newest.
+func stillServes(running, name string, today time.Time) bool {
+	d, moving := movingBranch(name)
+	b, known := lifecycleOf(branchNumberOf(running))
+	return moving && known && b.designation == d && b.supported(today)
 }

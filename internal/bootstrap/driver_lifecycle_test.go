@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"errors"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 	"os"
 	"strings"
 	"testing"
@@ -303,4 +304,73 @@ func TestVerifyShowsStepWarningsOnce(t *testing.T) {
 	v.checkSteps(context.Background(), h, []Step{warningStep{name: "runtime", warnings: []string{"two specs"}}})
 	require.Equal(t, []string{"runtime: two specs"}, v.warnings)
 	require.Empty(t, v.problems)
+}
+
+// TestAMovingNameThatMovedOnIsSaid: a node on "lts" that runs an unpackaged
+// 550 (the DGX A100 double, a Debian 12 image with no driver package) is
+// told that the name now means 620, that apply would move it, how to stay,
+// and that packages beside a driver installed otherwise make two drivers.
+func TestAMovingNameThatMovedOnIsSaid(t *testing.T) {
+	h := verifyMachine{files: map[string]string{"/etc/os-release": "ID=debian\nVERSION_ID=\"12\"\nVERSION_CODENAME=bookworm\n"}}.host(t)
+	h.Now = func() time.Time { return lifecycleToday }
+	require.NoError(t, os.MkdirAll(h.Path("/lib/modules/6.1.0-28-amd64"), 0o755))
+	plan, err := MakePlan(context.Background(), h, []Step{driverStep{cfg: DriverConfig{Branch: "lts"}, arch: "amd64"}})
+	require.NoError(t, err)
+	require.Contains(t, plan[0].Warnings, `driver.branch "lts" now names branch 620, and this node runs 550.54.15 (branch 550): apply moves it to branch 620, which needs a reboot; set driver.branch to "550" to stay on the running branch`)
+	require.Contains(t, strings.Join(plan[0].Warnings, "\n"), `driver 550.54.15 is running but no driver package of NVIDIA's CUDA repository is installed`)
+
+	// A number, not a moving name: no "now names" warning, the
+	// two-drivers warning stays.
+	plan, err = MakePlan(context.Background(), h, []Step{driverStep{cfg: DriverConfig{Branch: "580"}, arch: "amd64"}})
+	require.NoError(t, err)
+	require.NotContains(t, strings.Join(plan[0].Warnings, "\n"), "now names")
+	require.Contains(t, strings.Join(plan[0].Warnings, "\n"), "leaves two drivers on the node")
+}
+
+// TestCheckToleratesAMovingNameThatMovedOn: a node on "lts" running 580
+// (still a supported long-term branch) the day 620 counts is behind, not
+// broken: a warning, not a problem; an unsupported running branch stays a
+// problem.
+func TestCheckToleratesAMovingNameThatMovedOn(t *testing.T) {
+	snap := nvml.Snapshot{Driver: nvml.Driver{Loaded: true, Version: "580.159.04", CUDAVersion: "13.0"}}
+	v := &verification{}
+	v.checkDriver(snap, &Config{Driver: &DriverConfig{Branch: "lts"}}, lifecycleToday)
+	require.Empty(t, v.problems)
+	require.True(t, v.driverBehind)
+	require.Empty(t, v.warnings, "the driver step's plan says it (one home)")
+	require.Equal(t, []string{"NVIDIA driver 580.159.04 loaded (CUDA 13.0)", `driver branch 580 (580.159.04), still a supported long-term support branch; driver.branch is "lts", branch 620 today (the driver step's warning says how to move or stay)`}, v.checks)
+
+	// 580 is not a production branch: "production" asks for another kind.
+	v = &verification{}
+	v.checkDriver(snap, &Config{Driver: &DriverConfig{Branch: "production"}}, lifecycleToday)
+	require.Len(t, v.problems, 1)
+	require.False(t, v.driverBehind)
+
+	// A number is a number: 580 asked as "620" is a problem.
+	v = &verification{}
+	v.checkDriver(snap, &Config{Driver: &DriverConfig{Branch: "620"}}, lifecycleToday)
+	require.Len(t, v.problems, 1)
+}
+
+// TestCheckSaysAMovedNamesPendingMoveAsAWarning: with "lts" and a running,
+// packaged-or-not 580 on the day 620 counts, the driver step's pending move
+// does not make check unhealthy; with "620" named, it does.
+func TestCheckSaysAMovedNamesPendingMoveAsAWarning(t *testing.T) {
+	m := verifyMachine{
+		files:  map[string]string{"/etc/os-release": "ID=debian\nVERSION_ID=\"12\"\nVERSION_CODENAME=bookworm\n"},
+		change: func(f *nvmltest.Fleet) { f.Server.DriverVersion = "580.159.04" },
+	}
+	h := m.host(t)
+	h.Now = func() time.Time { return lifecycleToday }
+	require.NoError(t, os.MkdirAll(h.Path("/lib/modules/6.1.0-28-amd64"), 0o755))
+
+	health := Verify(context.Background(), h, &Config{Driver: &DriverConfig{Branch: "lts"}, Verify: VerifyConfig{ExpectGPUs: 8}})
+	require.Equal(t, HealthHealthy, health.Status, "%+v", health)
+	warnings := strings.Join(health.Warnings, "\n")
+	require.Contains(t, warnings, `driver: driver.branch "lts" now names branch 620, and this node runs 580.159.04 (branch 580)`)
+	require.Contains(t, warnings, "driver: not moved yet: add NVIDIA's CUDA apt repository for debian12")
+
+	health = Verify(context.Background(), h, &Config{Driver: &DriverConfig{Branch: "620"}, Verify: VerifyConfig{ExpectGPUs: 8}})
+	require.Equal(t, HealthUnhealthy, health.Status)
+	require.Contains(t, strings.Join(health.Problems, "\n"), "driver: not configured: add NVIDIA's CUDA apt repository for debian12")
 }

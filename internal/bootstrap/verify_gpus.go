@@ -42,9 +42,18 @@ func (v *verification) checkDriver(snap nvml.Snapshot, cfg *Config, today time.T
 			asked = fmt.Sprintf("%q, branch %s today", cfg.Driver.Branch, want.Branch)
 			as = fmt.Sprintf(" (driver.branch %q)", cfg.Driver.Branch)
 		}
-		if branch := snap.Driver.Branch(); branch != want.Branch {
+		branch := snap.Driver.Branch()
+		switch {
+		case branch != want.Branch && note != "" && stillServes(branch, cfg.Driver.Branch, today):
+			// A moving name moved on (NVIDIA's newer branch came out):
+			// the running branch is still the kind asked for and
+			// supported, so the node is not broken, only behind.
+			v.driverBehind = true
+			d, _ := movingBranch(cfg.Driver.Branch)
+			v.check("driver branch %s (%s), still a supported %s branch; driver.branch is %s (the driver step's warning says how to move or stay)", branch, snap.Driver.Version, d, asked)
+		case branch != want.Branch:
 			v.problem("driver branch is %s (%s) but driver.branch is %s; run gpu-bootstrap apply and reboot", branch, snap.Driver.Version, asked)
-		} else {
+		default:
 			v.check("driver branch %s as configured%s", branch, as)
 		}
 	}
