@@ -2,10 +2,11 @@ package bootstrap
 
 import (
 	"fmt"
-	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
 )
 
 // This file is NVIDIA's data center driver branch lifecycle as a table, and

@@ -3,7 +3,6 @@ package bootstrap
 import (
 	"context"
 	"errors"
-	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
 
 // lifecycleToday is the day the lifecycle tests plan on: R535 and R570 are
