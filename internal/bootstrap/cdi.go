@@ -80,14 +80,26 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		return nil, err
 	}
 	refresh := readCDIRefresh(h)
+	outputProblem := ""
 	if refresh.owns() {
+		outputProblem = refreshOutputProblem(h, refresh.output)
+	}
+	if refresh.owns() && outputProblem == "" {
 		if mode.resolved == runtimeModeCDI && !inSpecDirs(refresh.output, mode.specDirs) {
 			h.Warn("%s sets mode = %q, and nvidia-container-runtime then reads CDI specs from %s only, not from %s where nvidia-cdi-refresh writes: add %s to [nvidia-container-runtime.modes.cdi] spec-dirs", mode.file, mode.set, strings.Join(mode.specDirs, ", "), refresh.output, path.Dir(refresh.output))
 		}
 		return s.stepAside(h, target, refresh)
 	}
+	if refresh.owns() {
+		// Keeping ours is safe: once the refresh writes, the next plan
+		// steps aside (a spec in /var/run/cdi wins over /etc/cdi meanwhile).
+		h.Warn("nvidia-cdi-refresh is enabled but %s %s: systemctl status %s (gpu-bootstrap keeps its spec %s until the refresh writes one)", refresh.output, outputProblem, cdiRefreshService, target)
+	}
+	if err := sameDirectoryConflict(h, target, refresh); err != nil {
+		return nil, err
+	}
 	if h.Pending("toolkit") {
-		h.Note("the toolkit step installs the NVIDIA Container Toolkit first; from 1.18 its packages enable nvidia-cdi-refresh, which then keeps %s and owns the nvidia.com/gpu devices, and apply writes no spec of its own (apply plans this step after installing the toolkit)", cdiRefreshOutput)
+		h.Note("the toolkit step installs the NVIDIA Container Toolkit first; its packages enable nvidia-cdi-refresh (1.20 and later; 1.18 and 1.19 only when installed on a running system), which then keeps %s and owns the nvidia.com/gpu devices once it has written it; until then gpu-bootstrap keeps its own spec (apply plans this step after installing the toolkit)", cdiRefreshOutput)
 	}
 	if mode.resolved == runtimeModeCDI && !inSpecDirs(target, mode.specDirs) {
 		return nil, fieldError("cdi.spec_path", "%s is not in a directory nvidia-container-runtime reads in its cdi mode (%s sets mode = %q; [nvidia-container-runtime.modes.cdi] spec-dirs is %s), so GPU containers would find no devices: put the spec in one of those directories, or add %s to spec-dirs",
@@ -103,15 +115,11 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		}
 		return nil, fmt.Errorf("the CDI spec lists the driver's devices and libraries, so it needs the NVIDIA driver: %s; configure the driver section or install the driver first", noDriverReason(snap.Driver.Reason))
 	}
-	if refresh.unit != "" {
-		why := "not enabled"
-		if refresh.masked != "" {
-			why = "masked (" + refresh.masked + ")"
-		}
-		h.Note("gpu-bootstrap's spec %s owns the nvidia.com/gpu devices: nvidia-cdi-refresh (%s) is %s", target, refresh.unit, why)
+	if refresh.unit != "" && !refresh.owns() {
+		h.Note("gpu-bootstrap's spec %s owns the nvidia.com/gpu devices: nvidia-cdi-refresh (%s) is %s", target, refresh.unit, refresh.notRunningAtBoot())
 	}
-	if stale := refreshedSpec(h, target, refresh.output); stale != "" {
-		h.Warn("%s (left by nvidia-cdi-refresh, which no longer runs) defines the same nvidia.com/gpu devices, and CDI reads /var/run/cdi after /etc/cdi, so it wins over %s until the next reboot empties /var/run: remove it (rm %s)", stale, target, stale)
+	if stale := refreshedSpec(h, target, refresh.output); stale != "" && !refresh.owns() {
+		h.Warn("%s", staleSpecWarning(stale, target, refresh))
 	}
 	spec, err := generateCDISpec(h, snap)
 	if err != nil {
@@ -188,16 +196,74 @@ func modeOrigin(m nvidiaRuntimeMode) string {
 	return m.file + " sets mode = \"" + m.set + "\""
 }
 
-// refreshedSpec is the spec nvidia-cdi-refresh keeps in the dynamic CDI
-// directory (output, or the default paths), when one is there and it is
-// not target.
+// refreshedSpec is a spec of the nvidia.com/gpu devices that
+// nvidia-cdi-refresh left at output or its default paths, when one is there
+// and it is neither target nor in target's directory (sameDirectoryConflict
+// refuses that).
 func refreshedSpec(h *Host, target, output string) string {
 	for _, p := range []string{output, cdiRefreshOutput, "/run/cdi/nvidia.yaml"} {
-		if !sameSpecFile(p, target) && h.Exists(p) {
+		if sameSpecFile(p, target) || sameSpecFile(path.Dir(p), path.Dir(target)) {
+			continue
+		}
+		if refreshOutputProblem(h, p) == "" {
 			return p
 		}
 	}
 	return ""
+}
+
+// staleSpecWarning says that stale, a spec the refresh wrote while it ran,
+// defines the devices of target too, and for how long, by its directory:
+// only /var/run (a tmpfs, the same as /run) empties at reboot.
+func staleSpecWarning(stale, target string, refresh cdiRefresh) string {
+	who := "left by nvidia-cdi-refresh, which no longer runs"
+	if refresh.unit != "" && refresh.masked == "" && refresh.pathEnabled {
+		who = "written by nvidia-cdi-refresh, which runs here only when the driver or the toolkit changes, not at boot"
+	}
+	msg := fmt.Sprintf("%s (%s) defines the same %s devices", stale, who, cdiKind)
+	switch {
+	case inVarRun(stale) && !inVarRun(target):
+		msg += fmt.Sprintf(", and CDI reads /var/run/cdi after /etc/cdi, so it wins over %s until the next reboot empties /var/run", target)
+	case inVarRun(stale):
+		msg += fmt.Sprintf(" as %s until the next reboot empties /var/run", target)
+	default:
+		msg += fmt.Sprintf(" as %s, and %s does not empty at reboot", target, path.Dir(stale))
+	}
+	return msg + fmt.Sprintf(": remove it (rm %s)", stale)
+}
+
+// inVarRun reports whether p lies under /var/run (or /run, the same tmpfs).
+func inVarRun(p string) bool {
+	p = path.Clean(p)
+	return strings.HasPrefix(p, "/run/") || strings.HasPrefix(p, "/var/run/")
+}
+
+// sameDirectoryConflict refuses a spec of ours beside the refresh's in one
+// directory: CDI treats a device name two specs of one directory both define
+// as a conflict and drops it (tags.cncf.io/container-device-interface
+// pkg/cdi cache.go refresh, "conflicting device"), so every nvidia.com/gpu
+// device would be gone; outside /var/run the other file also survives a
+// reboot. It applies while the refresh's file is there, or while the
+// refresh runs at boot and will write it.
+func sameDirectoryConflict(h *Host, target string, refresh cdiRefresh) error {
+	output := refresh.output
+	if sameSpecFile(output, target) || !sameSpecFile(path.Dir(output), path.Dir(target)) {
+		return nil
+	}
+	exists := refreshOutputProblem(h, output) != "does not exist"
+	if !exists && !refresh.owns() {
+		return nil
+	}
+	fix := fmt.Sprintf("set cdi.spec_path to %s", output)
+	if exists {
+		fix = fmt.Sprintf("remove the stale one (rm %s, or rm %s and set cdi.spec_path to %s)", output, target, output)
+	}
+	lasts := ""
+	if !inVarRun(output) {
+		lasts = fmt.Sprintf(", and %s does not empty at reboot", path.Dir(output))
+	}
+	return fieldError("cdi.spec_path", "%s and nvidia-cdi-refresh's %s (NVIDIA_CTK_CDI_OUTPUT_FILE_PATH, %s) lie in one directory, %s; CDI treats the nvidia.com/gpu devices both define as conflicting and drops them all%s: %s",
+		target, output, cdiRefreshEnvFile, path.Dir(target), lasts, fix)
 }
 
 // noDriverReason is the snapshot's reason, or a generic one.

@@ -83,35 +83,52 @@ const (
 // cdiRefresh is what the root has of nvidia-cdi-refresh.
 type cdiRefresh struct {
 	unit    string // the service's unit file; "" when not installed
-	enabled bool   // a wants link for the service or the path unit
-	masked  string // the unit masked (linked to /dev/null); "" when not
-	output  string // the spec it writes
+	enabled bool   // a multi-user.target.wants link for the service: it runs at boot
+	// pathEnabled is a wants link for the .path unit: the service runs when
+	// the driver or the toolkit changes, but not at boot (PathChanged does
+	// not fire for a file that was there before).
+	pathEnabled bool
+	masked      string // the service masked (linked to /dev/null); "" when not
+	output      string // the spec it writes
 }
 
-// owns reports whether the refresh keeps the spec of the GPUs.
+// owns reports whether the refresh runs at boot and so keeps the spec of
+// the GPUs once it has written one (refreshOutputProblem says whether it
+// has). The service decides, not the .path unit: with only the path unit
+// masked the enabled service still writes at boot, and with the service
+// masked the path unit cannot start it.
 func (r cdiRefresh) owns() bool { return r.unit != "" && r.enabled && r.masked == "" }
+
+// notRunningAtBoot says why the refresh does not own the devices.
+func (r cdiRefresh) notRunningAtBoot() string {
+	switch {
+	case r.masked != "":
+		return "masked (" + r.masked + ")"
+	case r.pathEnabled:
+		return "enabled only through " + cdiRefreshPath + ", which starts it when the driver or the toolkit changes, not at boot"
+	}
+	return "not enabled"
+}
 
 // readCDIRefresh finds nvidia-cdi-refresh's units under the root.
 func readCDIRefresh(h *Host) cdiRefresh {
 	r := cdiRefresh{output: cdiRefreshOutput}
-	for _, unit := range []string{cdiRefreshService, cdiRefreshPath} {
-		for _, dir := range systemUnitDirs {
-			p := path.Join(dir, unit)
-			if target, err := os.Readlink(h.linkPath(p)); err == nil && target == "/dev/null" {
-				if r.masked == "" {
-					r.masked = p
-				}
-				continue
+	for _, dir := range systemUnitDirs {
+		p := path.Join(dir, cdiRefreshService)
+		if target, err := os.Readlink(h.linkPath(p)); err == nil && target == "/dev/null" {
+			if r.masked == "" {
+				r.masked = p
 			}
-			if unit == cdiRefreshService && r.unit == "" && h.Exists(p) {
-				r.unit = p
-			}
+			continue
 		}
-		for _, dir := range []string{"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"} {
-			if h.Exists(path.Join(dir, "multi-user.target.wants", unit)) {
-				r.enabled = true
-			}
+		if r.unit == "" && h.Exists(p) {
+			r.unit = p
 		}
+	}
+	for _, dir := range systemUnitDirs {
+		wants := path.Join(dir, "multi-user.target.wants")
+		r.enabled = r.enabled || h.Exists(path.Join(wants, cdiRefreshService))
+		r.pathEnabled = r.pathEnabled || h.Exists(path.Join(wants, cdiRefreshPath))
 	}
 	if data, ok, _ := h.ReadFile(cdiRefreshEnvFile); ok {
 		if out := envFileValue(data, "NVIDIA_CTK_CDI_OUTPUT_FILE_PATH"); path.IsAbs(out) {
@@ -119,6 +136,34 @@ func readCDIRefresh(h *Host) cdiRefresh {
 		}
 	}
 	return r
+}
+
+// refreshOutputProblem is "" when the refresh's output is a spec of the
+// nvidia.com/gpu devices, else what is wrong with it ("does not exist").
+// The service can be enabled and write nothing: its ExecCondition skips it
+// when modules.dep lists no nvidia.ko, its conditions when nvidia-smi is
+// missing, `nvidia-ctk cdi generate` can fail, and an image built in a
+// chroot has never run it.
+func refreshOutputProblem(h *Host, output string) string {
+	data, exists, err := h.ReadFile(output)
+	if rest, under := strings.CutPrefix(path.Clean(output), "/var/run/"); under && err == nil && !exists {
+		// /var/run is a link to /run, which a root may hold as a directory.
+		data, exists, err = h.ReadFile("/run/" + rest)
+	}
+	switch {
+	case err != nil:
+		return "cannot be read (" + err.Error() + ")"
+	case !exists:
+		return "does not exist"
+	}
+	spec, err := decodeCDISpec(output, data)
+	if err != nil {
+		return "is not a CDI spec (" + err.Error() + ")"
+	}
+	if spec.Kind != cdiKind {
+		return "is a spec of " + spec.Kind + ", not of " + cdiKind
+	}
+	return ""
 }
 
 // envFileValue is the last assignment of key in a systemd EnvironmentFile
