@@ -54,9 +54,9 @@ func (c *CDIConfig) validate(field string) []error {
 // deliberately differs).
 //
 // One spec owns the nvidia.com/gpu devices (cdi_refresh.go): while NVIDIA's
-// nvidia-cdi-refresh (toolkit 1.18+) is enabled it owns them, and the step
-// writes no spec and removes its own earlier one; otherwise the step's spec
-// does. The step follows nvidia-container-runtime's mode
+// nvidia-cdi-refresh (toolkit 1.18+) runs at boot and has written its spec
+// it owns them, and the step writes no spec and removes its own earlier
+// one; otherwise the step's spec does. The step follows nvidia-container-runtime's mode
 // (toolkit_mode.go): in every mode the file serves the CDI requests the
 // engine resolves; mode "cdi" also reads it, so it must lie in the
 // runtime's spec-dirs; "jit-cdi" (the default from 1.18) needs no file for
