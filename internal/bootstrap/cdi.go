@@ -75,7 +75,7 @@ func (cdiStep) Name() string { return "cdi" }
 // work pending, and fails otherwise.
 func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	target := s.cfg.specPath()
-	mode, err := readNvidiaRuntimeMode(h)
+	mode, err := readNvidiaRuntimeMode(ctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 // stepAside is the plan while nvidia-cdi-refresh owns the devices (see
 // cdi_refresh.go): no spec of ours, and a spec ours from before removed.
 func (s cdiStep) stepAside(h *Host, target string, refresh cdiRefresh) ([]Change, error) {
-	h.Note("nvidia-cdi-refresh owns the nvidia.com/gpu devices: it is enabled (%s) and writes %s at boot, when the driver or the toolkit changes and when the nvidia module loads, so gpu-bootstrap writes no second spec (to make gpu-bootstrap the owner instead: systemctl disable --now %s %s)",
+	h.Note("nvidia-cdi-refresh owns the nvidia.com/gpu devices: it is enabled (%s) and writes %s at boot and when the driver or the toolkit changes, so gpu-bootstrap writes no second spec (to make gpu-bootstrap the owner instead: systemctl disable --now %s %s)",
 		refresh.unit, refresh.output, cdiRefreshPath, cdiRefreshService)
 	if sameSpecFile(target, refresh.output) {
 		return nil, nil

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -391,3 +392,36 @@ func withFiles(base, more map[string]string) map[string]string {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestCDIAsksRPMForTheToolkitsVersion: on an RPM node the runtime's mode
+// auto follows the toolkit rpm lists, as on a Debian node it follows dpkg's.
+func TestCDIAsksRPMForTheToolkitsVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version string // rpm's answer; "" for not installed
+		jitCDI  bool
+	}{
+		{version: "1.17.8-1", jitCDI: false},
+		{version: "1.20.0-1", jitCDI: true},
+		{version: "", jitCDI: true},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			fleet := nvmltest.NewDGXA100()
+			root := dgxRoot(t, fleet)
+			plantFiles(t, root, map[string]string{"/etc/os-release": "ID=\"rocky\"\nVERSION_ID=\"9.4\"\n"})
+			h := cdiHost(t, fleet, root)
+			runner := &RecordingRunner{}
+			if tc.version == "" {
+				runner.Reply("rpm -q", Output{ExitCode: 1, Stdout: []byte("package nvidia-container-toolkit-base is not installed\n")})
+			} else {
+				runner.Reply("rpm -q", Output{Stdout: []byte(tc.version)})
+			}
+			h.Runner = runner
+			changes, _, err := planCDI(t, h, CDIConfig{Enabled: true})
+			require.NoError(t, err)
+			require.Len(t, changes, 1)
+			require.Equal(t, tc.jitCDI, strings.Contains(changes[0].Note, "jit-cdi mode"), changes[0].Note)
+			require.Len(t, runner.Lines(), 1)
+			require.Contains(t, runner.Lines()[0], `rpm -q --queryformat "%{VERSION}-%{RELEASE}" nvidia-container-toolkit-base`)
+		})
+	}
+}
