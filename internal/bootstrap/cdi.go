@@ -115,8 +115,8 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		}
 		return nil, fmt.Errorf("the CDI spec lists the driver's devices and libraries, so it needs the NVIDIA driver: %s; configure the driver section or install the driver first", noDriverReason(snap.Driver.Reason))
 	}
-	if refresh.unit != "" && !refresh.owns() {
-		h.Note("gpu-bootstrap's spec %s owns the nvidia.com/gpu devices: nvidia-cdi-refresh (%s) is %s", target, refresh.unit, refresh.notRunningAtBoot())
+	if why := refresh.notRunningAtBoot(); why != "" {
+		h.Note("gpu-bootstrap's spec %s owns the nvidia.com/gpu devices: %s", target, why)
 	}
 	if stale := refreshedSpec(h, target, refresh.output); stale != "" && !refresh.owns() {
 		h.Warn("%s", staleSpecWarning(stale, target, refresh))

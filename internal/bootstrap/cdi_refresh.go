@@ -3,7 +3,6 @@ package bootstrap
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"path"
 	"strings"
 )
@@ -108,7 +107,7 @@ const (
 
 // cdiRefresh is what the root has of nvidia-cdi-refresh.
 type cdiRefresh struct {
-	unit    string // the service's unit file; "" when not installed
+	unit    string // the service's unit file; "" when not installed or masked
 	enabled bool   // a multi-user.target.wants link for the service: it runs at boot
 	// pathEnabled is a wants link for the .path unit: the service runs when
 	// the driver or the toolkit changes, but not at boot (PathChanged does
@@ -125,36 +124,29 @@ type cdiRefresh struct {
 // masked the path unit cannot start it.
 func (r cdiRefresh) owns() bool { return r.unit != "" && r.enabled && r.masked == "" }
 
-// notRunningAtBoot says why the refresh does not own the devices.
+// notRunningAtBoot says why an installed refresh does not own the devices;
+// "" when it is not installed, or runs at boot.
 func (r cdiRefresh) notRunningAtBoot() string {
 	switch {
 	case r.masked != "":
-		return "masked (" + r.masked + ")"
+		return "nvidia-cdi-refresh is masked (" + r.masked + ")"
+	case r.unit == "" || r.owns():
+		return ""
 	case r.pathEnabled:
-		return "enabled only through " + cdiRefreshPath + ", which starts it when the driver or the toolkit changes, not at boot"
+		return "nvidia-cdi-refresh (" + r.unit + ") is enabled only through " + cdiRefreshPath + ", which starts it when the driver or the toolkit changes, not at boot"
 	}
-	return "not enabled"
+	return "nvidia-cdi-refresh (" + r.unit + ") is not enabled"
 }
 
 // readCDIRefresh finds nvidia-cdi-refresh's units under the root.
 func readCDIRefresh(h *Host) cdiRefresh {
-	r := cdiRefresh{output: cdiRefreshOutput}
-	for _, dir := range systemUnitDirs {
-		p := path.Join(dir, cdiRefreshService)
-		if target, err := os.Readlink(h.linkPath(p)); err == nil && target == "/dev/null" {
-			if r.masked == "" {
-				r.masked = p
-			}
-			continue
-		}
-		if r.unit == "" && h.Exists(p) {
-			r.unit = p
-		}
-	}
-	for _, dir := range systemUnitDirs {
-		wants := path.Join(dir, "multi-user.target.wants")
-		r.enabled = r.enabled || h.Exists(path.Join(wants, cdiRefreshService))
-		r.pathEnabled = r.pathEnabled || h.Exists(path.Join(wants, cdiRefreshPath))
+	service, pathUnit := unitState(h, cdiRefreshService), unitState(h, cdiRefreshPath)
+	r := cdiRefresh{
+		output:      cdiRefreshOutput,
+		unit:        service.path,
+		masked:      service.masked,
+		enabled:     service.enabled,
+		pathEnabled: pathUnit.enabled && pathUnit.masked == "",
 	}
 	if data, ok, _ := h.ReadFile(cdiRefreshEnvFile); ok {
 		if out := envFileValue(data, "NVIDIA_CTK_CDI_OUTPUT_FILE_PATH"); path.IsAbs(out) {
