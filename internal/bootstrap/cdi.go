@@ -246,24 +246,30 @@ func inVarRun(p string) bool {
 // reboot. It applies while the refresh's file is there, or while the
 // refresh runs at boot and will write it.
 func sameDirectoryConflict(h *Host, target string, refresh cdiRefresh) error {
-	output := refresh.output
-	if sameSpecFile(output, target) || !sameSpecFile(path.Dir(output), path.Dir(target)) {
-		return nil
+	for _, output := range []string{refresh.output, cdiRefreshOutput, "/run/cdi/nvidia.yaml"} {
+		if sameSpecFile(output, target) || !sameSpecFile(path.Dir(output), path.Dir(target)) {
+			continue
+		}
+		exists := refreshOutputProblem(h, output) != "does not exist"
+		if !exists && !(refresh.owns() && output == refresh.output) {
+			continue
+		}
+		fix := fmt.Sprintf("set cdi.spec_path to %s", output)
+		if exists {
+			fix = fmt.Sprintf("remove the stale one (rm %s, or rm %s and set cdi.spec_path to %s)", output, target, output)
+		}
+		from := ""
+		if !sameSpecFile(output, cdiRefreshOutput) {
+			from = fmt.Sprintf(" (NVIDIA_CTK_CDI_OUTPUT_FILE_PATH, %s)", cdiRefreshEnvFile)
+		}
+		lasts := ""
+		if !inVarRun(output) {
+			lasts = fmt.Sprintf(", and %s does not empty at reboot", path.Dir(output))
+		}
+		return fieldError("cdi.spec_path", "%s and nvidia-cdi-refresh's %s%s lie in one directory, %s; CDI treats the nvidia.com/gpu devices both define as conflicting and drops them all%s: %s",
+			target, output, from, path.Dir(target), lasts, fix)
 	}
-	exists := refreshOutputProblem(h, output) != "does not exist"
-	if !exists && !refresh.owns() {
-		return nil
-	}
-	fix := fmt.Sprintf("set cdi.spec_path to %s", output)
-	if exists {
-		fix = fmt.Sprintf("remove the stale one (rm %s, or rm %s and set cdi.spec_path to %s)", output, target, output)
-	}
-	lasts := ""
-	if !inVarRun(output) {
-		lasts = fmt.Sprintf(", and %s does not empty at reboot", path.Dir(output))
-	}
-	return fieldError("cdi.spec_path", "%s and nvidia-cdi-refresh's %s (NVIDIA_CTK_CDI_OUTPUT_FILE_PATH, %s) lie in one directory, %s; CDI treats the nvidia.com/gpu devices both define as conflicting and drops them all%s: %s",
-		target, output, cdiRefreshEnvFile, path.Dir(target), lasts, fix)
+	return nil
 }
 
 // noDriverReason is the snapshot's reason, or a generic one.

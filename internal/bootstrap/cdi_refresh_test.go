@@ -244,6 +244,7 @@ func TestCDIRefusesASpecBesideTheRefreshsInOneDirectory(t *testing.T) {
 	env := map[string]string{cdiRefreshEnvFile: "NVIDIA_CTK_CDI_OUTPUT_FILE_PATH=/etc/cdi/nvidia-refresh.yaml\n"}
 	for _, tc := range []struct {
 		description string
+		specPath    string
 		files       map[string]string
 		err         []string
 	}{
@@ -265,13 +266,19 @@ func TestCDIRefusesASpecBesideTheRefreshsInOneDirectory(t *testing.T) {
 			files:       withFiles(refreshUnits, env),
 			err:         []string{"/etc/cdi/nvidia.yaml and nvidia-cdi-refresh's /etc/cdi/nvidia-refresh.yaml", ": set cdi.spec_path to /etc/cdi/nvidia-refresh.yaml"},
 		},
+		{
+			description: "a disabled refresh left its default spec beside cdi.spec_path in /var/run/cdi",
+			specPath:    "/var/run/cdi/gpus.yaml",
+			files:       map[string]string{cdiRefreshOutput: gpuSpec},
+			err:         []string{"cdi.spec_path: /var/run/cdi/gpus.yaml and nvidia-cdi-refresh's /var/run/cdi/nvidia.yaml lie in one directory, /var/run/cdi; CDI treats the nvidia.com/gpu devices both define as conflicting and drops them all: remove the stale one"},
+		},
 	} {
 		t.Run(tc.description, func(t *testing.T) {
 			fleet := nvmltest.NewDGXA100()
 			root := dgxRoot(t, fleet)
 			plantFiles(t, root, tc.files)
 			h := cdiHost(t, fleet, root)
-			_, _, err := planCDI(t, h, CDIConfig{Enabled: true})
+			_, _, err := planCDI(t, h, CDIConfig{Enabled: true, SpecPath: tc.specPath})
 			require.Error(t, err)
 			for _, want := range tc.err {
 				require.ErrorContains(t, err, want)
