@@ -251,7 +251,8 @@ func sameDirectoryConflict(h *Host, target string, refresh cdiRefresh) error {
 			continue
 		}
 		exists := refreshOutputProblem(h, output) != "does not exist"
-		if !exists && !(refresh.owns() && output == refresh.output) {
+		willWrite := refresh.owns() && output == refresh.output
+		if !exists && !willWrite {
 			continue
 		}
 		fix := fmt.Sprintf("set cdi.spec_path to %s", output)
