@@ -54,9 +54,9 @@ func (c *CDIConfig) validate(field string) []error {
 // deliberately differs).
 //
 // One spec owns the nvidia.com/gpu devices (cdi_refresh.go): while NVIDIA's
-// nvidia-cdi-refresh (toolkit 1.18+) is enabled it owns them, and the step
-// writes no spec and removes its own earlier one; otherwise the step's spec
-// does. The step follows nvidia-container-runtime's mode
+// nvidia-cdi-refresh (toolkit 1.18+) runs at boot and has written its spec
+// it owns them, and the step writes no spec and removes its own earlier
+// one; otherwise the step's spec does. The step follows nvidia-container-runtime's mode
 // (toolkit_mode.go): in every mode the file serves the CDI requests the
 // engine resolves; mode "cdi" also reads it, so it must lie in the
 // runtime's spec-dirs; "jit-cdi" (the default from 1.18) needs no file for
@@ -75,19 +75,31 @@ func (cdiStep) Name() string { return "cdi" }
 // work pending, and fails otherwise.
 func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	target := s.cfg.specPath()
-	mode, err := readNvidiaRuntimeMode(h)
+	mode, err := readNvidiaRuntimeMode(ctx, h)
 	if err != nil {
 		return nil, err
 	}
 	refresh := readCDIRefresh(h)
+	outputProblem := ""
 	if refresh.owns() {
+		outputProblem = refreshOutputProblem(h, refresh.output)
+	}
+	if refresh.owns() && outputProblem == "" {
 		if mode.resolved == runtimeModeCDI && !inSpecDirs(refresh.output, mode.specDirs) {
 			h.Warn("%s sets mode = %q, and nvidia-container-runtime then reads CDI specs from %s only, not from %s where nvidia-cdi-refresh writes: add %s to [nvidia-container-runtime.modes.cdi] spec-dirs", mode.file, mode.set, strings.Join(mode.specDirs, ", "), refresh.output, path.Dir(refresh.output))
 		}
 		return s.stepAside(h, target, refresh)
 	}
+	if refresh.owns() {
+		// Keeping ours is safe: once the refresh writes, the next plan
+		// steps aside (a spec in /var/run/cdi wins over /etc/cdi meanwhile).
+		h.Warn("nvidia-cdi-refresh is enabled but %s %s: systemctl status %s (gpu-bootstrap keeps its spec %s until the refresh writes one)", refresh.output, outputProblem, cdiRefreshService, target)
+	}
+	if err := sameDirectoryConflict(h, target, refresh); err != nil {
+		return nil, err
+	}
 	if h.Pending("toolkit") {
-		h.Note("the toolkit step installs the NVIDIA Container Toolkit first; from 1.18 its packages enable nvidia-cdi-refresh, which then keeps %s and owns the nvidia.com/gpu devices, and apply writes no spec of its own (apply plans this step after installing the toolkit)", cdiRefreshOutput)
+		h.Note("the toolkit step installs the NVIDIA Container Toolkit first; its packages enable nvidia-cdi-refresh (1.20 and later; 1.18 and 1.19 only when installed on a running system), which then keeps %s and owns the nvidia.com/gpu devices once it has written it; until then gpu-bootstrap keeps its own spec (apply plans this step after installing the toolkit)", cdiRefreshOutput)
 	}
 	if mode.resolved == runtimeModeCDI && !inSpecDirs(target, mode.specDirs) {
 		return nil, fieldError("cdi.spec_path", "%s is not in a directory nvidia-container-runtime reads in its cdi mode (%s sets mode = %q; [nvidia-container-runtime.modes.cdi] spec-dirs is %s), so GPU containers would find no devices: put the spec in one of those directories, or add %s to spec-dirs",
@@ -103,15 +115,11 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 		}
 		return nil, fmt.Errorf("the CDI spec lists the driver's devices and libraries, so it needs the NVIDIA driver: %s; configure the driver section or install the driver first", noDriverReason(snap.Driver.Reason))
 	}
-	if refresh.unit != "" {
-		why := "not enabled"
-		if refresh.masked != "" {
-			why = "masked (" + refresh.masked + ")"
-		}
-		h.Note("gpu-bootstrap's spec %s owns the nvidia.com/gpu devices: nvidia-cdi-refresh (%s) is %s", target, refresh.unit, why)
+	if why := refresh.notRunningAtBoot(); why != "" {
+		h.Note("gpu-bootstrap's spec %s owns the nvidia.com/gpu devices: %s", target, why)
 	}
-	if stale := refreshedSpec(h, target, refresh.output); stale != "" {
-		h.Warn("%s (left by nvidia-cdi-refresh, which no longer runs) defines the same nvidia.com/gpu devices, and CDI reads /var/run/cdi after /etc/cdi, so it wins over %s until the next reboot empties /var/run: remove it (rm %s)", stale, target, stale)
+	if stale := refreshedSpec(h, target, refresh.output); stale != "" && !refresh.owns() {
+		h.Warn("%s", staleSpecWarning(stale, target, refresh))
 	}
 	spec, err := generateCDISpec(h, snap)
 	if err != nil {
@@ -152,7 +160,7 @@ func (s cdiStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 // stepAside is the plan while nvidia-cdi-refresh owns the devices (see
 // cdi_refresh.go): no spec of ours, and a spec ours from before removed.
 func (s cdiStep) stepAside(h *Host, target string, refresh cdiRefresh) ([]Change, error) {
-	h.Note("nvidia-cdi-refresh owns the nvidia.com/gpu devices: it is enabled (%s) and writes %s at boot, when the driver or the toolkit changes and when the nvidia module loads, so gpu-bootstrap writes no second spec (to make gpu-bootstrap the owner instead: systemctl disable --now %s %s)",
+	h.Note("nvidia-cdi-refresh owns the nvidia.com/gpu devices: it is enabled (%s) and writes %s at boot and when the driver or the toolkit changes, so gpu-bootstrap writes no second spec (to make gpu-bootstrap the owner instead: systemctl disable --now %s %s)",
 		refresh.unit, refresh.output, cdiRefreshPath, cdiRefreshService)
 	if sameSpecFile(target, refresh.output) {
 		return nil, nil
@@ -188,16 +196,81 @@ func modeOrigin(m nvidiaRuntimeMode) string {
 	return m.file + " sets mode = \"" + m.set + "\""
 }
 
-// refreshedSpec is the spec nvidia-cdi-refresh keeps in the dynamic CDI
-// directory (output, or the default paths), when one is there and it is
-// not target.
+// refreshedSpec is a spec of the nvidia.com/gpu devices that
+// nvidia-cdi-refresh left at output or its default paths, when one is there
+// and it is neither target nor in target's directory (sameDirectoryConflict
+// refuses that).
 func refreshedSpec(h *Host, target, output string) string {
 	for _, p := range []string{output, cdiRefreshOutput, "/run/cdi/nvidia.yaml"} {
-		if !sameSpecFile(p, target) && h.Exists(p) {
+		if sameSpecFile(p, target) || sameSpecFile(path.Dir(p), path.Dir(target)) {
+			continue
+		}
+		if refreshOutputProblem(h, p) == "" {
 			return p
 		}
 	}
 	return ""
+}
+
+// staleSpecWarning says that stale, a spec the refresh wrote while it ran,
+// defines the devices of target too, and for how long, by its directory:
+// only /var/run (a tmpfs, the same as /run) empties at reboot.
+func staleSpecWarning(stale, target string, refresh cdiRefresh) string {
+	who := "left by nvidia-cdi-refresh, which no longer runs"
+	if refresh.unit != "" && refresh.masked == "" && refresh.pathEnabled {
+		who = "written by nvidia-cdi-refresh, which runs here only when the driver or the toolkit changes, not at boot"
+	}
+	msg := fmt.Sprintf("%s (%s) defines the same %s devices", stale, who, cdiKind)
+	switch {
+	case inVarRun(stale) && !inVarRun(target):
+		msg += fmt.Sprintf(", and CDI reads /var/run/cdi after /etc/cdi, so it wins over %s until the next reboot empties /var/run", target)
+	case inVarRun(stale):
+		msg += fmt.Sprintf(" as %s until the next reboot empties /var/run", target)
+	default:
+		msg += fmt.Sprintf(" as %s, and %s does not empty at reboot", target, path.Dir(stale))
+	}
+	return msg + fmt.Sprintf(": remove it (rm %s)", stale)
+}
+
+// inVarRun reports whether p lies under /var/run (or /run, the same tmpfs).
+func inVarRun(p string) bool {
+	p = path.Clean(p)
+	return strings.HasPrefix(p, "/run/") || strings.HasPrefix(p, "/var/run/")
+}
+
+// sameDirectoryConflict refuses a spec of ours beside the refresh's in one
+// directory: CDI treats a device name two specs of one directory both define
+// as a conflict and drops it (tags.cncf.io/container-device-interface
+// pkg/cdi cache.go refresh, "conflicting device"), so every nvidia.com/gpu
+// device would be gone; outside /var/run the other file also survives a
+// reboot. It applies while the refresh's file is there, or while the
+// refresh runs at boot and will write it.
+func sameDirectoryConflict(h *Host, target string, refresh cdiRefresh) error {
+	for _, output := range []string{refresh.output, cdiRefreshOutput, "/run/cdi/nvidia.yaml"} {
+		if sameSpecFile(output, target) || !sameSpecFile(path.Dir(output), path.Dir(target)) {
+			continue
+		}
+		exists := refreshOutputProblem(h, output) != "does not exist"
+		willWrite := refresh.owns() && output == refresh.output
+		if !exists && !willWrite {
+			continue
+		}
+		fix := fmt.Sprintf("set cdi.spec_path to %s", output)
+		if exists {
+			fix = fmt.Sprintf("remove the stale one (rm %s, or rm %s and set cdi.spec_path to %s)", output, target, output)
+		}
+		from := ""
+		if !sameSpecFile(output, cdiRefreshOutput) {
+			from = fmt.Sprintf(" (NVIDIA_CTK_CDI_OUTPUT_FILE_PATH, %s)", cdiRefreshEnvFile)
+		}
+		lasts := ""
+		if !inVarRun(output) {
+			lasts = fmt.Sprintf(", and %s does not empty at reboot", path.Dir(output))
+		}
+		return fieldError("cdi.spec_path", "%s and nvidia-cdi-refresh's %s%s lie in one directory, %s; CDI treats the nvidia.com/gpu devices both define as conflicting and drops them all%s: %s",
+			target, output, from, path.Dir(target), lasts, fix)
+	}
+	return nil
 }
 
 // noDriverReason is the snapshot's reason, or a generic one.

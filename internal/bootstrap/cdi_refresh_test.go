@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,12 +13,20 @@ import (
 
 // refreshUnits is nvidia-cdi-refresh as nvidia-container-toolkit-base 1.20
 // installs it on Debian (packaging/debian/*.install) and debhelper enables
-// it: the units in /lib/systemd/system and their wants links.
+// it (both units WantedBy=multi-user.target): the units in
+// /lib/systemd/system and their wants links. It has written nothing yet.
 var refreshUnits = map[string]string{
-	"/lib/systemd/system/nvidia-cdi-refresh.service":                      "[Service]\nEnvironment=NVIDIA_CTK_CDI_OUTPUT_FILE_PATH=/var/run/cdi/nvidia.yaml\nExecStart=/usr/bin/nvidia-ctk cdi generate\n",
-	"/lib/systemd/system/nvidia-cdi-refresh.path":                         "[Path]\nPathChanged=/usr/bin/nvidia-ctk\n",
-	"/etc/systemd/system/multi-user.target.wants/nvidia-cdi-refresh.path": "->/lib/systemd/system/nvidia-cdi-refresh.path",
+	"/lib/systemd/system/nvidia-cdi-refresh.service":                         "[Service]\nEnvironment=NVIDIA_CTK_CDI_OUTPUT_FILE_PATH=/var/run/cdi/nvidia.yaml\nExecStart=/usr/bin/nvidia-ctk cdi generate\n",
+	"/lib/systemd/system/nvidia-cdi-refresh.path":                            "[Path]\nPathChanged=/usr/bin/nvidia-ctk\n",
+	"/etc/systemd/system/multi-user.target.wants/nvidia-cdi-refresh.path":    "->/lib/systemd/system/nvidia-cdi-refresh.path",
+	"/etc/systemd/system/multi-user.target.wants/nvidia-cdi-refresh.service": "->/lib/systemd/system/nvidia-cdi-refresh.service",
 }
+
+// gpuSpec is a spec of the nvidia.com/gpu devices, as the refresh writes.
+const gpuSpec = "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: all\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidiactl\n"
+
+// refreshed is refreshUnits after the service has written its spec.
+var refreshed = withFiles(refreshUnits, map[string]string{cdiRefreshOutput: gpuSpec})
 
 // planCDI plans the cdi step as MakePlan does and returns its changes and
 // what it said.
@@ -35,10 +44,15 @@ func TestCDIStepsAsideWhileNvidiaCdiRefreshOwnsTheDevices(t *testing.T) {
 		files       map[string]string
 		removes     string // the spec the plan removes; "" for none
 	}{
-		{description: "a node without a spec of ours gets none", files: refreshUnits},
+		{description: "a node without a spec of ours gets none", files: refreshed},
 		{
 			description: "a spec an earlier run wrote in /etc/cdi is removed, since CDI would load both",
-			files:       withFiles(refreshUnits, map[string]string{DefaultCDISpecPath: "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: all\n  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidiactl\n"}),
+			files:       withFiles(refreshed, map[string]string{DefaultCDISpecPath: gpuSpec}),
+			removes:     DefaultCDISpecPath,
+		},
+		{
+			description: "only the path unit masked: the enabled service still writes at boot",
+			files:       withFiles(refreshed, map[string]string{"/etc/systemd/system/nvidia-cdi-refresh.path": "->/dev/null", DefaultCDISpecPath: gpuSpec}),
 			removes:     DefaultCDISpecPath,
 		},
 		{
@@ -53,7 +67,7 @@ func TestCDIStepsAsideWhileNvidiaCdiRefreshOwnsTheDevices(t *testing.T) {
 		},
 		{
 			description: "a spec of other devices at cdi.spec_path is not ours to remove",
-			files:       withFiles(refreshUnits, map[string]string{DefaultCDISpecPath: "cdiVersion: 0.5.0\nkind: vendor.example/fpga\ndevices: []\n"}),
+			files:       withFiles(refreshed, map[string]string{DefaultCDISpecPath: "cdiVersion: 0.5.0\nkind: vendor.example/fpga\ndevices: []\n"}),
 		},
 	} {
 		t.Run(tc.description, func(t *testing.T) {
@@ -87,7 +101,7 @@ func TestCDIStepsAsideWhileNvidiaCdiRefreshOwnsTheDevices(t *testing.T) {
 
 func TestCDIWarnsWhenTheRuntimesCDIModeMissesTheRefreshedSpec(t *testing.T) {
 	root := t.TempDir()
-	plantFiles(t, root, withFiles(refreshUnits, map[string]string{
+	plantFiles(t, root, withFiles(refreshed, map[string]string{
 		nvidiaRuntimeConfig: "[nvidia-container-runtime]\nmode = \"cdi\"\n[nvidia-container-runtime.modes.cdi]\nspec-dirs = [\"/etc/cdi\"]\n",
 	}))
 	h := &Host{Root: root, Runner: &RecordingRunner{}, Getenv: func(string) string { return "" }}
@@ -115,7 +129,7 @@ func TestCDIOwnsTheDevicesWhenNvidiaCdiRefreshIsOff(t *testing.T) {
 			files: withFiles(refreshUnits, map[string]string{
 				"/etc/systemd/system/nvidia-cdi-refresh.service": "->/dev/null",
 				"/etc/systemd/system/nvidia-cdi-refresh.path":    "->/dev/null",
-				"/var/run/cdi/nvidia.yaml":                       "cdiVersion: 0.5.0\n",
+				"/var/run/cdi/nvidia.yaml":                       gpuSpec,
 			}),
 			note:    "is masked (/etc/systemd/system/nvidia-cdi-refresh.service)",
 			warning: "/var/run/cdi/nvidia.yaml (left by nvidia-cdi-refresh, which no longer runs) defines the same nvidia.com/gpu devices, and CDI reads /var/run/cdi after /etc/cdi, so it wins over /etc/cdi/nvidia.yaml until the next reboot empties /var/run: remove it (rm /var/run/cdi/nvidia.yaml)",
@@ -143,6 +157,158 @@ func TestCDIOwnsTheDevicesWhenNvidiaCdiRefreshIsOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCDIKeepsItsSpecWhileTheEnabledRefreshHasWrittenNone(t *testing.T) {
+	for _, tc := range []struct {
+		description string
+		files       map[string]string
+		warning     string
+	}{
+		{
+			description: "enabled, but its ExecCondition skipped it, generate failed or the image was built in a chroot",
+			files:       refreshUnits,
+			warning:     "nvidia-cdi-refresh is enabled but /var/run/cdi/nvidia.yaml does not exist: systemctl status nvidia-cdi-refresh.service",
+		},
+		{
+			description: "the env file's output is missing, though the default path has a spec",
+			files:       withFiles(refreshed, map[string]string{cdiRefreshEnvFile: "NVIDIA_CTK_CDI_OUTPUT_FILE_PATH=/var/run/cdi/gpus.yaml\n"}),
+			warning:     "nvidia-cdi-refresh is enabled but /var/run/cdi/gpus.yaml does not exist: systemctl status nvidia-cdi-refresh.service",
+		},
+		{
+			description: "its output is not a spec of the GPUs",
+			files:       withFiles(refreshUnits, map[string]string{cdiRefreshOutput: "cdiVersion: 0.5.0\nkind: vendor.example/fpga\ndevices: []\n"}),
+			warning:     "nvidia-cdi-refresh is enabled but /var/run/cdi/nvidia.yaml is a spec of vendor.example/fpga, not of nvidia.com/gpu: systemctl status nvidia-cdi-refresh.service",
+		},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			fleet := nvmltest.NewDGXA100()
+			root := dgxRoot(t, fleet)
+			plantFiles(t, root, withFiles(tc.files, map[string]string{DefaultCDISpecPath: gpuSpec}))
+			h := cdiHost(t, fleet, root)
+			changes, said, err := planCDI(t, h, CDIConfig{Enabled: true})
+			require.NoError(t, err)
+			// Ours is kept (here: brought up to date), never removed.
+			require.Len(t, changes, 1)
+			require.Contains(t, changes[0].Summary, "update the CDI spec /etc/cdi/nvidia.yaml")
+			require.Len(t, said.warnings, 1)
+			require.Contains(t, said.warnings[0], tc.warning)
+			require.Empty(t, said.notes)
+		})
+	}
+}
+
+func TestCDIOwnsTheDevicesWhileTheRefreshDoesNotRunAtBoot(t *testing.T) {
+	// 1.18 and 1.19 install the units in /etc/systemd/system; here only the
+	// path unit is enabled, so nothing writes the spec at boot.
+	for _, tc := range []struct {
+		description string
+		files       map[string]string
+		note        string
+	}{
+		{
+			description: "only the path unit enabled",
+			files: map[string]string{
+				"/etc/systemd/system/nvidia-cdi-refresh.service":                      "[Service]\n",
+				"/etc/systemd/system/nvidia-cdi-refresh.path":                         "[Path]\n",
+				"/etc/systemd/system/multi-user.target.wants/nvidia-cdi-refresh.path": "->/etc/systemd/system/nvidia-cdi-refresh.path",
+				cdiRefreshOutput: gpuSpec,
+			},
+			note: "nvidia-cdi-refresh (/etc/systemd/system/nvidia-cdi-refresh.service) is enabled only through nvidia-cdi-refresh.path, which starts it when the driver or the toolkit changes, not at boot",
+		},
+		{
+			description: "the service masked, the path unit enabled",
+			files:       withFiles(refreshed, map[string]string{"/etc/systemd/system/nvidia-cdi-refresh.service": "->/dev/null"}),
+			note:        "is masked (/etc/systemd/system/nvidia-cdi-refresh.service)",
+		},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			fleet := nvmltest.NewDGXA100()
+			root := dgxRoot(t, fleet)
+			plantFiles(t, root, tc.files)
+			h := cdiHost(t, fleet, root)
+			changes, said, err := planCDI(t, h, CDIConfig{Enabled: true})
+			require.NoError(t, err)
+			require.Len(t, changes, 1)
+			require.Contains(t, changes[0].Summary, "write the CDI spec /etc/cdi/nvidia.yaml")
+			require.Len(t, said.notes, 1)
+			require.Contains(t, said.notes[0], tc.note)
+			require.Len(t, said.warnings, 1)
+			require.Contains(t, said.warnings[0], "/var/run/cdi/nvidia.yaml (")
+			require.Contains(t, said.warnings[0], "until the next reboot empties /var/run: remove it (rm /var/run/cdi/nvidia.yaml)")
+		})
+	}
+}
+
+func TestCDIRefusesASpecBesideTheRefreshsInOneDirectory(t *testing.T) {
+	env := map[string]string{cdiRefreshEnvFile: "NVIDIA_CTK_CDI_OUTPUT_FILE_PATH=/etc/cdi/nvidia-refresh.yaml\n"}
+	for _, tc := range []struct {
+		description string
+		specPath    string
+		files       map[string]string
+		err         []string
+	}{
+		{
+			description: "a disabled refresh left its spec in /etc/cdi",
+			files: withFiles(env, map[string]string{
+				"/lib/systemd/system/nvidia-cdi-refresh.service": "[Service]\n",
+				"/etc/cdi/nvidia-refresh.yaml":                   gpuSpec,
+			}),
+			err: []string{
+				"cdi.spec_path: /etc/cdi/nvidia.yaml and nvidia-cdi-refresh's /etc/cdi/nvidia-refresh.yaml",
+				"lie in one directory, /etc/cdi",
+				"drops them all, and /etc/cdi does not empty at reboot",
+				"remove the stale one (rm /etc/cdi/nvidia-refresh.yaml, or rm /etc/cdi/nvidia.yaml and set cdi.spec_path to /etc/cdi/nvidia-refresh.yaml)",
+			},
+		},
+		{
+			description: "an enabled refresh that has not written yet would write beside ours",
+			files:       withFiles(refreshUnits, env),
+			err:         []string{"/etc/cdi/nvidia.yaml and nvidia-cdi-refresh's /etc/cdi/nvidia-refresh.yaml", ": set cdi.spec_path to /etc/cdi/nvidia-refresh.yaml"},
+		},
+		{
+			description: "a disabled refresh left its default spec beside cdi.spec_path in /var/run/cdi",
+			specPath:    "/var/run/cdi/gpus.yaml",
+			files:       map[string]string{cdiRefreshOutput: gpuSpec},
+			err:         []string{"cdi.spec_path: /var/run/cdi/gpus.yaml and nvidia-cdi-refresh's /var/run/cdi/nvidia.yaml lie in one directory, /var/run/cdi; CDI treats the nvidia.com/gpu devices both define as conflicting and drops them all: remove the stale one"},
+		},
+	} {
+		t.Run(tc.description, func(t *testing.T) {
+			fleet := nvmltest.NewDGXA100()
+			root := dgxRoot(t, fleet)
+			plantFiles(t, root, tc.files)
+			h := cdiHost(t, fleet, root)
+			_, _, err := planCDI(t, h, CDIConfig{Enabled: true, SpecPath: tc.specPath})
+			require.Error(t, err)
+			for _, want := range tc.err {
+				require.ErrorContains(t, err, want)
+			}
+		})
+	}
+
+	t.Run("an enabled refresh that wrote beside ours: ours is removed", func(t *testing.T) {
+		root := t.TempDir()
+		plantFiles(t, root, withFiles(refreshUnits, withFiles(env, map[string]string{"/etc/cdi/nvidia-refresh.yaml": gpuSpec, DefaultCDISpecPath: gpuSpec})))
+		h := &Host{Root: root, Runner: &RecordingRunner{}, Getenv: func(string) string { return "" }}
+		changes, _, err := planCDI(t, h, CDIConfig{Enabled: true})
+		require.NoError(t, err)
+		require.Len(t, changes, 1)
+		require.Equal(t, []Op{RemoveOp{Path: DefaultCDISpecPath}}, changes[0].Ops)
+	})
+}
+
+func TestCDIWarnsOfAStaleRefreshedSpecByItsDirectory(t *testing.T) {
+	fleet := nvmltest.NewDGXA100()
+	root := dgxRoot(t, fleet)
+	plantFiles(t, root, map[string]string{
+		cdiRefreshEnvFile:              "NVIDIA_CTK_CDI_OUTPUT_FILE_PATH=/etc/cdi/nvidia-refresh.yaml\n",
+		"/etc/cdi/nvidia-refresh.yaml": gpuSpec,
+	})
+	h := cdiHost(t, fleet, root)
+	changes, said, err := planCDI(t, h, CDIConfig{Enabled: true, SpecPath: "/var/run/cdi/gpus.yaml"})
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	require.Equal(t, []string{"/etc/cdi/nvidia-refresh.yaml (left by nvidia-cdi-refresh, which no longer runs) defines the same nvidia.com/gpu devices as /var/run/cdi/gpus.yaml, and /etc/cdi does not empty at reboot: remove it (rm /etc/cdi/nvidia-refresh.yaml)"}, said.warnings)
 }
 
 func TestCDIFollowsTheNvidiaRuntimeMode(t *testing.T) {
@@ -204,7 +370,7 @@ func TestCDINotesThatTheToolkitStepBringsTheRefresh(t *testing.T) {
 	_, said, err := h.planStep(context.Background(), newCDIStep(CDIConfig{Enabled: true}))
 	require.NoError(t, err)
 	require.Len(t, said.notes, 1)
-	require.Contains(t, said.notes[0], "from 1.18 its packages enable nvidia-cdi-refresh")
+	require.Contains(t, said.notes[0], "its packages enable nvidia-cdi-refresh (1.20 and later; 1.18 and 1.19 only when installed on a running system)")
 }
 
 func TestEnvFileValue(t *testing.T) {
@@ -233,3 +399,36 @@ func withFiles(base, more map[string]string) map[string]string {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestCDIAsksRPMForTheToolkitsVersion: on an RPM node the runtime's mode
+// auto follows the toolkit rpm lists, as on a Debian node it follows dpkg's.
+func TestCDIAsksRPMForTheToolkitsVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version string // rpm's answer; "" for not installed
+		jitCDI  bool
+	}{
+		{version: "1.17.8-1", jitCDI: false},
+		{version: "1.20.0-1", jitCDI: true},
+		{version: "", jitCDI: true},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			fleet := nvmltest.NewDGXA100()
+			root := dgxRoot(t, fleet)
+			plantFiles(t, root, map[string]string{"/etc/os-release": "ID=\"rocky\"\nVERSION_ID=\"9.4\"\n"})
+			h := cdiHost(t, fleet, root)
+			runner := &RecordingRunner{}
+			if tc.version == "" {
+				runner.Reply("rpm -q", Output{ExitCode: 1, Stdout: []byte("package nvidia-container-toolkit-base is not installed\n")})
+			} else {
+				runner.Reply("rpm -q", Output{Stdout: []byte(tc.version)})
+			}
+			h.Runner = runner
+			changes, _, err := planCDI(t, h, CDIConfig{Enabled: true})
+			require.NoError(t, err)
+			require.Len(t, changes, 1)
+			require.Equal(t, tc.jitCDI, strings.Contains(changes[0].Note, "jit-cdi mode"), changes[0].Note)
+			require.Len(t, runner.Lines(), 1)
+			require.Contains(t, runner.Lines()[0], `rpm -q --queryformat "%{VERSION}-%{RELEASE}" nvidia-container-toolkit-base`)
+		})
+	}
+}

@@ -72,21 +72,12 @@ func embeddedProgram(program string) *embeddedContainerd {
 	return nil
 }
 
-// systemdUnitDirs are where unit files are installed: by hand and by
-// get.k3s.io, by RKE2's tarball, by packages (merged /usr and not).
-var systemdUnitDirs = []string{"/etc/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"}
-
 func (e *embeddedContainerd) unitEnabled(h *Host, unit string) bool {
-	return h.Exists("/etc/systemd/system/multi-user.target.wants/" + unit + ".service")
+	return unitState(h, unit+".service").enabled
 }
 
 func (e *embeddedContainerd) unitInstalled(h *Host, unit string) bool {
-	for _, dir := range systemdUnitDirs {
-		if h.Exists(dir + "/" + unit + ".service") {
-			return true
-		}
-	}
-	return false
+	return unitState(h, unit+".service").path != ""
 }
 
 // units are the systemd units that may run this containerd, the one that

@@ -154,7 +154,7 @@ func (s toolkitStep) Plan(ctx context.Context, h *Host) ([]Change, error) {
 	var pkg toolkitPackaging
 	switch distro.Family {
 	case familyDebian:
-		pkg, err = aptToolkitPackaging(h)
+		pkg, err = aptToolkitPackaging(ctx, h)
 	case familyAL2023, familyRHEL:
 		pkg, err = dnfToolkitPackaging(ctx, h)
 	default:

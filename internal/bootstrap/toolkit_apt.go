@@ -1,5 +1,7 @@
 package bootstrap
 
+import "context"
+
 // This file is the toolkit's apt packaging (Ubuntu, Debian): NVIDIA's
 // libnvidia-container apt repository, signed by its own keyring.
 
@@ -27,15 +29,12 @@ const toolkitAptList = "deb [signed-by=" + toolkitKeyringPath + "] https://nvidi
 // entry written as a file. A keyring or sources entry already there (from
 // an earlier run, or written by hand from the guide, perhaps with the
 // experimental line enabled) is left as it is.
-func aptToolkitPackaging(h *Host) (toolkitPackaging, error) {
-	status, err := readDpkgStatus(h)
+func aptToolkitPackaging(ctx context.Context, h *Host) (toolkitPackaging, error) {
+	installed, err := installedToolkit(ctx, h, toolkitPackage)
 	if err != nil {
 		return toolkitPackaging{}, err
 	}
-	p := toolkitPackaging{source: "NVIDIA's libnvidia-container apt repository"}
-	if pkg := status[toolkitPackage]; pkg.Installed() {
-		p.installed = pkg.Version
-	}
+	p := toolkitPackaging{source: "NVIDIA's libnvidia-container apt repository", installed: installed}
 	if !h.Exists(toolkitKeyringPath) {
 		p.setup = append(p.setup, Change{
 			Summary: "add the signing key of NVIDIA's libnvidia-container apt repository (" + toolkitKeyringPath + ")",

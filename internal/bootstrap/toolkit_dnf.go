@@ -15,7 +15,7 @@ const toolkitRepoURL = "https://nvidia.github.io/libnvidia-container/stable/rpm/
 // dnfToolkitPackaging adds the repository unless its .repo file exists,
 // and asks rpm for the installed nvidia-container-toolkit.
 func dnfToolkitPackaging(ctx context.Context, h *Host) (toolkitPackaging, error) {
-	installed, err := rpmQuery(ctx, h, toolkitPackage, "%{VERSION}-%{RELEASE}")
+	installed, err := installedToolkit(ctx, h, toolkitPackage)
 	if err != nil {
 		return toolkitPackaging{}, err
 	}

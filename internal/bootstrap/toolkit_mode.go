@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"slices"
@@ -66,7 +67,7 @@ type nvidiaRuntimeMode struct {
 
 // readNvidiaRuntimeMode reads config.toml. A file that does not parse is a
 // *ParseError: nvidia-container-runtime would fail every container on it.
-func readNvidiaRuntimeMode(h *Host) (nvidiaRuntimeMode, error) {
+func readNvidiaRuntimeMode(ctx context.Context, h *Host) (nvidiaRuntimeMode, error) {
 	m := nvidiaRuntimeMode{specDirs: defaultCDISpecDirs}
 	f, err := readConfigFile(h, nvidiaRuntimeConfig)
 	if err != nil {
@@ -97,7 +98,11 @@ func readNvidiaRuntimeMode(h *Host) (nvidiaRuntimeMode, error) {
 		// Which default: toolkit 1.18's, unless an older toolkit is
 		// installed.
 		m.resolved = runtimeModeJitCDI
-		if before118(h) {
+		older, err := before118(ctx, h)
+		if err != nil {
+			return m, err
+		}
+		if older {
 			m.resolved = runtimeModeLegacy
 		}
 	default:
@@ -107,31 +112,37 @@ func readNvidiaRuntimeMode(h *Host) (nvidiaRuntimeMode, error) {
 }
 
 // before118 reports whether the toolkit installed under the root is older
-// than 1.18, from the nvidia-container-toolkit-base package's version in
-// dpkg's status file or rpm's query; false when it cannot say (the newest
-// toolkit's behavior is assumed).
-func before118(h *Host) bool {
-	v, ok := installedToolkitVersion(h)
-	if !ok {
-		return false
+// than 1.18, from installedToolkit's nvidia-container-toolkit-base (the
+// package with nvidia-container-runtime, whose mode this is); false when
+// none is installed or its version does not parse (the newest toolkit's
+// behavior is assumed).
+func before118(ctx context.Context, h *Host) (bool, error) {
+	installed, err := installedToolkit(ctx, h, "nvidia-container-toolkit-base")
+	if err != nil || installed == "" {
+		return false, err
 	}
-	return !v.atLeast(1, 18)
+	v, ok := parseEngineVersion(" " + installed)
+	return ok && !v.atLeast(1, 18), nil
 }
 
-// installedToolkitVersion reads the version of nvidia-container-toolkit-base
-// from dpkg's status database; false when dpkg does not list it installed
-// (chosen: RPM systems are not queried here, rpm being a command the plan
-// would have to run for a note; they get the newest toolkit's behavior).
-func installedToolkitVersion(h *Host) (engineVersion, bool) {
+// installedToolkit is the one home for "which toolkit is installed": the
+// version of pkg (one of toolkitPackages, which NVIDIA releases together at
+// one version) the package database lists installed, "" when none. rpm is
+// asked on the systems the toolkit step installs with dnf (AL2023, RHEL and
+// rebuilds), dpkg's status file read otherwise (a root whose os-release this
+// cannot classify falls back to dpkg's, as before).
+func installedToolkit(ctx context.Context, h *Host, pkg string) (string, error) {
+	if distro, err := readDistro(h); err == nil && (distro.Family == familyAL2023 || distro.Family == familyRHEL) {
+		return rpmQuery(ctx, h, pkg, "%{VERSION}-%{RELEASE}")
+	}
 	status, err := readDpkgStatus(h)
 	if err != nil {
-		return engineVersion{}, false
+		return "", err
 	}
-	pkg, ok := status["nvidia-container-toolkit-base"]
-	if !ok || !pkg.Installed() {
-		return engineVersion{}, false
+	if p := status[pkg]; p.Installed() {
+		return p.Version, nil
 	}
-	return parseEngineVersion(" " + pkg.Version)
+	return "", nil
 }
 
 // inSpecDirs reports whether spec lies directly in one of dirs (CDI does

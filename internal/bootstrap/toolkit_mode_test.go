@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,7 +18,7 @@ func TestNvidiaRuntimeModeOfTheToolkitsDefaultConfig(t *testing.T) {
 	require.NoError(t, err)
 	root := t.TempDir()
 	plantFiles(t, root, map[string]string{nvidiaRuntimeConfig: string(data)})
-	m, err := readNvidiaRuntimeMode(&Host{Root: root})
+	m, err := readNvidiaRuntimeMode(context.Background(), &Host{Root: root})
 	require.NoError(t, err)
 	require.Equal(t, nvidiaRuntimeMode{set: runtimeModeAuto, resolved: runtimeModeJitCDI, specDirs: []string{"/etc/cdi", "/var/run/cdi"}, file: nvidiaRuntimeConfig}, m)
 	require.True(t, inSpecDirs("/run/cdi/nvidia.yaml", m.specDirs), "/var/run is /run")
