@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -191,15 +190,11 @@ func pinningBranch(name string) string {
 	if branchPattern.MatchString(rest) {
 		return rest
 	}
-	if m := pinningVersionPattern.FindStringSubmatch(rest); m != nil {
+	if m := fullVersionPattern.FindStringSubmatch(rest); m != nil {
 		return m[1]
 	}
 	return ""
 }
-
-// pinningVersionPattern is the version of a version's pinning package:
-// "595.71.05", "580.105.08".
-var pinningVersionPattern = regexp.MustCompile(`^([1-9][0-9]{2})\.[0-9]+(\.[0-9]+)?$`)
 
 // installPackages are the packages an install of the branch names: the
 // flavor's metapackage where the branch has it, the kernel module package of

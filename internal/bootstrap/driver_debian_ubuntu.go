@@ -133,7 +133,7 @@ func ubuntuCUDAInstalled(status dpkgStatus) (stack, pins []string) {
 		if _, ok := parseUbuntuCUDAPackage(name); ok && p.Installed() {
 			stack = append(stack, name)
 		}
-		if (pinningBranch(name) != "" || ubuntuVersionPinning(name)) && (p.Installed() || p.State == "config-files") {
+		if pinningBranch(name) != "" && (p.Installed() || p.State == "config-files") {
 			pins = append(pins, name)
 		}
 	}

@@ -142,14 +142,6 @@ func ubuntuSource(h *Host, d Distro) (cuda bool, why string, err error) {
 	return true, fmt.Sprintf("%s names NVIDIA's CUDA repository for %s", file, ubuntuCUDARepo(d)), nil
 }
 
-// ubuntuVersionPinning reports whether a package is a version's pinning
-// package, nvidia-driver-pinning-<version> ([ubuntu], [apt]:
-// nvidia-driver-pinning-595.71.05).
-func ubuntuVersionPinning(name string) bool {
-	rest, ok := strings.CutPrefix(name, "nvidia-driver-pinning-")
-	return ok && fullVersionPattern.MatchString(rest)
-}
-
 // ubuntuDriverPackaging picks the source (see above) and plans from it.
 func ubuntuDriverPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch string) (driverPackaging, error) {
 	status, err := readDpkgStatus(h)

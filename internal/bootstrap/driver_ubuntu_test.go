@@ -209,6 +209,12 @@ func TestUbuntuCUDAVersionPinIsPurged(t *testing.T) {
 	)
 	changes, _ := planUbuntu(t, h, DriverConfig{Branch: "595"})
 	equalLines(t, "changes", changeCommands(changes), [][]string{{"check", aptGetNI + "purge -y nvidia-driver-pinning-595.71.05"}})
+	// One purge, by the shared lock code: its Undo reinstalls the exact
+	// version, and the summary names the pin once.
+	equalLines(t, "undo", [][]string{opLines(changes[0].Undo)}, [][]string{{"check", aptGetNI + "install -y --allow-downgrades nvidia-driver-pinning-595.71.05=595.71.05-1ubuntu1"}})
+	if s := changes[0].Summary; strings.Count(s, "nvidia-driver-pinning-595.71.05") != 1 {
+		t.Errorf("summary names the version's pin %d times, want once: %q", strings.Count(s, "nvidia-driver-pinning-595.71.05"), s)
+	}
 }
 
 func TestUbuntuArchiveReplacesNVIDIAStackWithoutItsSource(t *testing.T) {
