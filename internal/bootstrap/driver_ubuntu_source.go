@@ -49,17 +49,22 @@ import (
 // what a user or a CUDA toolkit install pulls in, and following it keeps
 // one vendor's stack. The choice depends on nothing else, so it is the
 // same on every run; every plan says it (Host.Note), also when nothing
-// changes. Both ways are moves without a mixed stack:
+// changes.
 //
-//   - to NVIDIA's repository (add cuda-keyring): the "-server" packages
-//     are removed, their holds released, in the transaction that installs
-//     the repository's stack under its lock;
-//   - back to Ubuntu's archive (apt-get purge cuda-keyring, or remove the
-//     source): the repository's packages are removed in the transaction
-//     that installs the "-server" packages, and its pinning packages
-//     purged (a removed pinning package leaves its preferences file, a
-//     conffile, still pinning); the plan warns, since the repository's
-//     stack is then replaced (driver_debian_ubuntu.go).
+//   - To NVIDIA's repository (add cuda-keyring): a move without a mixed
+//     stack; the "-server" packages are removed, their holds released, in
+//     the transaction that installs the repository's stack under its lock.
+//   - NVIDIA's stack installed, but no source of NVIDIA's repository for
+//     this release (do-release-upgrade 22.04 → 24.04 leaves ubuntu2204's
+//     source, or disables it; the source was removed): a plan error on
+//     driver.branch (driver_debian_ubuntu.go). Chosen: replacing NVIDIA's
+//     stack with Ubuntu's would also remove what depends on it (cuda,
+//     cuda-runtime-*), and no setting says the user wants that; the error
+//     names both fixes — add NVIDIA's repository for the release
+//     (cuda-keyring), or purge NVIDIA's driver packages to use Ubuntu's
+//     archive. Pinning packages left after such a purge are purged by the
+//     archive install once it has succeeded (a removed pinning package
+//     leaves its preferences file, a conffile, still pinning).
 //
 // In NVIDIA's repository, the step follows the guide's compute-only
 // installation in the branch's naming (driver_ubuntu_names.go):
@@ -153,7 +158,7 @@ func ubuntuDriverPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch s
 		return driverPackaging{}, err
 	}
 	if !cuda {
-		return ubuntuPackaging(h, cfg, kernel, status)
+		return ubuntuPackaging(h, cfg, kernel, ubuntuCUDARepo(d), status)
 	}
 	h.Note("installing from NVIDIA's CUDA repository, not Ubuntu's archive: %s", why)
 	return ubuntuCUDAPackaging(h, d, cfg, kernel, goarch, status)

@@ -217,27 +217,25 @@ func TestUbuntuCUDAVersionPinIsPurged(t *testing.T) {
 	}
 }
 
-func TestUbuntuArchiveReplacesNVIDIAStackWithoutItsSource(t *testing.T) {
+func TestUbuntuArchiveRefusesNVIDIAStackWithoutItsSource(t *testing.T) {
+	// NVIDIA's stack, and no source of NVIDIA's repository for 24.04 (a
+	// do-release-upgrade from 22.04 left ubuntu2204's): the plan refuses
+	// rather than replace it (and what depends on it) with Ubuntu's.
 	h, _ := osReleaseHost(t, "ubuntu-24.04")
 	h.GPUs = driverlessGPUs(t)
+	writeTarget(t, h, "/etc/apt/sources.list.d/cuda-ubuntu2204-x86_64.list", "deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/ /\n", 0o644)
 	writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
 		[3]string{"nvidia-driver-pinning-595", "install", "595-1ubuntu1"},
+		[3]string{"cuda-drivers", "install", "595.71.05-1ubuntu1"},
 		[3]string{"libnvidia-compute", "hold", "595.71.05-1ubuntu1"},
 		[3]string{"nvidia-dkms-open", "install", "595.71.05-1ubuntu1"},
 		[3]string{"nvidia-utils", "install", "595.71.05-1ubuntu1"},
 	), 0o644)
-	changes, plan := planUbuntu(t, h, DriverConfig{Branch: "595"})
-	equalLines(t, "changes", changeCommands(changes), [][]string{
-		{"apt-mark unhold libnvidia-compute"},
-		{
-			aptGetNI + "update",
-			aptGetNI + "purge -y nvidia-driver-pinning-595",
-			aptGetNI + "install -y nvidia-headless-595-server-open nvidia-utils-595-server libnvidia-compute- nvidia-dkms-open- nvidia-utils-",
-			"apt-mark hold nvidia-headless-595-server-open nvidia-utils-595-server",
-		},
-	})
-	if w := plan[0].Warnings; len(w) != 1 || !strings.Contains(w[0], "Ubuntu's archive packages replace them") {
-		t.Errorf("warnings = %q", w)
+	_, err := MakePlan(context.Background(), h, []Step{driverStep{cfg: DriverConfig{Branch: "595"}, arch: "amd64"}})
+	for _, want := range []string{"driver.branch", "cuda-drivers, libnvidia-compute, nvidia-dkms-open, nvidia-utils", "add NVIDIA's repository for ubuntu2404 (cuda-keyring)", "apt-get purge cuda-drivers libnvidia-compute nvidia-dkms-open nvidia-utils nvidia-driver-pinning-595) to use Ubuntu's archive"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to contain %q", err, want)
+		}
 	}
 }
 
