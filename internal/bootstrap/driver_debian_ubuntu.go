@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -100,16 +101,19 @@ func ubuntuPackaging(h *Host, cfg DriverConfig, kernel, repoName string, status 
 		problems = append(problems, "NVIDIA's pinning packages are left ("+strings.Join(pins, ", ")+")")
 	}
 	install := append(append([]string{"install", "-y"}, kernelHeadersDeb(kernel)...), packages...)
-	var purge []Command
+	cmds := []Command{aptGetNoninteractive(h, append(install, removals...)...)}
 	if len(pins) > 0 {
-		purge = append(purge, aptGetNoninteractive(h, append([]string{"purge", "-y"}, pins...)...))
+		// After the install: a failed one leaves the node as it was.
+		cmds = append(cmds, aptGetNoninteractive(h, append([]string{"purge", "-y"}, pins...)...))
 	}
 	p := driverPackaging{
 		source:   "Ubuntu's archive",
 		packages: packages,
 		prepare:  []Command{aptGetNoninteractive(h, "update")},
-		install:  append(purge, aptGetNoninteractive(h, append(install, removals...)...)),
-		pin:      []Command{{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, packages...)}},
+		offered: []Op{CheckOp{What: fmt.Sprintf("check that Ubuntu's archive offers %s", names.main),
+			Check: func(ctx context.Context, h *Host) error { return ubuntuCheckOffered(ctx, h, cfg, repoName) }}},
+		install: cmds,
+		pin:     []Command{{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, packages...)}},
 	}
 	if (len(stack) > 0 || len(pins) > 0) && len(problems) > 0 {
 		p.stackNote = strings.Join(problems, "; ")
@@ -125,6 +129,40 @@ func ubuntuPackaging(h *Host, cfg DriverConfig, kernel, repoName string, status 
 	}
 	return p, nil
 }
+
+// ubuntuCheckOffered fails, after apt-get update, when Ubuntu's archive
+// has no version of the branch's headless package in cfg's flavor (apt's
+// own "Unable to locate package" would say less), naming the "-server"
+// branches it does offer in that flavor (apt-cache(8) pkgnames: the
+// package names that begin with a prefix).
+func ubuntuCheckOffered(ctx context.Context, h *Host, cfg DriverConfig, repoName string) error {
+	main := ubuntuNamesFor(cfg).main
+	versions, err := aptMadison(ctx, h, main)
+	if err != nil || len(versions) > 0 {
+		return err
+	}
+	out, err := h.Run(ctx, "apt-cache", "pkgnames", "nvidia-headless-")
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var branches []string
+	for _, name := range strings.Fields(string(out.Stdout)) {
+		m := ubuntuHeadlessPattern.FindStringSubmatch(name)
+		if m == nil || (m[2] == "-open") != cfg.open() || seen[m[1]] {
+			continue
+		}
+		seen[m[1]] = true
+		branches = append(branches, m[1])
+	}
+	sort.Strings(branches)
+	return fieldError("driver.branch", "Ubuntu's archive offers no %s (its \"-server\" branches with %s kernel modules: %s): set driver.branch to one of them, or add NVIDIA's CUDA repository for %s (cuda-keyring) to install from it",
+		main, cfg.flavor(), orNone(branches), repoName)
+}
+
+// ubuntuHeadlessPattern is the name of a branch's headless "-server"
+// package, capturing the branch and "-open".
+var ubuntuHeadlessPattern = regexp.MustCompile(`^nvidia-headless-([1-9][0-9]{2})-server(-open)?$`)
 
 // ubuntuCUDAInstalled are the installed driver packages of NVIDIA's CUDA
 // repository (driver_ubuntu_names.go) and its pinning packages, installed

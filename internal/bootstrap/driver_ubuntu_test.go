@@ -255,3 +255,38 @@ func TestUbuntuArchiveRefusesProprietaryFrom615(t *testing.T) {
 		t.Errorf("615 proprietary from NVIDIA's repository: %v", err)
 	}
 }
+
+func TestUbuntuArchiveChecksTheBranchIsOfferedAndPurgesPinsAfterTheInstall(t *testing.T) {
+	// NVIDIA's pinning package left behind (its stack was purged): the
+	// archive install goes first, the purge after it.
+	h, runner := osReleaseHost(t, "ubuntu-24.04")
+	h.GPUs = driverlessGPUs(t)
+	writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
+		[3]string{"nvidia-driver-pinning-595", "deinstall", "595-1ubuntu1"},
+	), 0o644)
+	changes, _ := planUbuntu(t, h, DriverConfig{Branch: "620"})
+	equalLines(t, "changes", changeCommands(changes), [][]string{{
+		aptGetNI + "update",
+		"check",
+		aptGetNI + "install -y nvidia-headless-620-server-open nvidia-utils-620-server",
+		aptGetNI + "purge -y nvidia-driver-pinning-595",
+		"apt-mark hold nvidia-headless-620-server-open nvidia-utils-620-server",
+	}})
+	check, ok := changes[0].Ops[1].(CheckOp)
+	if !ok {
+		t.Fatalf("op 1 is %T, want the CheckOp", changes[0].Ops[1])
+	}
+	// The archive (after apt-get update) has no 620-server.
+	runner.Reply("apt-cache pkgnames nvidia-headless-", Output{Stdout: []byte("nvidia-headless-580-server-open\nnvidia-headless-595-server\nnvidia-headless-595-server-open\nnvidia-headless-no-dkms-595-server-open\nnvidia-headless-570-server-open\n")})
+	err := check.Check(context.Background(), h)
+	for _, want := range []string{"driver.branch", "Ubuntu's archive offers no nvidia-headless-620-server-open", "open kernel modules: 570, 580, 595)", "ubuntu2404 (cuda-keyring)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("check: err = %v, want it to contain %q", err, want)
+		}
+	}
+	// It has it.
+	runner.Reply("apt-cache madison nvidia-headless-620-server-open", Output{Stdout: []byte(" nvidia-headless-620-server-open | 620.40.02-0ubuntu0.24.04.1 | http://archive.ubuntu.com/ubuntu noble-updates/restricted amd64 Packages\n")})
+	if err := check.Check(context.Background(), h); err != nil {
+		t.Errorf("check with the branch offered: %v", err)
+	}
+}
