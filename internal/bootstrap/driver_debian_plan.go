@@ -52,12 +52,13 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	repo := cudaRepoBase(d.CUDARepo, arch)
 	p := driverPackaging{source: "NVIDIA's CUDA repository", own: true, noStack: stack.empty()}
 	deb := "/tmp/" + cudaKeyringPackage
-	addKeyring := commandOps(
+	download := commandOps(
 		aptGetNoninteractive(h, "update"),
 		aptGetNoninteractive(h, "install", "-y", "ca-certificates", "curl"),
 		Command{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", deb, repo + cudaKeyringPackage}},
-		Command{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}},
 	)
+	installKeyring := CommandOp{Command: Command{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}}}
+	addKeyring := append(append([]Op{}, download...), installKeyring)
 	stale, err := staleCUDASources(h, d.CUDARepo)
 	if err != nil {
 		return driverPackaging{}, err
@@ -76,15 +77,17 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 		// must manually remove old keyring, otherwise
 		// /etc/apt/sources.list.d/cuda-debian11-x86_64.list will be kept",
 		// NVIDIA/nvidia-docker issue 1791 on moving to debian12), so the
-		// old one is purged first, and a leftover entry removed.
-		ops := commandOps(aptGetNoninteractive(h, "purge", "-y", "cuda-keyring"))
+		// old one is purged before the new one installs, and a leftover
+		// entry removed. The new one is downloaded first: a failed
+		// download leaves the old repository and keyring in place.
+		ops := append(append([]Op{}, download...), CommandOp{Command: aptGetNoninteractive(h, "purge", "-y", "cuda-keyring")})
 		for _, list := range stale {
 			ops = append(ops, RemoveOp{Path: list})
 		}
 		p.setup = append(p.setup, Change{
 			Summary: fmt.Sprintf("replace NVIDIA's CUDA apt repository of another Debian release (%s) with the one for %s (%s): this is %s",
 				strings.Join(stale, ", "), d.CUDARepo, cudaKeyringPackage, d.Release.Name()),
-			Ops: append(ops, addKeyring...),
+			Ops: append(ops, installKeyring),
 		})
 	case len(stale) > 0:
 		// The release's own entry is there too (its cuda-keyring was

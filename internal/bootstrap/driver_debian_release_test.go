@@ -147,12 +147,14 @@ func TestDebianPlanReplacesAnotherReleasesCUDARepository(t *testing.T) {
 	if len(changes) != 2 {
 		t.Fatalf("changes %v, want the repository swap and the install", changeCommands(changes))
 	}
+	// The new keyring is downloaded before the old one goes: a failed
+	// download leaves the node's repository and keyring as they were.
 	equalLines(t, "setup", changeCommands(changes[:1]), [][]string{{
-		"env DEBIAN_FRONTEND=noninteractive apt-get purge -y cuda-keyring",
-		"remove " + old,
 		"env DEBIAN_FRONTEND=noninteractive apt-get update",
 		"env DEBIAN_FRONTEND=noninteractive apt-get install -y ca-certificates curl",
 		"curl -fsSL -o /tmp/cuda-keyring_1.1-1_all.deb https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/cuda-keyring_1.1-1_all.deb",
+		"env DEBIAN_FRONTEND=noninteractive apt-get purge -y cuda-keyring",
+		"remove " + old,
 		"dpkg -i /tmp/cuda-keyring_1.1-1_all.deb",
 	}})
 	for _, want := range []string{"replace NVIDIA's CUDA apt repository of another Debian release (" + old + ") with the one for debian13", "Debian GNU/Linux 13 (trixie)"} {
