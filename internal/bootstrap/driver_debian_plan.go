@@ -36,10 +36,9 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	if err != nil {
 		return driverPackaging{}, err
 	}
+	// A flavor the branch lacks (proprietary from 620 on) is refused by
+	// the driver's validation (driver_lifecycle.go), before this runs.
 	names := debianNames(d.CUDARepo)
-	if err := names.supports(cfg); err != nil {
-		return driverPackaging{}, err
-	}
 	status, err := readDpkgStatus(h)
 	if err != nil {
 		return driverPackaging{}, err
@@ -150,19 +149,6 @@ func staleCUDASources(h *Host, repo string) ([]string, error) {
 	}
 	sort.Strings(stale)
 	return stale, nil
-}
-
-// supports fails for a flavor or branch the distribution's packaging lacks,
-// at plan time, naming the attribute.
-func (n aptDriverNames) supports(cfg DriverConfig) error {
-	if _, ok := n.kernel[cfg.flavor()]; !ok {
-		return fieldError("driver.kernel_modules", "%s has no %s kernel module packages", n.distro, cfg.flavor())
-	}
-	if !cfg.open() && n.openOnlyFrom > 0 && cfg.branchNumber() >= n.openOnlyFrom {
-		return fieldError("driver.kernel_modules", `%s has no proprietary kernel module packages (%s, cuda-drivers) from branch %d on, as NVIDIA's Driver Installation Guide says ("Proprietary Kernel Modules Removed"): set driver.kernel_modules to "open", or choose an older driver.branch for pre-Turing GPUs`,
-			n.distro, n.kernel[KernelModulesProprietary], n.openOnlyFrom)
-	}
-	return nil
 }
 
 // aptBranchPlan is the change that locks the branch and moves the stack.
