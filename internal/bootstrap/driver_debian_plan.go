@@ -4,11 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -128,23 +124,37 @@ func cudaSourcesList(repo, arch string) string {
 	return "/etc/apt/sources.list.d/cuda-" + repo + "-" + arch + ".list"
 }
 
-var cudaDebianSourcesPattern = regexp.MustCompile(`^cuda-(debian[0-9]+)-[a-z0-9_]+\.list$`)
+// cudaDebianRepoPattern is NVIDIA's CUDA repository for a Debian release
+// in an apt source entry, capturing the release's directory ("debian12").
+var cudaDebianRepoPattern = regexp.MustCompile(`developer\.download\.nvidia\.com/compute/cuda/repos/(debian[0-9]+)/`)
 
-// staleCUDASources are cuda-keyring's sources.list.d entries for other
-// Debian releases' repositories than repo, sorted.
+// staleCUDASources are the sources.list.d files whose enabled entries
+// (aptSourceEntries: one-line or deb822, "Enabled: no" skipped) all name
+// NVIDIA's CUDA repository for a Debian release, at least one for another
+// release than repo, sorted: judged by content, whatever the file's name.
+// Chosen: a file with other entries too is the user's, and is left alone.
 func staleCUDASources(h *Host, repo string) ([]string, error) {
-	const dir = "/etc/apt/sources.list.d"
-	entries, err := os.ReadDir(h.Path(dir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
 	var stale []string
-	for _, e := range entries {
-		if m := cudaDebianSourcesPattern.FindStringSubmatch(e.Name()); m != nil && m[1] != repo {
-			stale = append(stale, path.Join(dir, e.Name()))
+	for _, file := range ubuntuSourceFiles(h) {
+		if file == "/etc/apt/sources.list" {
+			continue
+		}
+		data, exists, err := h.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading the apt sources: %w", err)
+		}
+		if !exists {
+			continue
+		}
+		entries := aptSourceEntries(file, data)
+		other, all := false, len(entries) > 0
+		for _, entry := range entries {
+			m := cudaDebianRepoPattern.FindStringSubmatch(entry)
+			all = all && m != nil
+			other = other || m != nil && m[1] != repo
+		}
+		if all && other {
+			stale = append(stale, file)
 		}
 	}
 	sort.Strings(stale)

@@ -176,3 +176,24 @@ func TestDebianPlanReplacesAnotherReleasesCUDARepository(t *testing.T) {
 		t.Errorf("with debian13's entry only, changes %v, want only the install", changeCommands(changes))
 	}
 }
+
+// TestDebianStaleCUDASourcesByContent: another release's NVIDIA repository
+// is recognised by what the file says, not its name (a deb822 file of any
+// name), "Enabled: no" and commented lines do not count, and a file with
+// other entries too is left alone.
+func TestDebianStaleCUDASourcesByContent(t *testing.T) {
+	h, _ := osReleaseHost(t, "debian-13")
+	const dir = "/etc/apt/sources.list.d/"
+	writeTarget(t, h, dir+"nvidia-cuda.sources", "Types: deb\nURIs: https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/\nSuites: /\nSigned-By: /usr/share/keyrings/cuda-archive-keyring.gpg\n", 0o644)
+	writeTarget(t, h, dir+"cuda-old.sources", "Types: deb\nURIs: https://developer.download.nvidia.com/compute/cuda/repos/debian11/x86_64/\nSuites: /\nEnabled: no\n", 0o644)
+	writeTarget(t, h, dir+"commented.list", "# deb https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/ /\n", 0o644)
+	writeTarget(t, h, dir+"mixed.list", "deb https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/ /\ndeb https://example.org/debian trixie main\n", 0o644)
+	writeTarget(t, h, dir+"cuda-debian13-x86_64.list", "deb https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/ /\n", 0o644)
+	stale, err := staleCUDASources(h, "debian13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(stale, " "); got != dir+"nvidia-cuda.sources" {
+		t.Errorf("stale = %q, want only %s", got, dir+"nvidia-cuda.sources")
+	}
+}

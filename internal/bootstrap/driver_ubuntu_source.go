@@ -98,6 +98,36 @@ func ubuntuSourceFiles(h *Host) []string {
 	return files
 }
 
+// aptSourceEntries are the enabled entries of an apt source file: its
+// one-line entries (sources.list, ".list"), or its deb822 stanzas
+// (".sources", blank-line separated) without "Enabled: no"
+// (sources.list(5)); commented-out lines do not count.
+func aptSourceEntries(file string, data []byte) []string {
+	stanzas := strings.Split(string(data), "\n\n")
+	if !strings.HasSuffix(file, ".sources") {
+		stanzas = strings.Split(string(data), "\n")
+	}
+	var entries []string
+	for _, stanza := range stanzas {
+		enabled := true
+		var lines []string
+		for _, line := range strings.Split(stanza, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if key, value, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(key), "Enabled") && strings.EqualFold(strings.TrimSpace(value), "no") {
+				enabled = false
+			}
+			lines = append(lines, line)
+		}
+		if enabled && len(lines) > 0 {
+			entries = append(entries, strings.Join(lines, "\n"))
+		}
+	}
+	return entries
+}
+
 // ubuntuCUDASource is the file that configures NVIDIA's CUDA repository
 // for the release, "" when none does. A commented-out line does not count.
 func ubuntuCUDASource(h *Host, d Distro) (string, error) {
@@ -111,25 +141,8 @@ func ubuntuCUDASource(h *Host, d Distro) (string, error) {
 		if !exists {
 			continue
 		}
-		// A deb822 stanza (blank-line separated) with "Enabled: no" is
-		// off (sources.list(5)); a one-line file is one stanza per line.
-		stanzas := strings.Split(string(data), "\n\n")
-		if !strings.HasSuffix(file, ".sources") {
-			stanzas = strings.Split(string(data), "\n")
-		}
-		for _, stanza := range stanzas {
-			enabled, names := true, false
-			for _, line := range strings.Split(stanza, "\n") {
-				line = strings.TrimSpace(line)
-				if strings.HasPrefix(line, "#") {
-					continue
-				}
-				if key, value, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(key), "Enabled") && strings.EqualFold(strings.TrimSpace(value), "no") {
-					enabled = false
-				}
-				names = names || strings.Contains(line, network) || strings.Contains(line, local)
-			}
-			if enabled && names {
+		for _, entry := range aptSourceEntries(file, data) {
+			if strings.Contains(entry, network) || strings.Contains(entry, local) {
 				return file, nil
 			}
 		}
