@@ -178,7 +178,7 @@ func TestDebianPlanReplacesAnotherReleasesCUDARepository(t *testing.T) {
 }
 
 // TestDebianStaleCUDASourcesByContent: another release's NVIDIA repository
-// is recognised by what the file says, not its name (a deb822 file of any
+// is recognized by what the file says, not its name (a deb822 file of any
 // name), "Enabled: no" and commented lines do not count, and a file with
 // other entries too is left alone.
 func TestDebianStaleCUDASourcesByContent(t *testing.T) {
