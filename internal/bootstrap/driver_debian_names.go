@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -98,9 +97,6 @@ type aptDriverNames struct {
 	// stack is every package whose version is the driver's: the packages
 	// a branch lock lists and a branch move moves together.
 	stack []string
-	// openOnlyFrom is the first branch without proprietary kernel module
-	// packages; 0 when every branch has them.
-	openOnlyFrom int
 }
 
 // debianNames are the names of NVIDIA's CUDA repository for a Debian
@@ -122,9 +118,8 @@ var debian13Names = func() aptDriverNames {
 
 // debian12Names is NVIDIA's debian12 CUDA repository.
 var debian12Names = aptDriverNames{
-	distro:       "Debian 12 (NVIDIA's CUDA repository)",
-	openOnlyFrom: firstOpenOnlyBranch,
-	pinningFrom:  firstPinningPackageBranch,
+	distro:      "Debian 12 (NVIDIA's CUDA repository)",
+	pinningFrom: firstPinningPackageBranch,
 	// The guide installs nvidia-open from branch 560 on, the branch that
 	// made the open modules the default; before it, the open flavor is
 	// nvidia-kernel-open-dkms next to cuda-drivers.
@@ -191,15 +186,11 @@ func pinningBranch(name string) string {
 	if branchPattern.MatchString(rest) {
 		return rest
 	}
-	if m := pinningVersionPattern.FindStringSubmatch(rest); m != nil {
+	if m := fullVersionPattern.FindStringSubmatch(rest); m != nil {
 		return m[1]
 	}
 	return ""
 }
-
-// pinningVersionPattern is the version of a version's pinning package:
-// "595.71.05", "580.105.08".
-var pinningVersionPattern = regexp.MustCompile(`^([1-9][0-9]{2})\.[0-9]+(\.[0-9]+)?$`)
 
 // installPackages are the packages an install of the branch names: the
 // flavor's metapackage where the branch has it, the kernel module package of

@@ -4,11 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -36,10 +32,9 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	if err != nil {
 		return driverPackaging{}, err
 	}
+	// A flavor the branch lacks (proprietary from 620 on) is refused by
+	// the driver's validation (driver_lifecycle.go), before this runs.
 	names := debianNames(d.CUDARepo)
-	if err := names.supports(cfg); err != nil {
-		return driverPackaging{}, err
-	}
 	status, err := readDpkgStatus(h)
 	if err != nil {
 		return driverPackaging{}, err
@@ -52,12 +47,13 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	repo := cudaRepoBase(d.CUDARepo, arch)
 	p := driverPackaging{source: "NVIDIA's CUDA repository", own: true, noStack: stack.empty()}
 	deb := "/tmp/" + cudaKeyringPackage
-	addKeyring := commandOps(
+	download := commandOps(
 		aptGetNoninteractive(h, "update"),
 		aptGetNoninteractive(h, "install", "-y", "ca-certificates", "curl"),
 		Command{Root: h.Root, Name: "curl", Args: []string{"-fsSL", "-o", deb, repo + cudaKeyringPackage}},
-		Command{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}},
 	)
+	installKeyring := CommandOp{Command: Command{Root: h.Root, Name: "dpkg", Args: []string{"-i", deb}}}
+	addKeyring := append(append([]Op{}, download...), installKeyring)
 	stale, err := staleCUDASources(h, d.CUDARepo)
 	if err != nil {
 		return driverPackaging{}, err
@@ -76,15 +72,17 @@ func debianCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 		// must manually remove old keyring, otherwise
 		// /etc/apt/sources.list.d/cuda-debian11-x86_64.list will be kept",
 		// NVIDIA/nvidia-docker issue 1791 on moving to debian12), so the
-		// old one is purged first, and a leftover entry removed.
-		ops := commandOps(aptGetNoninteractive(h, "purge", "-y", "cuda-keyring"))
+		// old one is purged before the new one installs, and a leftover
+		// entry removed. The new one is downloaded first: a failed
+		// download leaves the old repository and keyring in place.
+		ops := append(append([]Op{}, download...), CommandOp{Command: aptGetNoninteractive(h, "purge", "-y", "cuda-keyring")})
 		for _, list := range stale {
 			ops = append(ops, RemoveOp{Path: list})
 		}
 		p.setup = append(p.setup, Change{
 			Summary: fmt.Sprintf("replace NVIDIA's CUDA apt repository of another Debian release (%s) with the one for %s (%s): this is %s",
 				strings.Join(stale, ", "), d.CUDARepo, cudaKeyringPackage, d.Release.Name()),
-			Ops: append(ops, addKeyring...),
+			Ops: append(ops, installKeyring),
 		})
 	case len(stale) > 0:
 		// The release's own entry is there too (its cuda-keyring was
@@ -126,40 +124,41 @@ func cudaSourcesList(repo, arch string) string {
 	return "/etc/apt/sources.list.d/cuda-" + repo + "-" + arch + ".list"
 }
 
-var cudaDebianSourcesPattern = regexp.MustCompile(`^cuda-(debian[0-9]+)-[a-z0-9_]+\.list$`)
+// cudaDebianRepoPattern is NVIDIA's CUDA repository for a Debian release
+// in an apt source entry, capturing the release's directory ("debian12").
+var cudaDebianRepoPattern = regexp.MustCompile(`developer\.download\.nvidia\.com/compute/cuda/repos/(debian[0-9]+)/`)
 
-// staleCUDASources are cuda-keyring's sources.list.d entries for other
-// Debian releases' repositories than repo, sorted.
+// staleCUDASources are the sources.list.d files whose enabled entries
+// (aptSourceEntries: one-line or deb822, "Enabled: no" skipped) all name
+// NVIDIA's CUDA repository for a Debian release, at least one for another
+// release than repo, sorted: judged by content, whatever the file's name.
+// Chosen: a file with other entries too is the user's, and is left alone.
 func staleCUDASources(h *Host, repo string) ([]string, error) {
-	const dir = "/etc/apt/sources.list.d"
-	entries, err := os.ReadDir(h.Path(dir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
 	var stale []string
-	for _, e := range entries {
-		if m := cudaDebianSourcesPattern.FindStringSubmatch(e.Name()); m != nil && m[1] != repo {
-			stale = append(stale, path.Join(dir, e.Name()))
+	for _, file := range ubuntuSourceFiles(h) {
+		if file == "/etc/apt/sources.list" {
+			continue
+		}
+		data, exists, err := h.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading the apt sources: %w", err)
+		}
+		if !exists {
+			continue
+		}
+		entries := aptSourceEntries(file, data)
+		other, all := false, len(entries) > 0
+		for _, entry := range entries {
+			m := cudaDebianRepoPattern.FindStringSubmatch(entry)
+			all = all && m != nil
+			other = other || m != nil && m[1] != repo
+		}
+		if all && other {
+			stale = append(stale, file)
 		}
 	}
 	sort.Strings(stale)
 	return stale, nil
-}
-
-// supports fails for a flavor or branch the distribution's packaging lacks,
-// at plan time, naming the attribute.
-func (n aptDriverNames) supports(cfg DriverConfig) error {
-	if _, ok := n.kernel[cfg.flavor()]; !ok {
-		return fieldError("driver.kernel_modules", "%s has no %s kernel module packages", n.distro, cfg.flavor())
-	}
-	if !cfg.open() && n.openOnlyFrom > 0 && cfg.branchNumber() >= n.openOnlyFrom {
-		return fieldError("driver.kernel_modules", `%s has no proprietary kernel module packages (%s, cuda-drivers) from branch %d on, as NVIDIA's Driver Installation Guide says ("Proprietary Kernel Modules Removed"): set driver.kernel_modules to "open", or choose an older driver.branch for pre-Turing GPUs`,
-			n.distro, n.kernel[KernelModulesProprietary], n.openOnlyFrom)
-	}
-	return nil
 }
 
 // aptBranchPlan is the change that locks the branch and moves the stack.

@@ -200,7 +200,7 @@ func TestUbuntuPlanSeesAMixedStackAndTheOtherFlavor(t *testing.T) {
 			t.Errorf("summary %q does not say %q", changes[0].Summary, want)
 		}
 	}
-	install := changeCommands(changes)[0][1]
+	install := changeCommands(changes)[0][2]
 	for _, want := range []string{" libnvidia-compute-570-server-", " nvidia-dkms-580-server-"} {
 		if !strings.Contains(install, want) {
 			t.Errorf("install %q does not remove %q", install, want)

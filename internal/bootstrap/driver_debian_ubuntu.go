@@ -1,9 +1,9 @@
 package bootstrap
 
 import (
+	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -59,15 +59,17 @@ var ubuntuStackPattern = regexp.MustCompile(`^(?:nvidia|libnvidia)-[a-z0-9-]*?-(
 // packages at a version of the branch, no package of another branch or of
 // the other flavor, and none of NVIDIA's CUDA repository — and a move
 // removes the other branch's packages in the same transaction, so no mixed
-// stack is left. A stack of NVIDIA's CUDA repository (a node that left it,
-// driver_ubuntu_source.go) is removed in that transaction too, after its
-// pinning packages are purged (a removed one leaves its preferences file,
-// a conffile, still pinning): exactly no lock of the repository is left. The packages are held with
+// stack is left. A stack of NVIDIA's CUDA repository without its source
+// (driver_ubuntu_source.go) is a plan error on driver.branch: the user adds
+// NVIDIA's repository for the release back, or purges its packages.
+// Pinning packages of it left without its stack are purged once the
+// install has succeeded (a removed one leaves its preferences file, a
+// conffile, still pinning). The packages are held with
 // apt-mark: when Ubuntu stops maintaining a branch it turns its packages
 // into transitional packages that pull in a newer branch, and a held
 // package is never upgraded into one. The hold also keeps patch releases
 // out; `apt-mark unhold` them to take one.
-func ubuntuPackaging(h *Host, cfg DriverConfig, kernel string, status dpkgStatus) (driverPackaging, error) {
+func ubuntuPackaging(h *Host, cfg DriverConfig, kernel, repoName string, status dpkgStatus) (driverPackaging, error) {
 	if !cfg.open() && cfg.branchNumber() >= ubuntuArchiveOpenOnlyBranch {
 		return driverPackaging{}, fieldError("driver.kernel_modules", `Ubuntu's archive ships branch %s with open kernel modules only (from %d on its proprietary nvidia-dkms-<branch>-server is a transitional package to the open one): set driver.kernel_modules to "open", or choose an older branch for pre-Turing GPUs`, cfg.Branch, ubuntuArchiveOpenOnlyBranch)
 	}
@@ -85,27 +87,35 @@ func ubuntuPackaging(h *Host, cfg DriverConfig, kernel string, status dpkgStatus
 		}
 	}
 	cudaStack, pins := ubuntuCUDAInstalled(status)
-	for _, name := range cudaStack {
-		removals = append(removals, name+"-")
+	if len(cudaStack) > 0 {
+		// NVIDIA's stack without NVIDIA's source for this release (a
+		// do-release-upgrade leaves or disables the old release's
+		// repository; the source was removed): replacing it would also
+		// take what depends on it (cuda-runtime-*, cuda) with it. Which
+		// vendor the node follows is the user's to say.
+		all := append(append([]string{}, cudaStack...), pins...)
+		return driverPackaging{}, fieldError("driver.branch", "NVIDIA's driver packages from its CUDA repository are installed (%s), but no apt source of the node names NVIDIA's CUDA repository for %s: add NVIDIA's repository for %s (cuda-keyring), or remove NVIDIA's driver packages (apt-get purge %s) to use Ubuntu's archive",
+			strings.Join(cudaStack, ", "), repoName, repoName, strings.Join(all, " "))
 	}
-	if len(cudaStack)+len(pins) > 0 {
-		others := strings.Join(append(append([]string{}, cudaStack...), pins...), ", ")
-		problems = append(problems, "driver packages outside Ubuntu's -server stack are installed ("+others+")")
-		h.Warn("driver packages outside Ubuntu's \"-server\" stack are installed (%s), and no apt source names NVIDIA's CUDA repository for this release: Ubuntu's archive packages replace them (to keep NVIDIA's repository's driver, add the repository again: its cuda-keyring package)", others)
+	if len(pins) > 0 {
+		problems = append(problems, "NVIDIA's pinning packages are left ("+strings.Join(pins, ", ")+")")
 	}
 	install := append(append([]string{"install", "-y"}, kernelHeadersDeb(kernel)...), packages...)
-	var purge []Command
+	cmds := []Command{aptGetNoninteractive(h, append(install, removals...)...)}
 	if len(pins) > 0 {
-		purge = append(purge, aptGetNoninteractive(h, append([]string{"purge", "-y"}, pins...)...))
+		// After the install: a failed one leaves the node as it was.
+		cmds = append(cmds, aptGetNoninteractive(h, append([]string{"purge", "-y"}, pins...)...))
 	}
 	p := driverPackaging{
 		source:   "Ubuntu's archive",
 		packages: packages,
 		prepare:  []Command{aptGetNoninteractive(h, "update")},
-		install:  append(purge, aptGetNoninteractive(h, append(install, removals...)...)),
-		pin:      []Command{{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, packages...)}},
+		offered: []Op{CheckOp{What: fmt.Sprintf("check that Ubuntu's archive offers %s", names.main),
+			Check: func(ctx context.Context, h *Host) error { return ubuntuCheckOffered(ctx, h, cfg, repoName) }}},
+		install: cmds,
+		pin:     []Command{{Root: h.Root, Name: "apt-mark", Args: append([]string{"hold"}, packages...)}},
 	}
-	if (len(stack) > 0 || len(cudaStack) > 0) && len(problems) > 0 {
+	if (len(stack) > 0 || len(pins) > 0) && len(problems) > 0 {
 		p.stackNote = strings.Join(problems, "; ")
 	}
 	if len(problems) == 0 {
@@ -113,17 +123,46 @@ func ubuntuPackaging(h *Host, cfg DriverConfig, kernel string, status dpkgStatus
 	}
 	p.pinned = status[names.main].Held() && status[names.utils].Held()
 	p.releasePackages = status.heldExcept(ubuntuDriverPackagePrefixes, packages)
-	for _, name := range cudaStack {
-		if status[name].Held() && !slices.Contains(p.releasePackages, name) {
-			p.releasePackages = append(p.releasePackages, name)
-		}
-	}
 	sort.Strings(p.releasePackages)
 	if len(p.releasePackages) > 0 {
 		p.release = []Command{{Root: h.Root, Name: "apt-mark", Args: append([]string{"unhold"}, p.releasePackages...)}}
 	}
 	return p, nil
 }
+
+// ubuntuCheckOffered fails, after apt-get update, when Ubuntu's archive
+// has no version of the branch's headless package in cfg's flavor (apt's
+// own "Unable to locate package" would say less), naming the "-server"
+// branches it does offer in that flavor (apt-cache(8) pkgnames: the
+// package names that begin with a prefix).
+func ubuntuCheckOffered(ctx context.Context, h *Host, cfg DriverConfig, repoName string) error {
+	main := ubuntuNamesFor(cfg).main
+	versions, err := aptMadison(ctx, h, main)
+	if err != nil || len(versions) > 0 {
+		return err
+	}
+	out, err := h.Run(ctx, "apt-cache", "pkgnames", "nvidia-headless-")
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var branches []string
+	for _, name := range strings.Fields(string(out.Stdout)) {
+		m := ubuntuHeadlessPattern.FindStringSubmatch(name)
+		if m == nil || (m[2] == "-open") != cfg.open() || seen[m[1]] {
+			continue
+		}
+		seen[m[1]] = true
+		branches = append(branches, m[1])
+	}
+	sort.Strings(branches)
+	return fieldError("driver.branch", "Ubuntu's archive offers no %s (its \"-server\" branches with %s kernel modules: %s): set driver.branch to one of them, or add NVIDIA's CUDA repository for %s (cuda-keyring) to install from it",
+		main, cfg.flavor(), orNone(branches), repoName)
+}
+
+// ubuntuHeadlessPattern is the name of a branch's headless "-server"
+// package, capturing the branch and "-open".
+var ubuntuHeadlessPattern = regexp.MustCompile(`^nvidia-headless-([1-9][0-9]{2})-server(-open)?$`)
 
 // ubuntuCUDAInstalled are the installed driver packages of NVIDIA's CUDA
 // repository (driver_ubuntu_names.go) and its pinning packages, installed
@@ -133,7 +172,7 @@ func ubuntuCUDAInstalled(status dpkgStatus) (stack, pins []string) {
 		if _, ok := parseUbuntuCUDAPackage(name); ok && p.Installed() {
 			stack = append(stack, name)
 		}
-		if (pinningBranch(name) != "" || ubuntuVersionPinning(name)) && (p.Installed() || p.State == "config-files") {
+		if pinningBranch(name) != "" && (p.Installed() || p.State == "config-files") {
 			pins = append(pins, name)
 		}
 	}

@@ -18,6 +18,7 @@ type driverPackaging struct {
 	releasePackages []string  // what release unholds, for the summary
 
 	prepare []Command // before anything installs: apt-get update
+	offered []Op      // after prepare: checks that the source offers the branch
 	pin     []Command // pins the branch
 	// pinFirst puts pin before install: NVIDIA's pinning package and dnf
 	// module streams choose what the install resolves to; an apt hold can
@@ -46,7 +47,7 @@ type driverPackaging struct {
 // installChange installs (and pins) the branch in one change, so a failed
 // install never leaves a pin to a branch that is not there.
 func (p driverPackaging) installChange(cfg DriverConfig) Change {
-	cmds := append([]Command{}, p.prepare...)
+	var cmds []Command
 	if p.pinFirst && !p.pinned {
 		cmds = append(cmds, p.pin...)
 	}
@@ -54,11 +55,12 @@ func (p driverPackaging) installChange(cfg DriverConfig) Change {
 	if !p.pinFirst && !p.pinned {
 		cmds = append(cmds, p.pin...)
 	}
+	ops := append(append(commandOps(p.prepare...), p.offered...), commandOps(cmds...)...)
 	summary := fmt.Sprintf("install NVIDIA driver branch %s (%s kernel modules) from %s: %s, pinned to the branch", cfg.Branch, cfg.flavor(), p.source, strings.Join(p.packages, ", "))
 	if p.stackNote != "" {
 		summary += " (" + p.stackNote + ")"
 	}
-	return Change{Summary: summary, Ops: commandOps(cmds...)}
+	return Change{Summary: summary, Ops: ops}
 }
 
 // pinChange pins packages that are installed already.

@@ -186,6 +186,7 @@ func TestDriverPlanCommands(t *testing.T) {
 			cfg: DriverConfig{Branch: "580"},
 			changes: [][]string{{
 				"env DEBIAN_FRONTEND=noninteractive apt-get update",
+				"check",
 				"env DEBIAN_FRONTEND=noninteractive apt-get install -y linux-headers-6.8.0-1015-aws nvidia-headless-580-server-open nvidia-utils-580-server",
 				"apt-mark hold nvidia-headless-580-server-open nvidia-utils-580-server",
 			}},
@@ -196,6 +197,7 @@ func TestDriverPlanCommands(t *testing.T) {
 			cfg: DriverConfig{Branch: "535", KernelModules: "proprietary"},
 			changes: [][]string{{
 				"env DEBIAN_FRONTEND=noninteractive apt-get update",
+				"check",
 				"env DEBIAN_FRONTEND=noninteractive apt-get install -y linux-headers-5.15.0-1072-aws nvidia-headless-535-server nvidia-utils-535-server",
 				"apt-mark hold nvidia-headless-535-server nvidia-utils-535-server",
 			}},
@@ -368,6 +370,7 @@ func TestDriverPlanReplacesARunningBranch(t *testing.T) {
 		{"apt-mark unhold nvidia-headless-550-server-open nvidia-utils-550-server"},
 		{
 			"env DEBIAN_FRONTEND=noninteractive apt-get update",
+			"check",
 			// The 550 stack goes in the same transaction: no mixed stack.
 			"env DEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-headless-580-server-open nvidia-utils-580-server libnvidia-compute-550-server- nvidia-dkms-550-server-open- nvidia-headless-550-server-open- nvidia-utils-550-server-",
 			"apt-mark hold nvidia-headless-580-server-open nvidia-utils-580-server",

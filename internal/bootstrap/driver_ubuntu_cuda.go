@@ -42,7 +42,11 @@ func ubuntuCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 		}
 	}
 	relock := !locked(locks, want)
-	p.pinned = !relock && len(state.versionPins) == 0
+	// A version's pinning package (nvidia-driver-pinning-595.71.05) is a
+	// lock like the branch's (pinningBranch): a second one makes relock
+	// true, and the lock part purges it, its Undo reinstalling the exact
+	// version.
+	p.pinned = !relock
 	if p.installed && p.pinned {
 		return p, nil
 	}
@@ -51,12 +55,6 @@ func ubuntuCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 	// The lock part is the Debian repository's plan without its move.
 	change := pl.change()
 	ops, undo := change.Ops, change.Undo
-	if len(state.versionPins) > 0 {
-		// A version's pinning package pins one driver version: a second
-		// lock, which would keep the branch's updates (or the move) out.
-		purge := CommandOp{Command: aptGetNoninteractive(h, append([]string{"purge", "-y"}, state.versionPins...)...)}
-		ops = append(ops[:1], append([]Op{purge}, ops[1:]...)...)
-	}
 	if !p.installed {
 		ops, undo = state.moveOps(pl, ops, undo)
 	}
@@ -69,13 +67,12 @@ func ubuntuCUDAPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch str
 // ubuntuCUDAState is the installed driver as NVIDIA's Ubuntu repository
 // names it, and what keeps it from being cfg's branch and flavor.
 type ubuntuCUDAState struct {
-	cfg         DriverConfig
-	names       aptDriverNames
-	stack       aptStack
-	server      []string // Ubuntu's "-server" driver packages, installed
-	serverHeld  []string // of them, the held ones
-	versionPins []string // nvidia-driver-pinning-<version>, installed or left in config-files state
-	problems    []string
+	cfg        DriverConfig
+	names      aptDriverNames
+	stack      aptStack
+	server     []string // Ubuntu's "-server" driver packages, installed
+	serverHeld []string // of them, the held ones
+	problems   []string
 }
 
 func readUbuntuCUDAState(status dpkgStatus, names aptDriverNames, cfg DriverConfig) ubuntuCUDAState {
@@ -87,13 +84,9 @@ func readUbuntuCUDAState(status dpkgStatus, names aptDriverNames, cfg DriverConf
 				s.serverHeld = append(s.serverHeld, name)
 			}
 		}
-		if ubuntuVersionPinning(name) && (p.Installed() || p.State == "config-files") {
-			s.versionPins = append(s.versionPins, name)
-		}
 	}
 	sort.Strings(s.server)
 	sort.Strings(s.serverHeld)
-	sort.Strings(s.versionPins)
 	s.problems = s.stack.problems(cfg)
 	if s.stack.empty() && len(s.server) == 0 {
 		s.problems = []string{"no driver stack installed"}
@@ -254,9 +247,6 @@ func (s ubuntuCUDAState) summary(pl aptBranchPlan) string {
 			old = append(old, l.String())
 		}
 		out += " (in place of " + strings.Join(old, ", ") + ")"
-	}
-	if len(s.versionPins) > 0 {
-		out += "; purges " + strings.Join(s.versionPins, ", ") + " (a driver version's pin, a second lock)"
 	}
 	return out
 }

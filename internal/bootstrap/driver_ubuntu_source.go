@@ -49,17 +49,22 @@ import (
 // what a user or a CUDA toolkit install pulls in, and following it keeps
 // one vendor's stack. The choice depends on nothing else, so it is the
 // same on every run; every plan says it (Host.Note), also when nothing
-// changes. Both ways are moves without a mixed stack:
+// changes.
 //
-//   - to NVIDIA's repository (add cuda-keyring): the "-server" packages
-//     are removed, their holds released, in the transaction that installs
-//     the repository's stack under its lock;
-//   - back to Ubuntu's archive (apt-get purge cuda-keyring, or remove the
-//     source): the repository's packages are removed in the transaction
-//     that installs the "-server" packages, and its pinning packages
-//     purged (a removed pinning package leaves its preferences file, a
-//     conffile, still pinning); the plan warns, since the repository's
-//     stack is then replaced (driver_debian_ubuntu.go).
+//   - To NVIDIA's repository (add cuda-keyring): a move without a mixed
+//     stack; the "-server" packages are removed, their holds released, in
+//     the transaction that installs the repository's stack under its lock.
+//   - NVIDIA's stack installed, but no source of NVIDIA's repository for
+//     this release (do-release-upgrade 22.04 → 24.04 leaves ubuntu2204's
+//     source, or disables it; the source was removed): a plan error on
+//     driver.branch (driver_debian_ubuntu.go). Chosen: replacing NVIDIA's
+//     stack with Ubuntu's would also remove what depends on it (cuda,
+//     cuda-runtime-*), and no setting says the user wants that; the error
+//     names both fixes — add NVIDIA's repository for the release
+//     (cuda-keyring), or purge NVIDIA's driver packages to use Ubuntu's
+//     archive. Pinning packages left after such a purge are purged by the
+//     archive install once it has succeeded (a removed pinning package
+//     leaves its preferences file, a conffile, still pinning).
 //
 // In NVIDIA's repository, the step follows the guide's compute-only
 // installation in the branch's naming (driver_ubuntu_names.go):
@@ -93,6 +98,36 @@ func ubuntuSourceFiles(h *Host) []string {
 	return files
 }
 
+// aptSourceEntries are the enabled entries of an apt source file: its
+// one-line entries (sources.list, ".list"), or its deb822 stanzas
+// (".sources", blank-line separated) without "Enabled: no"
+// (sources.list(5)); commented-out lines do not count.
+func aptSourceEntries(file string, data []byte) []string {
+	stanzas := strings.Split(string(data), "\n\n")
+	if !strings.HasSuffix(file, ".sources") {
+		stanzas = strings.Split(string(data), "\n")
+	}
+	var entries []string
+	for _, stanza := range stanzas {
+		enabled := true
+		var lines []string
+		for _, line := range strings.Split(stanza, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if key, value, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(key), "Enabled") && strings.EqualFold(strings.TrimSpace(value), "no") {
+				enabled = false
+			}
+			lines = append(lines, line)
+		}
+		if enabled && len(lines) > 0 {
+			entries = append(entries, strings.Join(lines, "\n"))
+		}
+	}
+	return entries
+}
+
 // ubuntuCUDASource is the file that configures NVIDIA's CUDA repository
 // for the release, "" when none does. A commented-out line does not count.
 func ubuntuCUDASource(h *Host, d Distro) (string, error) {
@@ -106,25 +141,8 @@ func ubuntuCUDASource(h *Host, d Distro) (string, error) {
 		if !exists {
 			continue
 		}
-		// A deb822 stanza (blank-line separated) with "Enabled: no" is
-		// off (sources.list(5)); a one-line file is one stanza per line.
-		stanzas := strings.Split(string(data), "\n\n")
-		if !strings.HasSuffix(file, ".sources") {
-			stanzas = strings.Split(string(data), "\n")
-		}
-		for _, stanza := range stanzas {
-			enabled, names := true, false
-			for _, line := range strings.Split(stanza, "\n") {
-				line = strings.TrimSpace(line)
-				if strings.HasPrefix(line, "#") {
-					continue
-				}
-				if key, value, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(key), "Enabled") && strings.EqualFold(strings.TrimSpace(value), "no") {
-					enabled = false
-				}
-				names = names || strings.Contains(line, network) || strings.Contains(line, local)
-			}
-			if enabled && names {
+		for _, entry := range aptSourceEntries(file, data) {
+			if strings.Contains(entry, network) || strings.Contains(entry, local) {
 				return file, nil
 			}
 		}
@@ -142,14 +160,6 @@ func ubuntuSource(h *Host, d Distro) (cuda bool, why string, err error) {
 	return true, fmt.Sprintf("%s names NVIDIA's CUDA repository for %s", file, ubuntuCUDARepo(d)), nil
 }
 
-// ubuntuVersionPinning reports whether a package is a version's pinning
-// package, nvidia-driver-pinning-<version> ([ubuntu], [apt]:
-// nvidia-driver-pinning-595.71.05).
-func ubuntuVersionPinning(name string) bool {
-	rest, ok := strings.CutPrefix(name, "nvidia-driver-pinning-")
-	return ok && fullVersionPattern.MatchString(rest)
-}
-
 // ubuntuDriverPackaging picks the source (see above) and plans from it.
 func ubuntuDriverPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch string) (driverPackaging, error) {
 	status, err := readDpkgStatus(h)
@@ -161,7 +171,7 @@ func ubuntuDriverPackaging(h *Host, d Distro, cfg DriverConfig, kernel, goarch s
 		return driverPackaging{}, err
 	}
 	if !cuda {
-		return ubuntuPackaging(h, cfg, kernel, status)
+		return ubuntuPackaging(h, cfg, kernel, ubuntuCUDARepo(d), status)
 	}
 	h.Note("installing from NVIDIA's CUDA repository, not Ubuntu's archive: %s", why)
 	return ubuntuCUDAPackaging(h, d, cfg, kernel, goarch, status)

@@ -209,29 +209,33 @@ func TestUbuntuCUDAVersionPinIsPurged(t *testing.T) {
 	)
 	changes, _ := planUbuntu(t, h, DriverConfig{Branch: "595"})
 	equalLines(t, "changes", changeCommands(changes), [][]string{{"check", aptGetNI + "purge -y nvidia-driver-pinning-595.71.05"}})
+	// One purge, by the shared lock code: its Undo reinstalls the exact
+	// version, and the summary names the pin once.
+	equalLines(t, "undo", [][]string{opLines(changes[0].Undo)}, [][]string{{"check", aptGetNI + "install -y --allow-downgrades nvidia-driver-pinning-595.71.05=595.71.05-1ubuntu1"}})
+	if s := changes[0].Summary; strings.Count(s, "nvidia-driver-pinning-595.71.05") != 1 {
+		t.Errorf("summary names the version's pin %d times, want once: %q", strings.Count(s, "nvidia-driver-pinning-595.71.05"), s)
+	}
 }
 
-func TestUbuntuArchiveReplacesNVIDIAStackWithoutItsSource(t *testing.T) {
+func TestUbuntuArchiveRefusesNVIDIAStackWithoutItsSource(t *testing.T) {
+	// NVIDIA's stack, and no source of NVIDIA's repository for 24.04 (a
+	// do-release-upgrade from 22.04 left ubuntu2204's): the plan refuses
+	// rather than replace it (and what depends on it) with Ubuntu's.
 	h, _ := osReleaseHost(t, "ubuntu-24.04")
 	h.GPUs = driverlessGPUs(t)
+	writeTarget(t, h, "/etc/apt/sources.list.d/cuda-ubuntu2204-x86_64.list", "deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/ /\n", 0o644)
 	writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
 		[3]string{"nvidia-driver-pinning-595", "install", "595-1ubuntu1"},
+		[3]string{"cuda-drivers", "install", "595.71.05-1ubuntu1"},
 		[3]string{"libnvidia-compute", "hold", "595.71.05-1ubuntu1"},
 		[3]string{"nvidia-dkms-open", "install", "595.71.05-1ubuntu1"},
 		[3]string{"nvidia-utils", "install", "595.71.05-1ubuntu1"},
 	), 0o644)
-	changes, plan := planUbuntu(t, h, DriverConfig{Branch: "595"})
-	equalLines(t, "changes", changeCommands(changes), [][]string{
-		{"apt-mark unhold libnvidia-compute"},
-		{
-			aptGetNI + "update",
-			aptGetNI + "purge -y nvidia-driver-pinning-595",
-			aptGetNI + "install -y nvidia-headless-595-server-open nvidia-utils-595-server libnvidia-compute- nvidia-dkms-open- nvidia-utils-",
-			"apt-mark hold nvidia-headless-595-server-open nvidia-utils-595-server",
-		},
-	})
-	if w := plan[0].Warnings; len(w) != 1 || !strings.Contains(w[0], "Ubuntu's archive packages replace them") {
-		t.Errorf("warnings = %q", w)
+	_, err := MakePlan(context.Background(), h, []Step{driverStep{cfg: DriverConfig{Branch: "595"}, arch: "amd64"}})
+	for _, want := range []string{"driver.branch", "cuda-drivers, libnvidia-compute, nvidia-dkms-open, nvidia-utils", "add NVIDIA's repository for ubuntu2404 (cuda-keyring)", "apt-get purge cuda-drivers libnvidia-compute nvidia-dkms-open nvidia-utils nvidia-driver-pinning-595) to use Ubuntu's archive"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to contain %q", err, want)
+		}
 	}
 }
 
@@ -249,5 +253,40 @@ func TestUbuntuArchiveRefusesProprietaryFrom615(t *testing.T) {
 	h, _ = ubuntuCUDAHost(t)
 	if _, err := MakePlan(context.Background(), h, []Step{driverStep{cfg: DriverConfig{Branch: "615", KernelModules: KernelModulesProprietary}, arch: "amd64"}}); err != nil {
 		t.Errorf("615 proprietary from NVIDIA's repository: %v", err)
+	}
+}
+
+func TestUbuntuArchiveChecksTheBranchIsOfferedAndPurgesPinsAfterTheInstall(t *testing.T) {
+	// NVIDIA's pinning package left behind (its stack was purged): the
+	// archive install goes first, the purge after it.
+	h, runner := osReleaseHost(t, "ubuntu-24.04")
+	h.GPUs = driverlessGPUs(t)
+	writeTarget(t, h, dpkgStatusPath, ubuntuDpkgStatus(
+		[3]string{"nvidia-driver-pinning-595", "deinstall", "595-1ubuntu1"},
+	), 0o644)
+	changes, _ := planUbuntu(t, h, DriverConfig{Branch: "620"})
+	equalLines(t, "changes", changeCommands(changes), [][]string{{
+		aptGetNI + "update",
+		"check",
+		aptGetNI + "install -y nvidia-headless-620-server-open nvidia-utils-620-server",
+		aptGetNI + "purge -y nvidia-driver-pinning-595",
+		"apt-mark hold nvidia-headless-620-server-open nvidia-utils-620-server",
+	}})
+	check, ok := changes[0].Ops[1].(CheckOp)
+	if !ok {
+		t.Fatalf("op 1 is %T, want the CheckOp", changes[0].Ops[1])
+	}
+	// The archive (after apt-get update) has no 620-server.
+	runner.Reply("apt-cache pkgnames nvidia-headless-", Output{Stdout: []byte("nvidia-headless-580-server-open\nnvidia-headless-595-server\nnvidia-headless-595-server-open\nnvidia-headless-no-dkms-595-server-open\nnvidia-headless-570-server-open\n")})
+	err := check.Check(context.Background(), h)
+	for _, want := range []string{"driver.branch", "Ubuntu's archive offers no nvidia-headless-620-server-open", "open kernel modules: 570, 580, 595)", "ubuntu2404 (cuda-keyring)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("check: err = %v, want it to contain %q", err, want)
+		}
+	}
+	// It has it.
+	runner.Reply("apt-cache madison nvidia-headless-620-server-open", Output{Stdout: []byte(" nvidia-headless-620-server-open | 620.40.02-0ubuntu0.24.04.1 | http://archive.ubuntu.com/ubuntu noble-updates/restricted amd64 Packages\n")})
+	if err := check.Check(context.Background(), h); err != nil {
+		t.Errorf("check with the branch offered: %v", err)
 	}
 }

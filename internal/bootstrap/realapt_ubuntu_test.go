@@ -1,6 +1,8 @@
 package bootstrap
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -129,10 +131,19 @@ func TestRealAptUbuntuCUDA(t *testing.T) {
 
 		n.mustRun("apt-get", "purge", "-y", "cuda-keyring")
 		n.mustRun("apt-get", "update")
-		plan, out := n.plan(open("580"))
-		if len(plan[0].Warnings) != 1 || !strings.Contains(out, "Ubuntu's archive packages replace them") {
-			t.Errorf("leaving NVIDIA's repository without a warning:\n%s", out)
+		// NVIDIA's stack without NVIDIA's source: the step refuses, and
+		// leaves it alone; the purge its error names moves the node to
+		// Ubuntu's archive.
+		before := n.all()
+		_, err := n.apply(open("580"))
+		m := regexp.MustCompile(`apt-get purge ([^)]*)\) to use Ubuntu's archive`).FindStringSubmatch(fmt.Sprint(err))
+		if err == nil || !strings.Contains(err.Error(), "driver.branch") || m == nil {
+			t.Fatalf("apply without NVIDIA's source: err = %v, want a driver.branch error naming the purge", err)
 		}
+		if after := n.all(); !maps.Equal(before, after) {
+			t.Errorf("the refused apply changed the packages:\nbefore %v\nafter  %v", before, after)
+		}
+		n.mustRun(append([]string{"apt-get", "purge", "-y"}, strings.Fields(m[1])...)...)
 		server(open("580"))
 	})
 
