@@ -287,12 +287,17 @@ func TestApplyOfANewDriverBranchAsksForAReboot(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(root, "etc"), 0o755))
 	must(t, os.WriteFile(filepath.Join(root, "etc/os-release"), []byte("NAME=\"Ubuntu\"\nVERSION_ID=\"24.04\"\nID=ubuntu\nID_LIKE=debian\n"), 0o644))
 	config := writeConfig(t, "driver:\n  branch: \"570\"\n")
+	// Ubuntu's archive offers the branch (the plan checks after apt-get update).
+	runner.Reply("apt-cache madison nvidia-headless-570-server-open", bootstrap.Output{Stdout: []byte(" nvidia-headless-570-server-open | 570.195.03-0ubuntu0.24.04.1 | http://archive.ubuntu.com/ubuntu noble-updates/restricted amd64 Packages\n")})
 
 	if code := runIn(env, "apply", "--config", config, "--root", root); code != exitOK {
 		t.Fatalf("apply: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout.String(), "Reboot required") || strings.Contains(stdout.String(), "health:") {
 		t.Errorf("apply should ask for a reboot and skip the health check:\n%s", stdout)
+	}
+	if !strings.Contains(stdout.String(), "driver: warning: driver 550.54.15 is running but no driver package of Ubuntu's archive is installed") {
+		t.Errorf("apply should warn that the mock's 550 is held by no package:\n%s", stdout)
 	}
 	if ran := strings.Join(runner.Lines(), "\n"); !strings.Contains(ran, "apt-get install -y nvidia-headless-570-server-open") {
 		t.Errorf("apply did not install branch 570:\n%s", ran)
