@@ -229,30 +229,39 @@ func BuildCUDADebian(t testing.TB, opts CUDADebianOptions) *DebianRepo {
 	if opts.Branches == nil {
 		opts.Branches = CUDADebianBranches
 	}
-	debArch, _, err := cudaArch(opts.Arch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := opts.Key
-	if key == nil {
-		if key, err = processKey(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	address := "developer.download.nvidia.com/compute/cuda/repos/" + opts.Release + "/" + opts.Arch + "/"
-	pkgs := []DebPackage{CUDAKeyringDebianRelease(opts.Release, opts.Arch, key), cudaDKMS(), cudaHeaders(debArch)}
+	var drivers []DebPackage
 	for _, b := range opts.Branches {
 		for _, v := range b.Versions {
 			p, err := CUDADebianDriverPackages(opts.Arch, b, v)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pkgs = append(pkgs, p...)
+			drivers = append(drivers, p...)
 		}
 		if b.Pinning {
-			pkgs = append(pkgs, CUDADebianPinningPackage(b.Branch))
+			drivers = append(drivers, CUDADebianPinningPackage(b.Branch))
 		}
 	}
+	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, CUDAKeyringDebianRelease, drivers)
+}
+
+// newCUDAAptRepo is NVIDIA's flat apt repository of a release
+// ("debian12", "ubuntu2404") and architecture ("x86_64", "sbsa"), signed
+// with key (the process's own when nil): the release's cuda-keyring, dkms,
+// the kernel headers, and drivers.
+func newCUDAAptRepo(t testing.TB, release, arch string, key *SigningKey, keyring func(release, arch string, key *SigningKey) DebPackage, drivers []DebPackage) *DebianRepo {
+	t.Helper()
+	debArch, _, err := cudaArch(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key == nil {
+		if key, err = processKey(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	address := "developer.download.nvidia.com/compute/cuda/repos/" + release + "/" + arch + "/"
+	pkgs := append([]DebPackage{keyring(release, arch, key), cudaDKMS(), cudaHeaders(debArch)}, drivers...)
 	return newDebianRepo(t, address, ".", "NVIDIA", "NVIDIA CUDA", key, pkgs)
 }
 

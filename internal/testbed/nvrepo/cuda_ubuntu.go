@@ -113,31 +113,20 @@ func BuildCUDAUbuntu(t testing.TB, opts CUDAUbuntuOptions) *DebianRepo {
 	if opts.Branches == nil {
 		opts.Branches = CUDAUbuntuBranches
 	}
-	debArch, _, err := cudaArch(opts.Arch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := opts.Key
-	if key == nil {
-		if key, err = processKey(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	address := "developer.download.nvidia.com/compute/cuda/repos/" + opts.Release + "/" + opts.Arch + "/"
-	pkgs := []DebPackage{CUDAKeyringUbuntu(opts.Release, opts.Arch, key), cudaDKMS(), cudaHeaders(debArch)}
+	var drivers []DebPackage
 	for _, b := range opts.Branches {
 		for _, v := range b.Versions {
 			p, err := CUDAUbuntuDriverPackages(opts.Arch, b, v)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pkgs = append(pkgs, p...)
+			drivers = append(drivers, p...)
 		}
 		if b.Pinning {
-			pkgs = append(pkgs, CUDAUbuntuPinningPackage(b.Branch))
+			drivers = append(drivers, CUDAUbuntuPinningPackage(b.Branch))
 		}
 	}
-	return newDebianRepo(t, address, ".", "NVIDIA", "NVIDIA CUDA", key, pkgs)
+	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, CUDAKeyringUbuntu, drivers)
 }
 
 // CUDAKeyringUbuntu is cuda-keyring_1.1-1_all for an Ubuntu release
