@@ -143,15 +143,22 @@ import (
 //     to a branch's pinning package (no source says whether NVIDIA's can;
 //     the model takes the case the step has to handle).
 
-// CUDADebianBranch is one driver branch of the model.
-type CUDADebianBranch struct {
-	Branch   string   // "580"
-	Versions []string // Debian versions, oldest first ("580.95.05-1"); the first is the metapackages' floor [forum]
-	Pinning  bool     // the repository has nvidia-driver-pinning-<Branch>
+// CUDAAptBranch is one driver branch of a model of NVIDIA's apt
+// repositories (Debian's here, Ubuntu's in cuda_ubuntu.go).
+type CUDAAptBranch struct {
+	Branch string // "580"
+	// Versions are the branch's Debian versions, oldest first
+	// ("580.95.05-1", Ubuntu's "580.95.05-1ubuntu1"); on Debian the first
+	// is the metapackages' floor [forum].
+	Versions []string
+	Pinning  bool // the repository has nvidia-driver-pinning-<Branch>
 	// OpenOnly: the branch has no proprietary kernel modules, so no
 	// nvidia-kernel-dkms, cuda-drivers-<Branch> or cuda-drivers [open620].
 	OpenOnly bool
 }
+
+// CUDADebianBranch is one driver branch of the Debian model.
+type CUDADebianBranch = CUDAAptBranch
 
 // CUDADebianBranches is the default model: branch 550 without a pinning
 // package, 570 and 580 with one (580 with two releases), and a newest
@@ -229,20 +236,28 @@ func BuildCUDADebian(t testing.TB, opts CUDADebianOptions) *DebianRepo {
 	if opts.Branches == nil {
 		opts.Branches = CUDADebianBranches
 	}
+	drivers := cudaAptDrivers(t, opts.Arch, opts.Branches, CUDADebianDriverPackages, CUDADebianPinningPackage)
+	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, CUDAKeyringDebianRelease, drivers)
+}
+
+// cudaAptDrivers are the driver packages of every version of branches,
+// made by packages, and each branch's pinning package where it has one.
+func cudaAptDrivers(t testing.TB, arch string, branches []CUDAAptBranch, packages func(arch string, b CUDAAptBranch, version string) ([]DebPackage, error), pinning func(branch string) DebPackage) []DebPackage {
+	t.Helper()
 	var drivers []DebPackage
-	for _, b := range opts.Branches {
+	for _, b := range branches {
 		for _, v := range b.Versions {
-			p, err := CUDADebianDriverPackages(opts.Arch, b, v)
+			p, err := packages(arch, b, v)
 			if err != nil {
 				t.Fatal(err)
 			}
 			drivers = append(drivers, p...)
 		}
 		if b.Pinning {
-			drivers = append(drivers, CUDADebianPinningPackage(b.Branch))
+			drivers = append(drivers, pinning(b.Branch))
 		}
 	}
-	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, CUDAKeyringDebianRelease, drivers)
+	return drivers
 }
 
 // newCUDAAptRepo is NVIDIA's flat apt repository of a release

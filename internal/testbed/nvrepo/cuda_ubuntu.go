@@ -72,14 +72,9 @@ import (
 //   - The branch's pinning package is version "<branch>-1ubuntu1"; a
 //     version's pinning package pins "Pin: version <version>-*".
 
-// CUDAUbuntuBranch is one driver branch of the model.
-type CUDAUbuntuBranch struct {
-	Branch   string   // "580"
-	Versions []string // Debian versions, oldest first ("580.95.05-1ubuntu1")
-	Pinning  bool     // the repository has nvidia-driver-pinning-<Branch>
-	// OpenOnly: no proprietary kernel modules (branch 620 on, [620]).
-	OpenOnly bool
-}
+// CUDAUbuntuBranch is one driver branch of the Ubuntu model; OpenOnly from
+// branch 620 on [620].
+type CUDAUbuntuBranch = CUDAAptBranch
 
 // CUDAUbuntuBranches is the default model: 550 without a pinning package,
 // 580 (two releases) before the rename, 595 after it, and 620 with only
@@ -113,19 +108,7 @@ func BuildCUDAUbuntu(t testing.TB, opts CUDAUbuntuOptions) *DebianRepo {
 	if opts.Branches == nil {
 		opts.Branches = CUDAUbuntuBranches
 	}
-	var drivers []DebPackage
-	for _, b := range opts.Branches {
-		for _, v := range b.Versions {
-			p, err := CUDAUbuntuDriverPackages(opts.Arch, b, v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			drivers = append(drivers, p...)
-		}
-		if b.Pinning {
-			drivers = append(drivers, CUDAUbuntuPinningPackage(b.Branch))
-		}
-	}
+	drivers := cudaAptDrivers(t, opts.Arch, opts.Branches, CUDAUbuntuDriverPackages, CUDAUbuntuPinningPackage)
 	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, CUDAKeyringUbuntu, drivers)
 }
 
