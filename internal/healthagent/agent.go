@@ -37,7 +37,8 @@ type Options struct {
 }
 
 // Run keeps NodeName's condition, annotations, taint and Events up to date
-// until ctx ends. It never returns for a missing driver or an unreachable
+// until ctx ends, and then tries once more, for a few seconds, to write
+// what it has not written yet. It never returns for a missing driver or an unreachable
 // API server (it reports Unknown, or retries); only ctx ends it, and then
 // it returns nil. It returns an error at once only for Options it cannot
 // run with.
@@ -62,6 +63,7 @@ func Run(ctx context.Context, opts Options) error {
 	a.loop(ctx)
 	cancel()
 	wg.Wait()
+	a.pub.flush()
 	return nil
 }
 

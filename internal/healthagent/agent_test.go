@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
+	"github.com/gpuinfra/terraform-provider-gpu/internal/healthagent"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
 
@@ -301,6 +302,70 @@ func TestAgentRestartKeepsTheFaultsOfThisBootOnly(t *testing.T) {
 	setBootID(t, node, "boot-2")
 	startAgent(t, node, nvmltest.NewDGXA100(), testSettings(), nil)
 	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+}
+
+func TestAgentSavesAFaultBeforeItPublishesIt(t *testing.T) {
+	t.Parallel()
+	// A restart between two writes must not forget the fault or leave a
+	// taint nobody owns: the state annotation goes first, then the
+	// condition, then the taint.
+	node := newNode(t, "boot-1")
+	fleet := nvmltest.NewDGXA100()
+	client, writes := recordingClient(t, node)
+	settings := testSettings()
+	settings.Taint = true
+	startAgent(t, node, fleet, settings, client)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	fireXID(t, fleet, 3, 79)
+	waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+	waitTaints(t, node, func(ts []corev1.Taint) bool { return len(ts) == 1 })
+
+	saved, published, tainted := -1, -1, -1
+	for i, w := range writes() {
+		switch {
+		case !w.status && saved < 0 && strings.Contains(w.body, `\"xid\":79`):
+			saved = i
+		case w.status && published < 0 && strings.Contains(w.body, `"NvidiaXID79Error"`):
+			published = i
+		case !w.status && tainted < 0 && strings.Contains(w.body, gpuhealth.TaintKey):
+			tainted = i
+		}
+	}
+	require.GreaterOrEqual(t, saved, 0, "the XID was saved on the node")
+	require.Less(t, saved, published, "the XID is saved before the condition says it")
+	require.Less(t, published, tainted, "the taint follows the condition")
+}
+
+func TestAgentToldToStopRightAfterAFaultStillWritesIt(t *testing.T) {
+	t.Parallel()
+	node := newNode(t, "boot-1")
+	p := newProxy(t, apiServerAddress())
+	p.open()
+	fleet := nvmltest.NewDGXA100()
+	log := newSignalLog(t, "cannot reach the API server")
+	run := startAgentLogging(t, node, fleet, testSettings(), proxiedClient(t, p), log)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+
+	// The API server goes away; an XID comes; the agent tries to write it
+	// (nothing else makes a healthy, published agent write before its
+	// heartbeat) and backs off.
+	p.close()
+	fireXID(t, fleet, 4, 79)
+	select {
+	case <-log.seen:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent never tried to write the XID")
+	}
+	// The API server is back the moment the pod is told to stop: the agent
+	// writes what it has before it returns, not at its next back-off.
+	p.open()
+	run.stop(t)
+	n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Contains(t, n.Annotations[healthagent.AnnotationState], `"xid":79`)
+
+	startAgent(t, node, fleet, testSettings(), nil)
+	waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
 }
 
 func TestAgentPublishesTheFirstFaultAfterItsStartAtOnce(t *testing.T) {

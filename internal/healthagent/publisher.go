@@ -3,6 +3,7 @@ package healthagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -31,6 +32,10 @@ const (
 	heartbeatInterval = 5 * time.Minute
 	// requestTimeout bounds one API request.
 	requestTimeout = 10 * time.Second
+	// flushTimeout bounds the last write after the agent was told to stop:
+	// well inside the 30 s a kubelet gives a pod between SIGTERM and
+	// SIGKILL by default (terminationGracePeriodSeconds).
+	flushTimeout = 5 * time.Second
 	// backoffMin and backoffMax bound the wait before a failed write is
 	// tried again.
 	backoffMin, backoffMax = 500 * time.Millisecond, 30 * time.Second
@@ -166,6 +171,17 @@ func (p *publisher) run(ctx context.Context) {
 	}
 }
 
+// flush makes one last attempt, bounded by flushTimeout, to write the
+// state last handed over: a fault the agent saw just before its pod was
+// told to stop still reaches the node, and its restart finds it saved.
+func (p *publisher) flush() {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	if err := p.sync(ctx); err != nil {
+		p.log.printf("stopping with node %s not up to date: %v", p.node, err)
+	}
+}
+
 // untilHeartbeat is how long until the condition's heartbeat is due.
 func (p *publisher) untilHeartbeat() time.Duration {
 	if c := p.condition(); c != nil {
@@ -207,10 +223,29 @@ func (p *publisher) sync(ctx context.Context) error {
 	if want == nil {
 		return nil
 	}
-	if err := p.syncCondition(ctx, *want); err != nil {
-		return err
+	return p.publish(ctx, *want, state)
+}
+
+// publish writes the node in an order that a restart anywhere between two
+// writes cannot turn into a forgotten fault or a taint nobody owns: first
+// the state annotation (the faults, and that the taint is the agent's
+// before it is set), then the condition they explain, then the taint, and
+// only after the taint is gone the state that says it is not the agent's.
+// A state the API server refuses to save does not hold the condition
+// back: the fault reaches the node, and the save is retried.
+func (p *publisher) publish(ctx context.Context, want gpuhealth.Verdict, state savedState) error {
+	saved, _ := decodeState(p.seen.Annotations[AnnotationState]) // unreadable: the agent did not set a taint it knows of
+	present := findTaint(p.seen.Spec.Taints)
+	taint := p.taint && want.Status == corev1.ConditionFalse
+	state.Tainted = taint || (saved.Tainted && present != nil)
+	saveErr := p.syncAnnotations(ctx, want, state)
+	if err := p.syncCondition(ctx, want); err != nil {
+		return errors.Join(saveErr, err)
 	}
-	if err := p.syncTaintAndAnnotations(ctx, *want, state); err != nil {
+	if saveErr != nil {
+		return errors.Join(saveErr, p.syncEvents(ctx)) // no taint the state does not say is the agent's
+	}
+	if err := p.syncTaint(ctx, want, state); err != nil {
 		return err
 	}
 	return p.syncEvents(ctx)
@@ -256,25 +291,18 @@ func (p *publisher) syncCondition(ctx context.Context, want gpuhealth.Verdict) e
 	return nil
 }
 
-// syncTaintAndAnnotations writes the annotations and the taint. The state
-// annotation says the taint is the agent's before the taint is set, and
-// stops saying it only after the taint is gone, so a restart in between
-// never leaves a taint the agent does not know it set.
-func (p *publisher) syncTaintAndAnnotations(ctx context.Context, want gpuhealth.Verdict, state savedState) error {
-	desired := p.taint && want.Status == corev1.ConditionFalse
-	saved, _ := decodeState(p.seen.Annotations[AnnotationState]) // unreadable: the agent did not set a taint it knows of
+// syncTaint sets or removes the agent's taint once state, which says
+// whether the taint is the agent's, is on the node; a removed taint is
+// followed by the state that no longer claims it.
+func (p *publisher) syncTaint(ctx context.Context, want gpuhealth.Verdict, state savedState) error {
 	present := findTaint(p.seen.Spec.Taints)
-	if desired {
-		state.Tainted = true
-		if err := p.syncAnnotations(ctx, want, state); err != nil {
-			return err
-		}
+	if p.taint && want.Status == corev1.ConditionFalse {
 		if present == nil || present.Value != want.Reason || present.Effect != corev1.TaintEffectNoSchedule {
 			return p.updateTaint(ctx, &corev1.Taint{Key: gpuhealth.TaintKey, Value: want.Reason, Effect: corev1.TaintEffectNoSchedule})
 		}
 		return nil
 	}
-	if saved.Tainted && present != nil {
+	if state.Tainted && present != nil {
 		if err := p.updateTaint(ctx, nil); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,6 +112,12 @@ func (r *agentRun) running(t *testing.T) {
 // cluster's when nil) until the test ends or stop.
 func startAgent(t *testing.T, node string, fleet *nvmltest.Fleet, settings gpuhealth.Settings, client kubernetes.Interface) *agentRun {
 	t.Helper()
+	return startAgentLogging(t, node, fleet, settings, client, testLog{t})
+}
+
+// startAgentLogging is startAgent with the agent's log lines going to log.
+func startAgentLogging(t *testing.T, node string, fleet *nvmltest.Fleet, settings gpuhealth.Settings, client kubernetes.Interface, log io.Writer) *agentRun {
+	t.Helper()
 	if client == nil {
 		client = cluster.Client()
 	}
@@ -119,7 +126,7 @@ func startAgent(t *testing.T, node string, fleet *nvmltest.Fleet, settings gpuhe
 	r := &agentRun{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.err = healthagent.Run(ctx, healthagent.Options{NodeName: node, Client: client, Telemetry: tel, Settings: settings, Log: testLog{t}})
+		r.err = healthagent.Run(ctx, healthagent.Options{NodeName: node, Client: client, Telemetry: tel, Settings: settings, Log: log})
 		_ = tel.Close()
 	}()
 	t.Cleanup(func() {
@@ -223,6 +230,65 @@ func countingClient(t *testing.T, node string) (kubernetes.Interface, *atomic.In
 	client, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	return client, &writes
+}
+
+// nodeWrite is one write of a node the agent sent: of its status (the
+// condition) or of the node (annotations, taints), with its body.
+type nodeWrite struct {
+	status bool
+	body   string
+}
+
+// recordingClient is a client of the cluster that records the agent's
+// writes of node, in the order it sent them.
+func recordingClient(t *testing.T, node string) (kubernetes.Interface, func() []nodeWrite) {
+	t.Helper()
+	var mu sync.Mutex
+	var writes []nodeWrite
+	cfg := cluster.RESTConfig()
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			path := strings.TrimSuffix(r.URL.Path, "/status")
+			if (r.Method == http.MethodPatch || r.Method == http.MethodPut) && strings.HasSuffix(path, "/nodes/"+node) {
+				body, err := io.ReadAll(r.Body)
+				if err != nil {
+					return nil, err
+				}
+				r.Body = io.NopCloser(strings.NewReader(string(body)))
+				mu.Lock()
+				writes = append(writes, nodeWrite{status: path != r.URL.Path, body: string(body)})
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	return client, func() []nodeWrite {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(writes)
+	}
+}
+
+// signalLog writes the agent's lines to the test log and closes seen at
+// the first line that contains want.
+type signalLog struct {
+	t    *testing.T
+	want string
+	once sync.Once
+	seen chan struct{}
+}
+
+func newSignalLog(t *testing.T, want string) *signalLog {
+	return &signalLog{t: t, want: want, seen: make(chan struct{})}
+}
+
+func (l *signalLog) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), l.want) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return testLog{l.t}.Write(b)
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
