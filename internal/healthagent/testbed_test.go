@@ -213,25 +213,6 @@ func waitEvent(t *testing.T, node, eventType, prefix string) corev1.Event {
 	return corev1.Event{}
 }
 
-// countingClient is a client of the cluster that counts the writes of the
-// node's status (condition patches).
-func countingClient(t *testing.T, node string) (kubernetes.Interface, *atomic.Int64) {
-	t.Helper()
-	var writes atomic.Int64
-	cfg := cluster.RESTConfig()
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/nodes/"+node+"/status") {
-				writes.Add(1)
-			}
-			return rt.RoundTrip(r)
-		})
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	return client, &writes
-}
-
 // nodeWrite is one write of a node the agent sent: of its status (the
 // condition) or of the node (annotations, taints), with its body.
 type nodeWrite struct {
@@ -289,6 +270,17 @@ func (l *signalLog) Write(b []byte) (int, error) {
 		l.once.Do(func() { close(l.seen) })
 	}
 	return testLog{l.t}.Write(b)
+}
+
+// statusWrites counts the writes of a node's status (the condition).
+func statusWrites(writes []nodeWrite) int {
+	n := 0
+	for _, w := range writes {
+		if w.status {
+			n++
+		}
+	}
+	return n
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
