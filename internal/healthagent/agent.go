@@ -114,12 +114,15 @@ func (a *agent) loop(ctx context.Context) {
 	a.retry.Stop()
 	defer a.retry.Stop()
 
+	// The watch outlives ctx until finish has taken what it read.
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWatch()
 	var events <-chan nvml.Event
 	watch := func() {
 		if events != nil {
 			return
 		}
-		ch, err := a.opts.Telemetry.WatchEvents(ctx)
+		ch, err := a.opts.Telemetry.WatchEvents(watchCtx)
 		if err != nil {
 			return // no driver or no GPU yet: the verdict says so; tried again every sample
 		}
@@ -131,6 +134,7 @@ func (a *agent) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			a.finish(stopWatch, events)
 			return
 		case <-ticker.C:
 			a.sample()
@@ -152,6 +156,37 @@ func (a *agent) loop(ctx context.Context) {
 		}
 		a.evaluate()
 	}
+}
+
+// finish takes the events NVML still holds or the watch has not handed
+// over yet, and judges once more, so that Run's last write has them: NVML
+// delivers an event once, and one dropped here is lost to the next agent
+// too. It reads for one NVML wait, then ends the watch (within another)
+// and takes what is left.
+func (a *agent) finish(stopWatch context.CancelFunc, events <-chan nvml.Event) {
+	if events != nil {
+		grace := time.NewTimer(nvml.EventWait)
+	reading:
+		for {
+			select {
+			case e, ok := <-events:
+				if !ok {
+					break reading
+				}
+				a.tracker.Event(e)
+			case <-grace.C:
+				break reading
+			}
+		}
+		grace.Stop()
+	}
+	stopWatch()
+	if events != nil {
+		for e := range events {
+			a.tracker.Event(e)
+		}
+	}
+	a.evaluate()
 }
 
 func (a *agent) sample() {

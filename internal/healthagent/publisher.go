@@ -171,14 +171,25 @@ func (p *publisher) run(ctx context.Context) {
 	}
 }
 
-// flush makes one last attempt, bounded by flushTimeout, to write the
-// state last handed over: a fault the agent saw just before its pod was
-// told to stop still reaches the node, and its restart finds it saved.
+// flush tries, for flushTimeout at most, to write the state last handed
+// over: a fault the agent saw just before its pod was told to stop still
+// reaches the node, and its restart finds it saved.
 func (p *publisher) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
-	if err := p.sync(ctx); err != nil {
-		p.log.printf("stopping with node %s not up to date: %v", p.node, err)
+	for {
+		err := p.sync(ctx)
+		if err == nil {
+			return
+		}
+		timer := time.NewTimer(backoffMin)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			p.log.printf("stopping with node %s not up to date: %v", p.node, err)
+			return
+		case <-timer.C:
+		}
 	}
 }
 

@@ -152,6 +152,15 @@ func fireXID(t *testing.T, fleet *nvmltest.Fleet, gpu int, xid uint64) {
 		"the agent never registered for the fleet's events")
 }
 
+// waitSamples waits until the agent sampled fleet n more times (NVML's
+// device count is read once a sample).
+func waitSamples(t *testing.T, fleet *nvmltest.Fleet, n int) {
+	t.Helper()
+	from := fleet.Calls().ByMethod["DeviceGetCount"]
+	require.Eventually(t, func() bool { return fleet.Calls().ByMethod["DeviceGetCount"] >= from+uint64(n) }, 30*time.Second, 10*time.Millisecond,
+		"the agent stopped sampling")
+}
+
 // condition reads the node's AcceleratedHardwareReady condition; nil when
 // it has none.
 func condition(t *testing.T, node string) *corev1.NodeCondition {

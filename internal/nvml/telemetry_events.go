@@ -25,6 +25,10 @@ const watchedEvents = gonvml.EventTypeXidCriticalError | gonvml.EventTypeDoubleB
 // watch takes to notice that its context ended.
 const eventWaitMs = 500
 
+// EventWait is eventWaitMs as a duration: an event NVML holds reaches a
+// watch's channel within it.
+const EventWait = eventWaitMs * time.Millisecond
+
 // noInstance is NVML's gpuInstanceId/computeInstanceId for an event no MIG
 // instance is named for (nvmlEventData_t in nvml.h).
 const noInstance = 0xFFFFFFFF
