@@ -81,7 +81,7 @@ func TestDRADriverLifecycle(t *testing.T) {
 	require.NoError(t, c.WaitForDaemonSetRollout(ctx, spec.Namespace, spec.DaemonSetName()))
 
 	// No node has published: the wait names both, and why.
-	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err = c.WaitForResourceSlices(short, spec)
 	cancel()
 	require.True(t, IsNotReady(err), "%v", err)
@@ -93,7 +93,7 @@ func TestDRADriverLifecycle(t *testing.T) {
 	// One node complete, the other half-way through a two-slice pool.
 	publishTestSlice(t, "dra-life-0", 0, 1, 1)
 	publishTestSlice(t, "dra-life-1", 0, 2, 4)
-	short, cancel = context.WithTimeout(ctx, 2*time.Second)
+	short, cancel = context.WithTimeout(ctx, 5*time.Second)
 	err = c.WaitForResourceSlices(short, spec)
 	cancel()
 	require.True(t, IsNotReady(err), "%v", err)

@@ -204,7 +204,7 @@ func TestWaitForNodeGroupTimeoutNamesTheNodeWithoutDevicePlugin(t *testing.T) {
 	names := addNodeGroupNodes(t, "ng-noplugin", 1)
 	require.NoError(t, cluster.WaitForNodesReady(context.Background(), names...))
 	// A bound on the wait, not a timing assertion: the node never gets GPUs.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
 	got, err := nodeGroupCluster(t).WaitForNodeGroup(ctx, NodeGroupWait{
 		Selector:    map[string]string{eksNodeGroupLabel: "ng-noplugin"},
@@ -231,7 +231,7 @@ func TestWaitForNodeGroupTimeoutNamesTheTaintTheDevicePluginDoesNotTolerate(t *t
 	names := addNodeGroupNodes(t, "ng-taint", 1)
 	require.NoError(t, cluster.WaitForNodesReady(context.Background(), names...))
 	ds := devicePluginDaemonSet(t, "ng-taint", nil, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
 	_, err := nodeGroupCluster(t).WaitForNodeGroup(ctx, NodeGroupWait{
 		Selector:    map[string]string{eksNodeGroupLabel: "ng-taint"},
@@ -344,7 +344,7 @@ func TestWaitForNodeGroupTimeoutSaysWhyTheDevicePluginPodIsPending(t *testing.T)
 	})
 	require.NoError(t, err, "the scheduler never marked the device plugin pod unschedulable")
 
-	waitCtx, cancelWait := context.WithTimeout(context.Background(), 3*time.Second)
+	waitCtx, cancelWait := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancelWait()
 	_, err = nodeGroupCluster(t).WaitForNodeGroup(waitCtx, NodeGroupWait{
 		Selector:    map[string]string{eksNodeGroupLabel: "ng-pending"},
@@ -374,7 +374,7 @@ func TestWaitForNodeGroupTimeoutSaysWhyANodeIsNotReady(t *testing.T) {
 	require.NoError(t, createNode(ctx, cluster.Client(), node))
 	t.Cleanup(func() { _ = cluster.DeleteNode(context.Background(), node.Name) })
 
-	waitCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	waitCtx, cancel := context.WithTimeout(ctx, 6*time.Second)
 	defer cancel()
 	got, err := nodeGroupCluster(t).WaitForNodeGroup(waitCtx, NodeGroupWait{
 		Selector: map[string]string{eksNodeGroupLabel: "ng-notready"},
@@ -448,7 +448,7 @@ func TestWaitForNodeGroupDoesNotEndEarlyForADevicePluginMeantForOtherNodes(t *te
 	names := addNodeGroupNodes(t, "ng-other", 1)
 	require.NoError(t, cluster.WaitForNodesReady(context.Background(), names...))
 	devicePluginDaemonSet(t, "ng-elsewhere", nil, nil) // selects another group's nodes: one for these may come
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
 	_, err := nodeGroupCluster(t).WaitForNodeGroup(ctx, NodeGroupWait{
 		Selector:    map[string]string{eksNodeGroupLabel: "ng-other"},

@@ -250,7 +250,7 @@ func TestAccDRADriver_nodeWithoutSlices(t *testing.T) {
 	silentConfig := testAccDRADriverConfig("dra-silent", "dra-silent", `
   wait_for_rollout = false
   timeouts {
-    create = "10s"
+    create = "25s"
   }
 `)
 	resource.Test(t, resource.TestCase{
