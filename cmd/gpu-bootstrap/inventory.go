@@ -28,14 +28,30 @@ func runInventory(_ context.Context, args []string, env environment) int {
 		return exitError
 	}
 	if *asJSON {
-		return writeJSON(env, "inventory", snap)
+		return writeJSON(env, "inventory", inventoryJSON{Snapshot: snap, Warnings: inventoryWarnings(snap, env.now())})
 	}
 	writeInventory(env.stdout, snap, env.now())
 	return exitOK
 }
 
-// writeInventory prints a snapshot for a person: the driver (and a warning
-// line when its branch is past NVIDIA's end of life on today), a table of
+// inventoryJSON is `inventory --json`: the snapshot's fields, and the
+// warnings the text output prints.
+type inventoryJSON struct {
+	nvml.Snapshot
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// inventoryWarnings are what inventory warns about: a running driver whose
+// branch is past NVIDIA's end of life on today.
+func inventoryWarnings(snap nvml.Snapshot, today time.Time) []string {
+	if warning := bootstrap.RunningDriverEndOfLife(snap.Driver, today); warning != "" {
+		return []string{warning}
+	}
+	return nil
+}
+
+// writeInventory prints a snapshot for a person: the driver (and a line per
+// inventory warning), a table of
 // GPUs, and what the PCI bus shows when the driver does not.
 func writeInventory(w io.Writer, snap nvml.Snapshot, today time.Time) {
 	if !snap.Driver.Loaded {
@@ -44,7 +60,7 @@ func writeInventory(w io.Writer, snap nvml.Snapshot, today time.Time) {
 		return
 	}
 	fmt.Fprintf(w, "Driver: %s (CUDA %s)\n", snap.Driver.Version, snap.Driver.CUDAVersion)
-	if warning := bootstrap.RunningDriverEndOfLife(snap.Driver, today); warning != "" {
+	for _, warning := range inventoryWarnings(snap, today) {
 		fmt.Fprintf(w, "Warning: %s\n", warning)
 	}
 	if len(snap.Devices) == 0 {

@@ -11,7 +11,8 @@ import (
 
 // The mocked DGX A100 runs driver 550.54.15; on the test day (2026-11-22)
 // branch 550 is past its end of life. check warns and stays healthy,
-// inventory says so in a line, and driver.branch "lts" is compared as 620.
+// inventory says so in a line (and in `warnings` with --json), and
+// driver.branch "lts" is compared as 620.
 func TestCheckAndInventoryWarnAboutAnEndOfLifeBranch(t *testing.T) {
 	const warning = "driver 550.54.15: branch 550 is past its end of life (NVIDIA lists it as ended by August 2025) and gets no more bug or security fixes; the nearest supported branch is 595 (production, end of life March 2027)"
 	env, stdout, _, _ := testEnv(nvmltest.NewDGXA100(), nil)
@@ -42,6 +43,17 @@ func TestCheckAndInventoryWarnAboutAnEndOfLifeBranch(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "Driver: 550.54.15 (CUDA 12.4)\nWarning: "+warning+"\n") {
 		t.Errorf("inventory lacks the warning line under the driver:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if code := runIn(env, "inventory", "--json", "--sysfs", sysfs); code != exitOK {
+		t.Fatalf("inventory --json: exit %d", code)
+	}
+	var inventory inventoryJSON
+	if err := json.Unmarshal(stdout.Bytes(), &inventory); err != nil {
+		t.Fatalf("inventory --json: %v\n%s", err, stdout.String())
+	}
+	if len(inventory.Warnings) != 1 || inventory.Warnings[0] != warning || inventory.Driver.Version != "550.54.15" || len(inventory.Devices) != 8 {
+		t.Errorf("inventory --json: driver %+v, %d devices, warnings %q", inventory.Driver, len(inventory.Devices), inventory.Warnings)
 	}
 
 	// --driver-branch lts: the running 550 is compared with 620, the
