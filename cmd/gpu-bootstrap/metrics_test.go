@@ -473,3 +473,38 @@ func TestMetricsGivesMIGInstancesTheirMemoryAndPods(t *testing.T) {
 	}
 	dcgmtest.Promtool(t, []byte(body))
 }
+
+// The driver's reserve comes from nvmlDeviceGetMemoryInfo_v2 only: a GPU
+// whose driver answers v1 alone has no DCGM_FI_DEV_FB_RESERVED series, not
+// a 0, and its FB_USED counts the reserve.
+func TestMetricsServesTheDriversReserveWhereV2GivesIt(t *testing.T) {
+	fleet := nvmltest.NewDGXA100()
+	fleet.GPUs[0].ReservedMiB = 480
+	fleet.GPUs[1].ReservedMiB = 480
+	fleet.Device(1).GetMemoryInfo_v2Func = func() (gonvml.Memory_v2, gonvml.Return) {
+		return gonvml.Memory_v2{}, gonvml.ERROR_FUNCTION_NOT_FOUND
+	}
+	env, _, _, _ := testEnv(fleet, map[string]string{"NODE_NAME": "dgx-1"})
+	srv := startMetrics(t, env, "--pod-resources-socket", "")
+
+	_, body := httpGet(t, srv.url+"/metrics")
+	const header = "# HELP DCGM_FI_DEV_FB_RESERVED Framebuffer memory reserved (in MiB).\n# TYPE DCGM_FI_DEV_FB_RESERVED gauge\n"
+	if !strings.Contains(body, header) {
+		t.Errorf("no HELP and TYPE lines\n%s\nin\n%s", header, body)
+	}
+	reserved := series(body, "DCGM_FI_DEV_FB_RESERVED")
+	if len(reserved) != 7 {
+		t.Fatalf("%d DCGM_FI_DEV_FB_RESERVED series, want one per GPU but the one read with v1:\n%s", len(reserved), strings.Join(reserved, "\n"))
+	}
+	gpu := func(i string) string { return `{gpu="` + i + `",` }
+	if !strings.HasPrefix(reserved[0], "DCGM_FI_DEV_FB_RESERVED"+gpu("0")) || !strings.HasSuffix(reserved[0], "} 480") {
+		t.Errorf("GPU 0's reserve: %s, want 480", reserved[0])
+	}
+	if !strings.HasPrefix(reserved[1], "DCGM_FI_DEV_FB_RESERVED"+gpu("2")) || !strings.HasSuffix(reserved[1], "} 0") {
+		t.Errorf("after GPU 0 comes GPU 2 (GPU 1 gave no reserve), with none reserved: %s", reserved[1])
+	}
+	if used := series(body, "DCGM_FI_DEV_FB_USED"); !strings.HasPrefix(used[1], "DCGM_FI_DEV_FB_USED"+gpu("1")) || !strings.HasSuffix(used[1], "} 480") {
+		t.Errorf("GPU 1, read with v1, counts the reserve as used: %s", used[1])
+	}
+	dcgmtest.Promtool(t, []byte(body))
+}

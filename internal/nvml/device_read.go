@@ -81,7 +81,7 @@ func (f *deviceFields) readModel() {
 
 func (f *deviceFields) readMemory() {
 	if mem := f.memory(); mem != nil {
-		f.out.Memory = Memory{TotalMiB: mem.Total / mib, UsedMiB: mem.Used / mib, FreeMiB: mem.Free / mib}
+		f.out.Memory = Memory{TotalMiB: mem.Total / mib, UsedMiB: mem.Used / mib, FreeMiB: mem.Free / mib, ReservedMiB: mem.reservedMiB()}
 	}
 }
 

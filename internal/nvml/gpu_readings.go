@@ -19,17 +19,37 @@ func watts(milliwatts uint32) *float64 {
 	return &w
 }
 
+// memoryInfo is a GPU's framebuffer memory in bytes. reserved is what the
+// driver keeps for itself (nvmlMemory_v2_t.reserved), nil where only v1
+// answered: v1 has no such figure, its used includes the reserve.
+type memoryInfo struct {
+	gonvml.Memory
+	reserved *uint64
+}
+
 // memory is nvmlDeviceGetMemoryInfo_v2 where the driver has it, whose
 // used memory leaves out what the driver reserves for itself, as
 // nvidia-smi's memory.used does; nvmlDeviceGetMemoryInfo (v1), for drivers
 // without v2, counts the reserve as used. On an idle H100 with driver
 // 580.159.04, v1 said 480 MiB used where nvidia-smi said 0 MiB. Free memory
 // is the same in both.
-func (r *gpuReader) memory() *gonvml.Memory {
+func (r *gpuReader) memory() *memoryInfo {
 	if v2 := read(r, "memory (v2)", r.dev.GetMemoryInfo_v2); v2 != nil {
-		return &gonvml.Memory{Total: v2.Total, Free: v2.Free, Used: v2.Used}
+		return &memoryInfo{Memory: gonvml.Memory{Total: v2.Total, Free: v2.Free, Used: v2.Used}, reserved: &v2.Reserved}
 	}
-	return read(r, "memory", r.dev.GetMemoryInfo)
+	if v1 := read(r, "memory", r.dev.GetMemoryInfo); v1 != nil {
+		return &memoryInfo{Memory: *v1}
+	}
+	return nil
+}
+
+// reservedMiB is mem's reserve in MiB, nil where the driver gave none.
+func (mem *memoryInfo) reservedMiB() *uint64 {
+	if mem.reserved == nil {
+		return nil
+	}
+	v := *mem.reserved / mib
+	return &v
 }
 
 // utilizationRates is nvmlDeviceGetUtilizationRates: GPU and memory

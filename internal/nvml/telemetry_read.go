@@ -83,6 +83,7 @@ func (f *sampleFields) readMemory() {
 	if mem := f.memory(); mem != nil {
 		total, used, free := mem.Total/mib, mem.Used/mib, mem.Free/mib
 		f.out.MemoryTotalMiB, f.out.MemoryUsedMiB, f.out.MemoryFreeMiB = &total, &used, &free
+		f.out.MemoryReservedMiB = mem.reservedMiB()
 	}
 }
 

@@ -143,7 +143,7 @@ func TestSampleReadsEveryReadingTheGPUGives(t *testing.T) {
 		Index: 4, UUID: "GPU-00000000-0000-4000-8000-000000000004", Name: "Mock NVIDIA A100-SXM4-40GB", PCIBusID: "0000:87:00.0",
 		UtilizationGPU: u32(50), UtilizationMemory: u32(40), UtilizationAveraged: true,
 		UtilizationDecoder: u32(0), // the encoder is not supported: nil
-		MemoryTotalMiB:     u64(40960), MemoryUsedMiB: u64(20480), MemoryFreeMiB: u64(20480),
+		MemoryTotalMiB:     u64(40960), MemoryUsedMiB: u64(20480), MemoryFreeMiB: u64(20480), MemoryReservedMiB: u64(0),
 		TemperatureC: u32(60), MemoryTemperatureC: u32(33),
 		PowerDrawW: f64(300), PowerLimitW: f64(400), EnergyMilliJoules: u64(0),
 		GraphicsClockMHz: u32(1410), SMClockMHz: u32(1410), MemoryClockMHz: u32(1215),

@@ -65,9 +65,13 @@ type GPUSample struct {
 	UtilizationEncoder  *uint32 `json:"utilization_encoder_percent,omitempty"`
 	UtilizationDecoder  *uint32 `json:"utilization_decoder_percent,omitempty"`
 
-	MemoryTotalMiB *uint64 `json:"memory_total_mib,omitempty"`
-	MemoryUsedMiB  *uint64 `json:"memory_used_mib,omitempty"`
-	MemoryFreeMiB  *uint64 `json:"memory_free_mib,omitempty"`
+	// MemoryUsedMiB leaves out the driver's reserve, MemoryReservedMiB,
+	// where the driver has nvmlDeviceGetMemoryInfo_v2; without it the
+	// reserve is nil and counted in MemoryUsedMiB (gpu_readings.go).
+	MemoryTotalMiB    *uint64 `json:"memory_total_mib,omitempty"`
+	MemoryUsedMiB     *uint64 `json:"memory_used_mib,omitempty"`
+	MemoryFreeMiB     *uint64 `json:"memory_free_mib,omitempty"`
+	MemoryReservedMiB *uint64 `json:"memory_reserved_mib,omitempty"`
 
 	TemperatureC       *uint32 `json:"temperature_c,omitempty"`
 	MemoryTemperatureC *uint32 `json:"memory_temperature_c,omitempty"`

@@ -69,11 +69,14 @@ const (
 	ComputeModeProhibited       = "Prohibited"
 )
 
-// Memory is framebuffer memory in MiB.
+// Memory is framebuffer memory in MiB. ReservedMiB is what the driver keeps
+// for itself, nil where the driver lacks nvmlDeviceGetMemoryInfo_v2; then
+// UsedMiB includes it (gpu_readings.go).
 type Memory struct {
-	TotalMiB uint64 `json:"total_mib"`
-	UsedMiB  uint64 `json:"used_mib"`
-	FreeMiB  uint64 `json:"free_mib"`
+	TotalMiB    uint64  `json:"total_mib"`
+	UsedMiB     uint64  `json:"used_mib"`
+	FreeMiB     uint64  `json:"free_mib"`
+	ReservedMiB *uint64 `json:"reserved_mib,omitempty"`
 }
 
 // MIG is a device's Multi-Instance GPU state.

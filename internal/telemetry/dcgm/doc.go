@@ -6,11 +6,12 @@
 // command.
 //
 // What it emits. Only names from dcgm-exporter's default counters
-// (etc/default-counters.csv, commented lines included) both of release
-// 3.3.6-3.4.2 and of 4.5.3-4.8.2 (testdata/dcgm-exporter-counters.txt and
-// dcgm-exporter-counters-4.8.txt hold the lists; a test fails on a name or
-// type either list lacks, and on a name in either that is neither filled
-// nor explained in fields.go's unfilled), in DCGM's units:
+// (etc/default-counters.csv, commented lines included) of release
+// 4.5.3-4.8.2, all but DCGM_FI_DEV_FB_RESERVED also of 3.3.6-3.4.2
+// (testdata/dcgm-exporter-counters-4.8.txt and dcgm-exporter-counters.txt
+// hold the lists; a test fails on a name the 4.8 list lacks, on a type
+// either list gives otherwise, and on a name in either that is neither
+// filled nor explained in fields.go's unfilled), in DCGM's units:
 //
 //   - DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_MEM_CLOCK (gauge, MHz)
 //   - DCGM_FI_DEV_GPU_TEMP, DCGM_FI_DEV_MEMORY_TEMP (gauge, °C)
@@ -28,6 +29,12 @@
 //     nanoseconds unconverted, "Power Violation time in ns" in dcgm_fields.h
 //     since DCGM 4.1; older help texts said us)
 //   - DCGM_FI_DEV_FB_FREE, DCGM_FI_DEV_FB_USED (gauge, MiB)
+//   - DCGM_FI_DEV_FB_RESERVED (gauge, MiB; 4.x): what the driver keeps for
+//     itself, nvmlMemory_v2_t.reserved. Only drivers with
+//     nvmlDeviceGetMemoryInfo_v2 give it; on one without, package nvml reads
+//     version 1, whose used is the "Sum of Reserved and Allocated device
+//     memory" (NVML API reference), so that GPU has no FB_RESERVED series
+//     and its FB_USED counts the reserve
 //   - DCGM_FI_DEV_ECC_SBE_VOL_TOTAL, _DBE_VOL_, _SBE_AGG_, _DBE_AGG_TOTAL
 //     (counter, errors; SBE = corrected, DBE = uncorrected)
 //   - DCGM_FI_DEV_RETIRED_SBE, DCGM_FI_DEV_RETIRED_DBE (counter, pages),
@@ -56,7 +63,10 @@
 // the GPU's, whatever its instances); each GPU instance gets a
 // DCGM_FI_DEV_FB_USED series with GPU_I_PROFILE and GPU_I_ID, the one reading
 // NVML gives per instance. NVML gives no per-instance utilization, so there
-// is none. (dcgm-exporter's default, --devices f, watches a MIG GPU's
+// is none. DCGM_FI_DEV_FB_RESERVED is the GPU's only: an instance's memory
+// is read with version 1, which has no reserve, and dcgm-exporter's source
+// says nothing of the field per instance (it is a counters row; DCGM fills
+// it). (dcgm-exporter's default, --devices f, watches a MIG GPU's
 // instances instead of the GPU; here the GPU keeps its series.)
 //
 // A GPU NVML reports lost (fallen off the bus) loses its series, as DCGM
@@ -74,12 +84,6 @@
 //     counters, not NVLink traffic counters.
 //   - DCGM_FI_DEV_NVLINK_BANDWIDTH_L0 (4.x, commented): the same.
 //   - DCGM_FI_DEV_VGPU_LICENSE_STATUS: vGPU guest licensing is not sampled.
-//   - DCGM_FI_DEV_FB_RESERVED (gauge, MiB; 4.x): NVML gives reserved memory
-//     only in its version 2 memory info (nvmlDeviceGetMemoryInfo_v2,
-//     nvmlMemory_v2_t.reserved), which package nvml does not read; version 1,
-//     which it reads, has none (nvmlMemory_t.used is the "Sum of Reserved and
-//     Allocated device memory", NVML API reference), so there is no value to
-//     give without a change to package nvml.
 //   - The DCGM_FI_PROF_* profiling (DCP) fields of the 4.x lists
 //     (GR_ENGINE_ACTIVE, PIPE_TENSOR_ACTIVE, DRAM_ACTIVE, PCIE_TX/RX_BYTES
 //     active; SM_ACTIVE, SM_OCCUPANCY, PIPE_FP64/FP32/FP16_ACTIVE commented),
@@ -100,12 +104,15 @@
 //     active DCP gauges (bytes per second), beside GR_ENGINE_ACTIVE,
 //     PIPE_TENSOR_ACTIVE and DRAM_ACTIVE (active) and five more commented,
 //     and added DCGM_FI_DEV_NVLINK_BANDWIDTH_L0 (commented). Not filled.
-//   - 4.3.1-4.4.0 added DCGM_FI_DEV_FB_RESERVED (active). Not filled (above).
+//   - 4.3.1-4.4.0 added DCGM_FI_DEV_FB_RESERVED (active, "Framebuffer
+//     memory reserved (in MiB)."). Filled where the driver has version 2
+//     memory info (above).
 //   - 4.5.1-4.8.0 corrected the violation timers' help from "in us" to "in
 //     ns" (#589): this package said ns already.
 //   - The DCGM_EXP_* rows became counters and gained GPU_HEALTH_STATUS and
 //     P2P_STATUS, all commented: not DCGM fields, not emitted.
-//   - Every name this package emits, and its type, is the same in both lists.
+//   - Every name this package emits is in the 4.8 list, and every one but
+//     DCGM_FI_DEV_FB_RESERVED in the 3.x list, with the same type in both.
 //   - 4.6.0-4.8.3 renamed the Hostname label hostname (#655), with no option
 //     to keep the old name (only --no-hostname, which drops it): the default
 //     here follows, HostnameLabel keeps Hostname or writes both.

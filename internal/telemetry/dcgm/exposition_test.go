@@ -22,7 +22,7 @@ func fullGPU(index int) nvml.GPUSample {
 
 		UtilizationGPU: ptr[uint32](87), UtilizationMemory: ptr[uint32](41),
 		UtilizationEncoder: ptr[uint32](0), UtilizationDecoder: ptr[uint32](3),
-		MemoryTotalMiB: ptr[uint64](40960), MemoryUsedMiB: ptr[uint64](30000), MemoryFreeMiB: ptr[uint64](10536),
+		MemoryTotalMiB: ptr[uint64](40960), MemoryUsedMiB: ptr[uint64](30000), MemoryFreeMiB: ptr[uint64](10536), MemoryReservedMiB: ptr[uint64](424),
 		TemperatureC: ptr[uint32](64), MemoryTemperatureC: ptr[uint32](71),
 		PowerDrawW: ptr(312.5), PowerLimitW: ptr(400.0), EnergyMilliJoules: ptr[uint64](123456789),
 		GraphicsClockMHz: ptr[uint32](1410), SMClockMHz: ptr[uint32](1410), MemoryClockMHz: ptr[uint32](1215),
@@ -119,6 +119,9 @@ DCGM_FI_DEV_FB_FREE{L} 10536
 # HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).
 # TYPE DCGM_FI_DEV_FB_USED gauge
 DCGM_FI_DEV_FB_USED{L} 30000
+# HELP DCGM_FI_DEV_FB_RESERVED Framebuffer memory reserved (in MiB).
+# TYPE DCGM_FI_DEV_FB_RESERVED gauge
+DCGM_FI_DEV_FB_RESERVED{L} 424
 # HELP DCGM_FI_DEV_ECC_SBE_VOL_TOTAL Total number of single-bit volatile ECC errors.
 # TYPE DCGM_FI_DEV_ECC_SBE_VOL_TOTAL counter
 DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{L} 5
@@ -260,6 +263,9 @@ func TestWriteMIGInstancesGetTheirOwnMemorySeries(t *testing.T) {
 	}
 	if strings.Count(got, "GPU_I_ID") != 2 {
 		t.Errorf("only FB_USED has per-instance series, one per GPU instance that gave a reading:\n%s", got)
+	}
+	if want := "DCGM_FI_DEV_FB_RESERVED{" + gpuLabels + "," + driver + "} 424\n"; !strings.Contains(got, want) {
+		t.Errorf("the driver's reserve is the GPU's, not an instance's: want\n%s\nin\n%s", want, got)
 	}
 	if strings.Contains(got, "DCGM_FI_DEV_GPU_UTIL") {
 		t.Errorf("a GPU in MIG mode gave no utilization, yet it is there:\n%s", got)
