@@ -156,8 +156,10 @@ func (g *GPUs) watchEvents(ctx context.Context, stop <-chan struct{}, set gonvml
 			select {
 			case events <- e:
 			case <-ctx.Done():
+				offer(events, e)
 				return
 			case <-stop:
+				offer(events, e)
 				return
 			}
 		case gonvml.ERROR_TIMEOUT:
@@ -174,6 +176,17 @@ func (g *GPUs) watchEvents(ctx context.Context, stop <-chan struct{}, set gonvml
 			}
 			timer.Stop()
 		}
+	}
+}
+
+// offer hands e over if the channel has room or a reader waits, and drops
+// it otherwise: NVML delivers an event once, and a watch that ends must
+// neither lose one that a reader draining the channel would take nor wait
+// for a reader that left.
+func offer(events chan<- Event, e Event) {
+	select {
+	case events <- e:
+	default:
 	}
 }
 
