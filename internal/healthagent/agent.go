@@ -37,10 +37,10 @@ type Options struct {
 }
 
 // Run keeps NodeName's condition, annotations, taint and Events up to date
-// until ctx ends, and then tries once more, for a few seconds, to write
-// what it has not written yet. It never returns for a missing driver or an unreachable
-// API server (it reports Unknown, or retries); only ctx ends it, and then
-// it returns nil. It returns an error at once only for Options it cannot
+// until ctx ends, and then spends a few seconds taking NVML's last events
+// and writing what it has not written yet. It never returns for a missing
+// driver or an unreachable API server (it reports Unknown, or retries);
+// only ctx ends it, and then it returns nil. It returns an error at once only for Options it cannot
 // run with.
 func Run(ctx context.Context, opts Options) error {
 	switch {
@@ -63,7 +63,7 @@ func Run(ctx context.Context, opts Options) error {
 	a.loop(ctx)
 	cancel()
 	wg.Wait()
-	a.pub.flush()
+	a.flush()
 	return nil
 }
 
@@ -161,32 +161,51 @@ func (a *agent) loop(ctx context.Context) {
 // finish takes the events NVML still holds or the watch has not handed
 // over yet, and judges once more, so that Run's last write has them: NVML
 // delivers an event once, and one dropped here is lost to the next agent
-// too. It reads for one NVML wait, then ends the watch (within another)
-// and takes what is left.
+// too. It reads for one NVML wait, then ends the watch and takes what is
+// left, for two waits at most: a watch stuck in NVML (a wedged GPU) must
+// not keep the last writes from happening.
 func (a *agent) finish(stopWatch context.CancelFunc, events <-chan nvml.Event) {
-	if events != nil {
-		grace := time.NewTimer(nvml.EventWait)
-	reading:
-		for {
-			select {
-			case e, ok := <-events:
-				if !ok {
-					break reading
-				}
-				a.tracker.Event(e)
-			case <-grace.C:
-				break reading
-			}
-		}
-		grace.Stop()
+	if events != nil && !a.takeEvents(events, nvml.EventWait) {
+		stopWatch()
+		a.takeEvents(events, 2*nvml.EventWait)
 	}
 	stopWatch()
-	if events != nil {
-		for e := range events {
+	a.evaluate()
+}
+
+// takeEvents hands events to the tracker for d at most, and says whether
+// the watch closed the channel meanwhile.
+func (a *agent) takeEvents(events <-chan nvml.Event, d time.Duration) (closed bool) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				return true
+			}
 			a.tracker.Event(e)
+		case <-timer.C:
+			return false
 		}
 	}
-	a.evaluate()
+}
+
+// flush writes what the agent has not written yet, for flushTimeout at
+// most. A node first read in these last moments (its read still waiting
+// for the loop, or made by the flush itself) is restored and judged first:
+// the faults of the last moments are not dropped for want of it.
+func (a *agent) flush() {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	a.pub.flush(ctx)
+	select {
+	case node := <-a.pub.firstNode:
+		a.restore(node)
+		a.evaluate()
+		a.pub.flush(ctx)
+	default:
+	}
 }
 
 func (a *agent) sample() {

@@ -1,8 +1,13 @@
 package healthagent_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gpuinfra/terraform-provider-gpu/internal/gpuhealth"
-	"github.com/gpuinfra/terraform-provider-gpu/internal/healthagent"
 	"github.com/gpuinfra/terraform-provider-gpu/internal/nvml/nvmltest"
 )
 
@@ -332,6 +336,48 @@ func TestAgentSavesAFaultBeforeItPublishesIt(t *testing.T) {
 	require.Less(t, published, tainted, "the taint follows the condition")
 }
 
+func TestAgentRemovesItsTaintWhenTheAnswersToSettingItWereLost(t *testing.T) {
+	t.Parallel()
+	// The API server sets the taint but every answer is lost, and the GPU
+	// recovers meanwhile: the node as the agent last saw it has no taint,
+	// the node has one, and the agent must remove it.
+	node := newNode(t, "boot-1")
+	fleet := nvmltest.NewDGXA100()
+	var lost atomic.Int64
+	client := clientWith(t, func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method != http.MethodPut || !strings.HasSuffix(r.URL.Path, "/nodes/"+node) {
+				return rt.RoundTrip(r)
+			}
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return nil, err
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			resp, err := rt.RoundTrip(r)
+			if err != nil || !bytes.Contains(body, []byte(gpuhealth.TaintKey)) {
+				return resp, err // removing the taint is answered
+			}
+			_ = resp.Body.Close()
+			if lost.Add(1) == 1 {
+				fleet.RecoverGPU(2)
+			}
+			return nil, errors.New("the connection was reset before the answer came")
+		})
+	})
+	settings := testSettings()
+	settings.Taint = true
+	startAgent(t, node, fleet, settings, client)
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	fleet.LoseGPU(2)
+	require.Eventually(t, func() bool { return lost.Load() > 0 }, 30*time.Second, 10*time.Millisecond, "the agent never set its taint")
+
+	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
+	waitTaints(t, node, func(ts []corev1.Taint) bool { return len(ts) == 0 })
+	require.Eventually(t, func() bool { return !strings.Contains(savedState(t, node), `"tainted":true`) },
+		30*time.Second, 20*time.Millisecond, "the state still claims the taint")
+}
+
 func TestAgentToldToStopRightAfterAFaultStillWritesIt(t *testing.T) {
 	t.Parallel()
 	node := newNode(t, "boot-1")
@@ -356,12 +402,29 @@ func TestAgentToldToStopRightAfterAFaultStillWritesIt(t *testing.T) {
 	// writes what it has before it returns, not at its next back-off.
 	p.open()
 	run.stop(t)
-	n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
-	require.NoError(t, err)
-	require.Contains(t, n.Annotations[healthagent.AnnotationState], `"xid":79`)
+	require.Contains(t, savedState(t, node), `"xid":79`)
 
 	startAgent(t, node, fleet, testSettings(), nil)
 	waitCondition(t, node, corev1.ConditionFalse, "NvidiaXID79Error")
+}
+
+func TestAgentThatNeverReachedTheAPIServerStillWritesItsFaultsWhenToldToStop(t *testing.T) {
+	t.Parallel()
+	// The API server was unreachable for the agent's whole life and comes
+	// back as the pod is told to stop: the node is read in the last
+	// moments, and the XID is judged and written then.
+	node := newNode(t, "boot-1")
+	p := newProxy(t, apiServerAddress())
+	fleet := nvmltest.NewDGXA100()
+	run := startAgent(t, node, fleet, testSettings(), proxiedClient(t, p))
+	fireXID(t, fleet, 7, 79)
+	waitSamples(t, fleet, 2) // the loop took the event
+	p.open()
+	run.stop(t)
+	require.Contains(t, savedState(t, node), `"xid":79`)
+	c := condition(t, node)
+	require.NotNil(t, c)
+	require.Equal(t, "NvidiaXID79Error", c.Reason)
 }
 
 func TestAgentToldToStopAsAnXIDComesKeepsIt(t *testing.T) {
@@ -375,9 +438,7 @@ func TestAgentToldToStopAsAnXIDComesKeepsIt(t *testing.T) {
 	waitCondition(t, node, corev1.ConditionTrue, gpuhealth.ReasonReady)
 	fireXID(t, fleet, 5, 79)
 	run.stop(t)
-	n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
-	require.NoError(t, err)
-	require.Contains(t, n.Annotations[healthagent.AnnotationState], `"xid":79`)
+	require.Contains(t, savedState(t, node), `"xid":79`)
 }
 
 func TestAgentPublishesTheFirstFaultAfterItsStartAtOnce(t *testing.T) {

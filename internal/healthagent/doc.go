@@ -20,7 +20,8 @@
 //   - An agent restart without a reboot forgets nothing: the standing
 //     faults are kept in a node annotation with the node's boot ID
 //     (state.go), written before the condition that reports them, and a
-//     stopping agent writes what it has not written yet.
+//     stopping agent takes NVML's last events and, for a few seconds,
+//     writes what it has not written yet.
 //   - No driver, no GPU or NVML failing is Unknown, never False, and the
 //     agent keeps running and picks up a driver that appears later. An
 //     API server it cannot reach is retried with back-off; it keeps

@@ -32,9 +32,10 @@ const (
 	heartbeatInterval = 5 * time.Minute
 	// requestTimeout bounds one API request.
 	requestTimeout = 10 * time.Second
-	// flushTimeout bounds the last write after the agent was told to stop:
-	// well inside the 30 s a kubelet gives a pod between SIGTERM and
-	// SIGKILL by default (terminationGracePeriodSeconds).
+	// flushTimeout bounds the last writes after the agent was told to stop
+	// (Run's events take at most two NVML waits before them): well inside
+	// the 30 s a kubelet gives a pod between SIGTERM and SIGKILL by default
+	// (terminationGracePeriodSeconds).
 	flushTimeout = 5 * time.Second
 	// backoffMin and backoffMax bound the wait before a failed write is
 	// tried again.
@@ -171,16 +172,15 @@ func (p *publisher) run(ctx context.Context) {
 	}
 }
 
-// flush tries, for flushTimeout at most, to write the state last handed
-// over: a fault the agent saw just before its pod was told to stop still
-// reaches the node, and its restart finds it saved.
-func (p *publisher) flush() {
-	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-	defer cancel()
+// flush tries until ctx ends to write the state last handed over on the
+// node, so that a fault the agent saw just before its pod was told to stop
+// reaches the node and its restart finds it saved; then it tries the
+// queued Events once.
+func (p *publisher) flush(ctx context.Context) {
 	for {
-		err := p.sync(ctx)
+		err := p.syncNode(ctx)
 		if err == nil {
-			return
+			break
 		}
 		timer := time.NewTimer(backoffMin)
 		select {
@@ -190,6 +190,9 @@ func (p *publisher) flush() {
 			return
 		case <-timer.C:
 		}
+	}
+	if err := p.syncEvents(ctx); err != nil {
+		p.log.printf("stopping with Events not written: %v", err)
 	}
 }
 
@@ -214,8 +217,18 @@ func (p *publisher) condition() *corev1.NodeCondition {
 	return nil
 }
 
-// sync brings the node up to date with the latest state.
+// sync brings the node up to date with the latest state, then creates
+// the queued Events.
 func (p *publisher) sync(ctx context.Context) error {
+	if err := p.syncNode(ctx); err != nil {
+		return err
+	}
+	return p.syncEvents(ctx)
+}
+
+// syncNode reads the node the first time and writes the latest state on
+// it: annotations, condition, taint.
+func (p *publisher) syncNode(ctx context.Context) error {
 	if p.seen == nil {
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		node, err := p.client.CoreV1().Nodes().Get(rctx, p.node, metav1.GetOptions{})
@@ -246,20 +259,24 @@ func (p *publisher) sync(ctx context.Context) error {
 // back: the fault reaches the node, and the save is retried.
 func (p *publisher) publish(ctx context.Context, want gpuhealth.Verdict, state savedState) error {
 	saved, _ := decodeState(p.seen.Annotations[AnnotationState]) // unreadable: the agent did not set a taint it knows of
-	present := findTaint(p.seen.Spec.Taints)
-	taint := p.taint && want.Status == corev1.ConditionFalse
-	state.Tainted = taint || (saved.Tainted && present != nil)
+	// Tainted stays true until the taint is known gone: the node as last
+	// seen may not show a taint whose write's answer was lost.
+	state.Tainted = p.wantsTaint(want) || saved.Tainted
 	saveErr := p.syncAnnotations(ctx, want, state)
 	if err := p.syncCondition(ctx, want); err != nil {
 		return errors.Join(saveErr, err)
 	}
 	if saveErr != nil {
-		return errors.Join(saveErr, p.syncEvents(ctx)) // no taint the state does not say is the agent's
+		// No taint the state does not say is the agent's; the condition's
+		// Event still goes out.
+		return errors.Join(saveErr, p.syncEvents(ctx))
 	}
-	if err := p.syncTaint(ctx, want, state); err != nil {
-		return err
-	}
-	return p.syncEvents(ctx)
+	return p.syncTaint(ctx, want, state)
+}
+
+// wantsTaint says whether the agent's taint belongs on the node with want.
+func (p *publisher) wantsTaint(want gpuhealth.Verdict) bool {
+	return p.taint && want.Status == corev1.ConditionFalse
 }
 
 // syncCondition writes the condition when it differs from the node's or
@@ -306,15 +323,15 @@ func (p *publisher) syncCondition(ctx context.Context, want gpuhealth.Verdict) e
 // whether the taint is the agent's, is on the node; a removed taint is
 // followed by the state that no longer claims it.
 func (p *publisher) syncTaint(ctx context.Context, want gpuhealth.Verdict, state savedState) error {
-	present := findTaint(p.seen.Spec.Taints)
-	if p.taint && want.Status == corev1.ConditionFalse {
+	if p.wantsTaint(want) {
+		present := findTaint(p.seen.Spec.Taints)
 		if present == nil || present.Value != want.Reason || present.Effect != corev1.TaintEffectNoSchedule {
 			return p.updateTaint(ctx, &corev1.Taint{Key: gpuhealth.TaintKey, Value: want.Reason, Effect: corev1.TaintEffectNoSchedule})
 		}
 		return nil
 	}
-	if state.Tainted && present != nil {
-		if err := p.updateTaint(ctx, nil); err != nil {
+	if state.Tainted {
+		if err := p.updateTaint(ctx, nil); err != nil { // reads the node afresh: a no-op when the taint is gone
 			return err
 		}
 	}
@@ -366,6 +383,10 @@ func (p *publisher) updateTaint(ctx context.Context, taint *corev1.Taint) error 
 			if t.Key != gpuhealth.TaintKey {
 				taints = append(taints, t)
 			}
+		}
+		if taint == nil && len(taints) == len(node.Spec.Taints) {
+			p.seen = node // nothing to remove
+			return nil
 		}
 		if taint != nil {
 			taint.TimeAdded = &metav1.Time{Time: p.now()}

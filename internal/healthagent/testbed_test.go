@@ -192,6 +192,14 @@ func waitCondition(t *testing.T, node string, status corev1.ConditionStatus, rea
 	return nil
 }
 
+// savedState is the agent's state annotation on node.
+func savedState(t *testing.T, node string) string {
+	t.Helper()
+	n, err := cluster.Client().CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	require.NoError(t, err)
+	return n.Annotations[healthagent.AnnotationState]
+}
+
 // nodeEvents lists the agent's Events on node, oldest first.
 func nodeEvents(t *testing.T, node string) []corev1.Event {
 	t.Helper()
@@ -235,8 +243,7 @@ func recordingClient(t *testing.T, node string) (kubernetes.Interface, func() []
 	t.Helper()
 	var mu sync.Mutex
 	var writes []nodeWrite
-	cfg := cluster.RESTConfig()
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+	client := clientWith(t, func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			path := strings.TrimSuffix(r.URL.Path, "/status")
 			if (r.Method == http.MethodPatch || r.Method == http.MethodPut) && strings.HasSuffix(path, "/nodes/"+node) {
@@ -251,9 +258,7 @@ func recordingClient(t *testing.T, node string) (kubernetes.Interface, func() []
 			}
 			return rt.RoundTrip(r)
 		})
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
+	})
 	return client, func() []nodeWrite {
 		mu.Lock()
 		defer mu.Unlock()
@@ -279,6 +284,16 @@ func (l *signalLog) Write(b []byte) (int, error) {
 		l.once.Do(func() { close(l.seen) })
 	}
 	return testLog{l.t}.Write(b)
+}
+
+// clientWith is a client of the cluster whose transport wrap wraps.
+func clientWith(t *testing.T, wrap func(http.RoundTripper) http.RoundTripper) kubernetes.Interface {
+	t.Helper()
+	cfg := cluster.RESTConfig()
+	cfg.WrapTransport = wrap
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	return client
 }
 
 // statusWrites counts the writes of a node's status (the condition).
