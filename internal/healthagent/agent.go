@@ -40,8 +40,8 @@ type Options struct {
 // until ctx ends, and then spends a few seconds taking NVML's last events
 // and writing what it has not written yet. It never returns for a missing
 // driver or an unreachable API server (it reports Unknown, or retries);
-// only ctx ends it, and then it returns nil. It returns an error at once only for Options it cannot
-// run with.
+// only ctx ends it, and then it returns nil. It returns an error at once
+// only for Options it cannot run with.
 func Run(ctx context.Context, opts Options) error {
 	switch {
 	case opts.NodeName == "":
