@@ -237,7 +237,7 @@ func BuildCUDADebian(t testing.TB, opts CUDADebianOptions) *DebianRepo {
 		opts.Branches = CUDADebianBranches
 	}
 	drivers := cudaAptDrivers(t, opts.Arch, opts.Branches, CUDADebianDriverPackages, CUDADebianPinningPackage)
-	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, CUDAKeyringDebianRelease, drivers)
+	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, drivers)
 }
 
 // cudaAptDrivers are the driver packages of every version of branches,
@@ -264,7 +264,7 @@ func cudaAptDrivers(t testing.TB, arch string, branches []CUDAAptBranch, package
 // ("debian12", "ubuntu2404") and architecture ("x86_64", "sbsa"), signed
 // with key (the process's own when nil): the release's cuda-keyring, dkms,
 // the kernel headers, and drivers.
-func newCUDAAptRepo(t testing.TB, release, arch string, key *SigningKey, keyring func(release, arch string, key *SigningKey) DebPackage, drivers []DebPackage) *DebianRepo {
+func newCUDAAptRepo(t testing.TB, release, arch string, key *SigningKey, drivers []DebPackage) *DebianRepo {
 	t.Helper()
 	debArch, _, err := cudaArch(arch)
 	if err != nil {
@@ -275,26 +275,28 @@ func newCUDAAptRepo(t testing.TB, release, arch string, key *SigningKey, keyring
 			t.Fatal(err)
 		}
 	}
-	address := "developer.download.nvidia.com/compute/cuda/repos/" + release + "/" + arch + "/"
-	pkgs := append([]DebPackage{keyring(release, arch, key), cudaDKMS(), cudaHeaders(debArch)}, drivers...)
+	address := cudaRepoAddress(release, arch)
+	pkgs := append([]DebPackage{CUDAKeyring(release, arch, key), cudaDKMS(), cudaHeaders(debArch)}, drivers...)
 	return newDebianRepo(t, address, ".", "NVIDIA", "NVIDIA CUDA", key, pkgs)
 }
 
-// CUDAKeyringDebian is debian12's cuda-keyring_1.1-1_all [keyring].
-func CUDAKeyringDebian(arch string, key *SigningKey) DebPackage {
-	return CUDAKeyringDebianRelease("debian12", arch, key)
+// cudaRepoAddress is where NVIDIA serves the apt repository of a release
+// and architecture, without the scheme.
+func cudaRepoAddress(release, arch string) string {
+	return "developer.download.nvidia.com/compute/cuda/repos/" + release + "/" + arch + "/"
 }
 
-// CUDAKeyringDebianRelease is a release's cuda-keyring_1.1-1_all
-// [keyring]: the repository's key and its sources.list entry
+// CUDAKeyring is the cuda-keyring_1.1-1_all of a release of NVIDIA's apt
+// repositories, Debian's and Ubuntu's alike ([keyring]; [ubuntu] in
+// cuda_ubuntu.go): the repository's key and its sources.list entry
 // (cuda-<release>-<arch>.list).
-func CUDAKeyringDebianRelease(release, arch string, key *SigningKey) DebPackage {
+func CUDAKeyring(release, arch string, key *SigningKey) DebPackage {
 	return DebPackage{
 		Name: "cuda-keyring", Version: "1.1-1", Arch: "all",
 		Files: map[string][]byte{
 			"/usr/share/keyrings/cuda-archive-keyring.gpg": key.PublicKeyring(),
 			"/etc/apt/sources.list.d/cuda-" + release + "-" + arch + ".list": []byte(
-				"deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/" + release + "/" + arch + "/ /\n"),
+				"deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://" + cudaRepoAddress(release, arch) + " /\n"),
 		},
 		Description: "NVIDIA CUDA repository keyring (model)",
 	}

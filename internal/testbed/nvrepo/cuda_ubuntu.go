@@ -109,21 +109,7 @@ func BuildCUDAUbuntu(t testing.TB, opts CUDAUbuntuOptions) *DebianRepo {
 		opts.Branches = CUDAUbuntuBranches
 	}
 	drivers := cudaAptDrivers(t, opts.Arch, opts.Branches, CUDAUbuntuDriverPackages, CUDAUbuntuPinningPackage)
-	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, CUDAKeyringUbuntu, drivers)
-}
-
-// CUDAKeyringUbuntu is cuda-keyring_1.1-1_all for an Ubuntu release
-// ([ubuntu]): the key and /etc/apt/sources.list.d/cuda-<release>-<arch>.list.
-func CUDAKeyringUbuntu(release, arch string, key *SigningKey) DebPackage {
-	return DebPackage{
-		Name: "cuda-keyring", Version: "1.1-1", Arch: "all",
-		Files: map[string][]byte{
-			"/usr/share/keyrings/cuda-archive-keyring.gpg": key.PublicKeyring(),
-			"/etc/apt/sources.list.d/cuda-" + release + "-" + arch + ".list": []byte(
-				"deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/" + release + "/" + arch + "/ /\n"),
-		},
-		Description: "NVIDIA CUDA repository keyring (model)",
-	}
+	return newCUDAAptRepo(t, opts.Release, opts.Arch, opts.Key, drivers)
 }
 
 // CUDAUbuntuPinningPackage is nvidia-driver-pinning-<branch> ([ubuntu],

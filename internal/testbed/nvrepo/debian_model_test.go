@@ -158,7 +158,7 @@ func TestCUDADebianTodayShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyring := CUDAKeyringDebianRelease("debian13", "x86_64", key)
+	keyring := CUDAKeyring("debian13", "x86_64", key)
 	list := string(keyring.Files["/etc/apt/sources.list.d/cuda-debian13-x86_64.list"])
 	if !strings.Contains(list, "https://developer.download.nvidia.com/compute/cuda/repos/debian13/x86_64/ /") {
 		t.Errorf("debian13 keyring's sources entry: %q", list)
