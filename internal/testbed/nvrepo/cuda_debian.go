@@ -2,6 +2,7 @@ package nvrepo
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -186,15 +187,17 @@ var CUDADebian12Today = []CUDADebianBranch{
 	{Branch: "620", Versions: []string{"620.41.06-1"}, Pinning: true, OpenOnly: true},
 }
 
-// CUDADebian13Today is NVIDIA's debian13 repository in late 2026: the
-// branches from 580 on (see "Chosen").
-var CUDADebian13Today = []CUDADebianBranch{
-	{Branch: "580", Versions: []string{"580.95.05-1", "580.105.08-1"}, Pinning: true},
-	{Branch: "590", Versions: []string{"590.44.01-1"}, Pinning: true},
-	{Branch: "595", Versions: []string{"595.71.05-1"}, Pinning: true},
-	{Branch: "610", Versions: []string{"610.43.02-1", "610.57.04-1"}, Pinning: true},
-	{Branch: "615", Versions: []string{"615.71.09-1"}, Pinning: true},
-	{Branch: "620", Versions: []string{"620.41.06-1"}, Pinning: true, OpenOnly: true},
+// CUDADebian13Today is NVIDIA's debian13 repository in late 2026:
+// debian12's branches and releases from 580 on (see "Chosen").
+var CUDADebian13Today = cudaBranchesFrom(CUDADebian12Today, "580")
+
+// cudaBranchesFrom is the branches of all from first on.
+func cudaBranchesFrom(all []CUDADebianBranch, first string) []CUDADebianBranch {
+	i := slices.IndexFunc(all, func(b CUDADebianBranch) bool { return b.Branch == first })
+	if i < 0 {
+		panic("nvrepo: no branch " + first) // a literal of this file
+	}
+	return slices.Clone(all[i:])
 }
 
 // CUDADebianOptions configures BuildCUDADebian.
