@@ -22,18 +22,8 @@ import (
 func TestRealAptDriver(t *testing.T) {
 	srv := nvrepo.Start(t)
 	repo := nvrepo.BuildCUDADebian(t, nvrepo.CUDADebianOptions{})
-	open := func(b string) DriverConfig { return DriverConfig{Branch: b} }
-	prop := func(b string) DriverConfig { return DriverConfig{Branch: b, KernelModules: KernelModulesProprietary} }
-
-	// step applies cfg, checks the root is on it, and that a second plan
-	// has nothing to do.
-	step := func(n *aptNode, cfg DriverConfig) string {
-		t.Helper()
-		out := n.mustApply(cfg)
-		n.assertOnBranch(cfg)
-		n.assertUpToDate(cfg)
-		return out
-	}
+	open, prop := openModules, proprietaryModules
+	step := (*aptNode).applyOnBranch
 
 	for _, cfg := range []DriverConfig{open("550"), prop("550"), open("570"), prop("570"), open("580"), prop("580")} {
 		t.Run("fresh install of "+cfg.Branch+" "+cfg.flavor(), func(t *testing.T) {

@@ -87,6 +87,24 @@ func (n *aptNode) mustApply(cfg DriverConfig) string {
 	return out
 }
 
+// applyOnBranch applies cfg, checks the root is on its branch with
+// exactly its lock, and that a second plan has nothing to do.
+func (n *aptNode) applyOnBranch(cfg DriverConfig) string {
+	n.t.Helper()
+	out := n.mustApply(cfg)
+	n.assertOnBranch(cfg)
+	n.assertUpToDate(cfg)
+	return out
+}
+
+// openModules and proprietaryModules are a branch with that kernel
+// module flavor.
+func openModules(branch string) DriverConfig { return DriverConfig{Branch: branch} }
+
+func proprietaryModules(branch string) DriverConfig {
+	return DriverConfig{Branch: branch, KernelModules: KernelModulesProprietary}
+}
+
 // plan is the driver step's plan as `gpu-bootstrap plan` prints it.
 func (n *aptNode) plan(cfg DriverConfig) (Plan, string) {
 	n.t.Helper()
@@ -180,6 +198,25 @@ func (n *aptNode) policy(pkgs ...string) map[string][2]string {
 	return res
 }
 
+// assertLockedOnBranch checks that apt's candidate of each of names is on
+// cfg's branch (so apt-get upgrade stays there) and that the root holds
+// exactly the one lock the branch wants.
+func (n *aptNode) assertLockedOnBranch(cfg DriverConfig, names []string) {
+	n.t.Helper()
+	for name, iv := range n.policy(names...) {
+		if branchOf(iv[1]) != cfg.Branch {
+			n.t.Errorf("apt-cache policy %s: installed %s, candidate %s: the lock does not hold it on branch %s", name, iv[0], iv[1], cfg.Branch)
+		}
+	}
+	want := []string{"file " + filepath.Base(aptLockPath)}
+	if cfg.branchNumber() >= firstPinningPackageBranch {
+		want = []string{"file " + pinningPackage(cfg.Branch), "package " + pinningPackage(cfg.Branch) + " (installed)"}
+	}
+	if got := n.locks(); strings.Join(got, "; ") != strings.Join(want, "; ") {
+		n.t.Errorf("locks: %v, want exactly %v", got, want)
+	}
+}
+
 // assertOnBranch checks the root itself: the flavor's kernel module,
 // driver and NVML packages installed, every installed stack package on the
 // branch, apt's candidate of each on the branch too (so apt-get upgrade
@@ -203,18 +240,7 @@ func (n *aptNode) assertOnBranch(cfg DriverConfig) {
 			n.t.Errorf("%s %s is installed, not on branch %s", name, v, cfg.Branch)
 		}
 	}
-	for name, iv := range n.policy(names...) {
-		if branchOf(iv[1]) != cfg.Branch {
-			n.t.Errorf("apt-cache policy %s: installed %s, candidate %s: the lock does not hold it on branch %s", name, iv[0], iv[1], cfg.Branch)
-		}
-	}
-	want := []string{"file " + filepath.Base(aptLockPath)}
-	if cfg.branchNumber() >= firstPinningPackageBranch {
-		want = []string{"file " + pinningPackage(cfg.Branch), "package " + pinningPackage(cfg.Branch) + " (installed)"}
-	}
-	if got := n.locks(); strings.Join(got, "; ") != strings.Join(want, "; ") {
-		n.t.Errorf("locks: %v, want exactly %v", got, want)
-	}
+	n.assertLockedOnBranch(cfg, names)
 }
 
 // assertUpToDate checks that a second plan has nothing to do and says so.

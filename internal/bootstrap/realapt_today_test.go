@@ -25,8 +25,7 @@ import (
 // status, apt-cache policy, the locks) and a second plan must be empty.
 func TestRealAptDriverToday(t *testing.T) {
 	srv := nvrepo.Start(t)
-	open := func(b string) DriverConfig { return DriverConfig{Branch: b} }
-	prop := func(b string) DriverConfig { return DriverConfig{Branch: b, KernelModules: KernelModulesProprietary} }
+	open, prop := openModules, proprietaryModules
 	// The day the lifecycle is judged on: 535 (June 2026) is past its end
 	// of life, 580, 595 and 620 are not.
 	today := time.Date(2026, time.November, 27, 12, 0, 0, 0, time.UTC)
@@ -37,15 +36,7 @@ func TestRealAptDriverToday(t *testing.T) {
 		n.h.Now = func() time.Time { return today }
 		return n
 	}
-	// step applies cfg and checks the root: on the branch, exactly its
-	// lock, nothing left to plan.
-	step := func(n *aptNode, cfg DriverConfig) string {
-		t.Helper()
-		out := n.mustApply(cfg)
-		n.assertOnBranch(cfg)
-		n.assertUpToDate(cfg)
-		return out
-	}
+	step := (*aptNode).applyOnBranch
 
 	t.Run("Debian 12", func(t *testing.T) {
 		n := node(t, "bookworm", nvrepo.CUDADebian12Today)

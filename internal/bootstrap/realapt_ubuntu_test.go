@@ -30,8 +30,7 @@ import (
 func TestRealAptUbuntuCUDA(t *testing.T) {
 	srv := nvrepo.Start(t)
 	repo := nvrepo.BuildCUDAUbuntu(t, nvrepo.CUDAUbuntuOptions{})
-	open := func(b string) DriverConfig { return DriverConfig{Branch: b} }
-	prop := func(b string) DriverConfig { return DriverConfig{Branch: b, KernelModules: KernelModulesProprietary} }
+	open, prop := openModules, proprietaryModules
 
 	step := func(n *aptNode, cfg DriverConfig) string {
 		t.Helper()
@@ -265,16 +264,5 @@ func assertUbuntuOnBranch(n *aptNode, cfg DriverConfig) {
 	if v, ok := pkgs[otherDKMS]; ok {
 		n.t.Errorf("the other flavor's %s %s is still installed", otherDKMS, v)
 	}
-	for name, iv := range n.policy(names...) {
-		if branchOf(iv[1]) != cfg.Branch {
-			n.t.Errorf("apt-cache policy %s: installed %s, candidate %s: the lock does not hold it on branch %s", name, iv[0], iv[1], cfg.Branch)
-		}
-	}
-	want := []string{"file " + filepath.Base(aptLockPath)}
-	if cfg.branchNumber() >= firstPinningPackageBranch {
-		want = []string{"file " + pinningPackage(cfg.Branch), "package " + pinningPackage(cfg.Branch) + " (installed)"}
-	}
-	if got := n.locks(); strings.Join(got, "; ") != strings.Join(want, "; ") {
-		n.t.Errorf("locks: %v, want exactly %v", got, want)
-	}
+	n.assertLockedOnBranch(cfg, names)
 }
